@@ -1,0 +1,29 @@
+# Set-up and entry points. Needs only python3.11 (or newer) on PATH.
+PYTHON ?= python3.11
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export JAX_COMPILATION_CACHE_DIR ?= $(CURDIR)/.jax_cache
+export JAX_PLATFORMS ?= cpu
+
+.PHONY: venv demo test bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/saferl reproduce foundation-pointgoal --scale demo --out runs/demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest tests
+
+bench: $(STAMP)
+	$(BIN)/saferl bench
+
+clean:
+	rm -rf $(VENV) .jax_cache

@@ -1,0 +1,3 @@
+"""saferl: safe (constrained) reinforcement learning in JAX."""
+
+__version__ = "0.1.0"

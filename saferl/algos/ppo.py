@@ -1,0 +1,128 @@
+"""PPO (Schulman et al. 2017): clipped surrogate, minibatch epochs, KL early stop.
+
+The update is the template the first-order constrained methods reuse: they
+override :meth:`PPO.before_update` (multiplier updates) and
+:meth:`PPO.policy_advantage` (how reward and cost advantages combine).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from saferl.algos.base import AgentState, Algorithm, register
+
+
+def clipped_surrogate_loss(log_prob, old_log_prob, advantage, clip):
+    """-E[min(r A, clip(r, 1 - eps, 1 + eps) A)] with r = pi / pi_old (PPO eq. 7)."""
+    ratio = jnp.exp(log_prob - old_log_prob)
+    unclipped = ratio * advantage
+    clipped = jnp.clip(ratio, 1.0 - clip, 1.0 + clip) * advantage
+    return -jnp.mean(jnp.minimum(unclipped, clipped))
+
+
+def approx_kl(log_prob, old_log_prob):
+    """Unbiased low-variance estimate of KL(pi_old || pi): E[(r - 1) - log r]."""
+    log_ratio = log_prob - old_log_prob
+    return jnp.mean(jnp.expm1(log_ratio) - log_ratio)
+
+
+def normalize(x):
+    return (x - jnp.mean(x)) / (jnp.std(x) + 1e-8)
+
+
+@register
+class PPO(Algorithm):
+    name = "ppo"
+    description = "PPO (Schulman et al. 2017): clipped surrogate on the reward; ignores the constraint."
+    constraint_kinds = ("expected", "var")
+    defaults = dict(
+        gamma=0.99,
+        cost_gamma=0.99,
+        gae_lambda=0.95,
+        actor_lr=3e-4,
+        critic_lr=3e-4,
+        clip=0.2,
+        epochs=10,
+        minibatches=32,
+        entropy_coef=0.0,
+        target_kl=0.02,
+        max_grad_norm=40.0,
+        lr_schedule="constant",
+        lr_decay_steps=0,
+    )
+
+    # ---- hooks for the constrained variants -----------------------------------------
+    def before_update(self, agent: AgentState, batch):
+        return agent, {}
+
+    def policy_advantage(self, agent: AgentState, batch):
+        return normalize(batch.advantages[:, 0])
+
+    # ---- the update -------------------------------------------------------------------
+    def update(self, agent: AgentState, batch, key):
+        agent, metrics = self.before_update(agent, batch)
+        advantage = self.policy_advantage(agent, batch)
+        agent, ppo_metrics = self.ppo_epochs(agent, batch, advantage, key)
+        return agent, {**metrics, **ppo_metrics}
+
+    def ppo_epochs(self, agent: AgentState, batch, advantage, key):
+        hp = self.hp
+        size = batch.obs.shape[0]
+        n_mb = int(hp["minibatches"])
+        mb_size = size // n_mb
+        actor_opt, critic_opt = self.actor_optimizer(), self.critic_optimizer()
+
+        def actor_loss(params, mb):
+            dist = self.actor.distribution(params, mb["obs"])
+            log_prob = self.actor.log_prob(dist, mb["action"])
+            loss = clipped_surrogate_loss(log_prob, mb["log_prob"], mb["advantage"], hp["clip"])
+            entropy = jnp.mean(self.actor.entropy(dist))
+            return loss - hp["entropy_coef"] * entropy, (approx_kl(log_prob, mb["log_prob"]), entropy)
+
+        def critic_loss(params, mb):
+            values = self.critics.apply(params, mb["obs"])
+            return jnp.mean(jnp.sum((values - mb["returns"]) ** 2, axis=-1))
+
+        def minibatch_step(carry, mb):
+            state, stopped = carry
+            (a_loss, (kl, entropy)), a_grad = jax.value_and_grad(actor_loss, has_aux=True)(state.actor_params, mb)
+            c_loss, c_grad = jax.value_and_grad(critic_loss)(state.critic_params, mb)
+            a_upd, a_opt = actor_opt.update(a_grad, state.actor_opt_state, state.actor_params)
+            c_upd, c_opt = critic_opt.update(c_grad, state.critic_opt_state, state.critic_params)
+            new = state.replace(
+                actor_params=optax.apply_updates(state.actor_params, a_upd),
+                critic_params=optax.apply_updates(state.critic_params, c_upd),
+                actor_opt_state=a_opt,
+                critic_opt_state=c_opt,
+            )
+            state = jax.tree.map(lambda n, o: jnp.where(stopped, o, n), new, state)
+            return (state, stopped), (a_loss, c_loss, kl, entropy)
+
+        data = {"obs": batch.obs, "action": batch.action, "log_prob": batch.log_prob,
+                "advantage": advantage, "returns": batch.returns}
+
+        def epoch(carry, epoch_key):
+            state, stopped = carry
+            perm = jax.random.permutation(epoch_key, size)[: n_mb * mb_size]
+            mbs = jax.tree.map(lambda x: x[perm].reshape((n_mb, mb_size) + x.shape[1:]), data)
+            (state, _), (a_loss, c_loss, kl, entropy) = jax.lax.scan(minibatch_step, (state, stopped), mbs)
+            epoch_kl = jnp.mean(kl)
+            # OmniSafe-style early stop: skip the remaining epochs once KL exceeds the target.
+            stopped = stopped | ((hp["target_kl"] > 0) & (epoch_kl > 1.5 * hp["target_kl"]))
+            return (state, stopped), (jnp.mean(a_loss), jnp.mean(c_loss), epoch_kl, jnp.mean(entropy), ~stopped)
+
+        keys = jax.random.split(key, int(hp["epochs"]))
+        (agent, _), (a_loss, c_loss, kl, entropy, ran) = jax.lax.scan(epoch, (agent, jnp.asarray(False)), keys)
+        metrics = {
+            "actor_loss": a_loss[0],
+            "critic_loss": c_loss[-1],
+            "approx_kl": jnp.max(kl),
+            "entropy": entropy[0],
+            "epochs_run": jnp.sum(ran.astype(jnp.float32)) + jnp.any(~ran).astype(jnp.float32),
+        }
+        return agent, metrics
+
+    def metrics_names(self):
+        return ("actor_loss", "critic_loss", "approx_kl", "entropy", "epochs_run")

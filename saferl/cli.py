@@ -1,0 +1,207 @@
+"""The ``saferl`` command line: train, eval, list, plot, bench, reproduce.
+
+Bad input gives a one-line ``saferl: error: ...`` naming the problem and exit
+status 2; nothing already written is touched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+
+class UserError(Exception):
+    pass
+
+
+def _setup_jax() -> None:
+    os.environ.setdefault("JAX_PLATFORMS", "cpu" if not os.environ.get("SAFERL_GPU") else "")
+    cache = os.environ.get("JAX_COMPILATION_CACHE_DIR", str(Path.home() / ".cache" / "saferl" / "jax"))
+    import jax
+
+    try:
+        jax.config.update("jax_compilation_cache_dir", cache)
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 1.0)
+    except Exception:  # an older jax without these options: run uncached
+        pass
+
+
+def _cmd_train(args) -> int:
+    from saferl import config as configlib
+    from saferl import runs
+
+    if args.resume:
+        run_dir = Path(args.resume)
+        cfg = runs.load_run_config(run_dir)
+        if not (run_dir / runs.CHECKPOINT).is_file():
+            raise UserError(f"cannot resume {str(run_dir)!r}: it has no checkpoint")
+        summary = runs.train(cfg, run_dir, resume=True, show_progress=not args.quiet)
+    else:
+        user = configlib.load_yaml(args.config) if args.config else {}
+        for key, value in (("algo", args.algo), ("env", args.env), ("total_steps", args.steps),
+                           ("seeds", args.seeds), ("num_envs", args.num_envs), ("seed", args.seed)):
+            if value is not None:
+                user[key] = value
+        user = configlib.merge(user, configlib.parse_set(args.set))
+        cfg = configlib.resolve(user)
+        run_dir = Path(args.out) if args.out else Path("runs") / f"{cfg['algo']}-{cfg['env']}-{time.strftime('%Y%m%d-%H%M%S')}"
+        if run_dir.exists() and any(run_dir.iterdir()):
+            raise UserError(f"run directory {str(run_dir)!r} already exists and is not empty; "
+                            "use --resume to continue it or choose another --out")
+        summary = runs.train(cfg, run_dir, show_progress=not args.quiet)
+    _print_summary(summary, run_dir)
+    return 0
+
+
+def _print_summary(summary: dict, run_dir: Path) -> None:
+    final = summary["final"]
+
+    def fmt(name):
+        s = final.get(name)
+        return "n/a" if not s or s["mean"] is None else f"{s['mean']:.3f} +- {s['std']:.3f}"
+
+    print(f"run: {run_dir}")
+    print(f"  {summary['algo']} on {summary['env']}, {summary['seeds']} seeds x {summary['env_steps']:,} steps, "
+          f"{summary['steps_per_second']:,.0f} env-steps/s (compile {summary['compile_seconds']:.1f}s)")
+    print(f"  final return {fmt('episode_return')}, cost {fmt('episode_cost')}"
+          + (f", P(C>=rho) {fmt('violation_probability')}" if "violation_probability" in final else ""))
+
+
+def _cmd_list(args) -> int:
+    from saferl.algos import base as algos
+    from saferl.envs import base as envs
+    from saferl import reproduce
+
+    print("algorithms:")
+    for name, desc in algos.registered().items():
+        print(f"  {name:<12} {desc}")
+    print("environments:")
+    for name, desc in envs.registered().items():
+        print(f"  {name:<12} {desc}")
+    print("reproduce targets:")
+    for name, desc in reproduce.targets().items():
+        print(f"  {name:<22} {desc}")
+    return 0
+
+
+def _cmd_eval(args) -> int:
+    from saferl import evaluate
+
+    if args.episodes < 1:
+        raise UserError(f"--episodes must be >= 1, got {args.episodes}")
+    result = evaluate.evaluate_run(Path(args.run_dir), args.episodes, deterministic=args.deterministic)
+    for seed, r in zip(result["seeds"], result["per_seed"]):
+        print(f"seed {seed}: return {r['episode_return']:.3f}  cost {r['episode_cost']:.3f}")
+    print(f"mean over seeds: return {result['episode_return']:.3f}  cost {result['episode_cost']:.3f}")
+    return 0
+
+
+def _cmd_plot(args) -> int:
+    from saferl import plotting
+
+    out = plotting.plot_runs([Path(p) for p in args.run_dirs], Path(args.out) if args.out else None)
+    print(f"wrote {out}")
+    return 0
+
+
+def _cmd_bench(args) -> int:
+    from saferl import bench
+
+    bench.main(env=args.env, algo=args.algo, quick=args.quick, out=Path(args.out) if args.out else None)
+    return 0
+
+
+def _cmd_reproduce(args) -> int:
+    from saferl import reproduce
+
+    out = Path(args.out) if args.out else Path("runs") / "reproduce" / f"{args.target}-{args.scale}"
+    result = reproduce.run(args.target, args.scale, out)
+    rows = result["rows"]
+    if rows:
+        keys = list(rows[0])
+        print("  ".join(f"{k:>14}" for k in keys))
+        for row in rows:
+            print("  ".join(f"{_cell(row.get(k)):>14}" for k in keys))
+    print(f"results: {out / 'results.json'} ({result['wall_seconds']:.0f}s)")
+    return 0
+
+
+def _cell(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="saferl", description="Safe reinforcement learning in JAX.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("train", help="train an algorithm on an environment (all seeds in one program)")
+    p.add_argument("--algo")
+    p.add_argument("--env")
+    p.add_argument("--steps", type=int, help="environment steps per seed")
+    p.add_argument("--seeds", type=int, help="number of seeds trained in parallel")
+    p.add_argument("--seed", type=int, help="first seed")
+    p.add_argument("--num-envs", type=int, help="parallel environments per seed")
+    p.add_argument("--out", help="run directory (default runs/ALGO-ENV-TIME)")
+    p.add_argument("--config", help="YAML config file")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config entry, e.g. constraint.limit=25 or hparams.actor_lr=1e-3")
+    p.add_argument("--resume", metavar="RUN_DIR", help="continue an interrupted run")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_train)
+
+    p = sub.add_parser("list", help="list algorithms, environments and reproduce targets")
+    p.set_defaults(func=_cmd_list)
+
+    p = sub.add_parser("eval", help="evaluate a trained run's final policy")
+    p.add_argument("run_dir")
+    p.add_argument("--episodes", type=int, default=10)
+    p.add_argument("--deterministic", action="store_true", help="act with the policy's mode")
+    p.set_defaults(func=_cmd_eval)
+
+    p = sub.add_parser("plot", help="return, cost and violation-probability curves (PNG)")
+    p.add_argument("run_dirs", nargs="+")
+    p.add_argument("--out", help="PNG path (default: curves.png in the first run directory)")
+    p.set_defaults(func=_cmd_plot)
+
+    p = sub.add_parser("bench", help="env-only and full-training env-steps/s and peak memory")
+    p.add_argument("--env", default="PointGoal1")
+    p.add_argument("--algo", default="ppo_lag")
+    p.add_argument("--quick", action="store_true", help="fewer configurations (a minute)")
+    p.add_argument("--out", help="write the measurements as JSON here")
+    p.set_defaults(func=_cmd_bench)
+
+    p = sub.add_parser("reproduce", help="run a paper experiment and write results.json and figures")
+    p.add_argument("target")
+    p.add_argument("--scale", default="smoke", help="smoke, demo, cpu or full")
+    p.add_argument("--out")
+    p.set_defaults(func=_cmd_reproduce)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _setup_jax()
+    from saferl.config import ConfigError
+    from saferl.runs import RunError
+
+    try:
+        return args.func(args)
+    except (UserError, ConfigError, RunError) as err:
+        print(f"saferl: error: {err}", file=sys.stderr)
+        return 2
+    except ValueError as err:  # validation errors from constructors (env params, constraints)
+        print(f"saferl: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("saferl: interrupted; checkpoint and summary written (continue with --resume)", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

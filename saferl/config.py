@@ -1,0 +1,176 @@
+"""Run configuration: defaults, safe YAML, ``--set key=value`` overrides and validation.
+
+A config is a plain nested dict; ``resolve`` returns it with every default
+filled in, which is what ``config.yaml`` of a run directory records.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+TOP_LEVEL = {
+    "algo": None,
+    "env": None,
+    "total_steps": 1_000_000,  # environment steps per seed
+    "seeds": 1,
+    "seed": 0,
+    "num_envs": 8,
+    "rollout_steps": 256,  # steps per environment per iteration
+    "iterations_per_chunk": 0,  # compiled iterations between two Python calls; 0 = automatic
+    "checkpoint_every": 1,  # chunks between checkpoints
+    "normalize_observations": True,
+    "env_params": {},
+    "network": {"actor_hidden": [64, 64], "critic_hidden": [64, 64], "activation": "tanh", "init_log_std": -0.5},
+    "constraint": {"type": "expected", "limit": 25.0},
+    "hparams": {},
+}
+
+#: per-environment training defaults (applied before the user's config)
+ENV_DEFAULTS: dict[str, dict] = {
+    "PointGoal1": {"num_envs": 16, "rollout_steps": 1000, "constraint": {"type": "expected", "limit": 25.0}},
+    "IcyLake": {"num_envs": 16, "rollout_steps": 128, "total_steps": 300_000,
+                "constraint": {"type": "expected", "limit": 3.0}},
+}
+
+
+class ConfigError(ValueError):
+    """A bad configuration value; the message names the key and what is allowed."""
+
+
+def load_yaml(path: str | Path) -> dict:
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as err:
+        raise ConfigError(f"cannot read config file {str(path)!r}: {err.strerror}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise ConfigError(f"config file {str(path)!r} is not valid YAML: {err}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {str(path)!r} must hold a mapping, got {type(data).__name__}")
+    return data
+
+
+def parse_set(items: list[str]) -> dict:
+    """``["hparams.actor_lr=1e-3", "constraint.limit=10"]`` -> nested dict (values parsed as YAML)."""
+    out: dict = {}
+    for item in items or []:
+        if "=" not in item:
+            raise ConfigError(f"malformed --set {item!r}: expected KEY=VALUE, e.g. constraint.limit=25")
+        key, raw = item.split("=", 1)
+        key = key.strip()
+        if not key or any(not part for part in key.split(".")):
+            raise ConfigError(f"malformed --set {item!r}: empty key")
+        try:
+            value = yaml.safe_load(raw) if raw.strip() else ""
+        except yaml.YAMLError:
+            raise ConfigError(f"malformed --set {item!r}: value {raw!r} is not valid YAML") from None
+        node = out
+        parts = key.split(".")
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"--set {item!r} conflicts with another --set of {part!r}")
+        node[parts[-1]] = value
+    return out
+
+
+def merge(base: dict, override: dict) -> dict:
+    out = copy.deepcopy(base)
+    for key, value in (override or {}).items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict) and key not in ("env_params", "hparams"):
+            out[key] = merge(out[key], value)
+        elif isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = {**out[key], **value}
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def _positive_int(cfg: dict, key: str, minimum: int = 1) -> int:
+    value = cfg[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not float(value).is_integer():
+        raise ConfigError(f"{key} must be a whole number >= {minimum}, got {value!r}")
+    value = int(value)
+    if value < minimum:
+        raise ConfigError(f"{key} must be >= {minimum}, got {value}")
+    return value
+
+
+def resolve(user: dict) -> dict:
+    """Fill defaults (global, then the environment's, then the algorithm's) and validate."""
+    from saferl.algos import base as algos
+    from saferl.core import constraints
+    from saferl.envs import base as envs
+
+    unknown = set(user) - set(TOP_LEVEL)
+    if unknown:
+        raise ConfigError(f"unknown config key {sorted(unknown)[0]!r}; allowed: {', '.join(TOP_LEVEL)}")
+    for key in ("algo", "env"):
+        if not user.get(key):
+            raise ConfigError(f"missing {key!r}: pass --{key} or set it in the config file")
+    env_name = str(user["env"])
+    if env_name not in envs.registered():
+        raise ConfigError(f"unknown environment {env_name!r}; known environments: {', '.join(envs.registered())}")
+    try:
+        algo_cls = algos.get(str(user["algo"]))
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
+    user_constraint = user.get("constraint")
+    cfg = merge(TOP_LEVEL, ENV_DEFAULTS.get(env_name, {}))
+    if user_constraint and "type" in user_constraint and user_constraint["type"] != cfg["constraint"].get("type"):
+        cfg["constraint"] = {}  # a different constraint type replaces the default section
+    cfg = merge(cfg, user)
+    cfg["algo"] = algo_cls.name
+    for key in ("total_steps", "seeds", "num_envs", "rollout_steps", "checkpoint_every"):
+        cfg[key] = _positive_int(cfg, key)
+    cfg["seed"] = _positive_int(cfg, "seed", minimum=0)
+    cfg["iterations_per_chunk"] = _positive_int(cfg, "iterations_per_chunk", minimum=0)
+    if not isinstance(cfg["normalize_observations"], bool):
+        raise ConfigError(f"normalize_observations must be true or false, got {cfg['normalize_observations']!r}")
+    try:
+        constraint = constraints.from_config(cfg["constraint"])
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
+    if constraint.kind not in algo_cls.constraint_kinds:
+        raise ConfigError(
+            f"algorithm {algo_cls.name} takes a constraint of type {' or '.join(algo_cls.constraint_kinds)}, "
+            f"not {constraint.kind!r}"
+        )
+    cfg["constraint"] = constraints.to_config(constraint)
+    try:
+        cfg["hparams"] = algo_cls.resolve_hparams(cfg.get("hparams"))
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
+    net = cfg["network"]
+    for key in ("actor_hidden", "critic_hidden"):
+        sizes = net.get(key)
+        if not isinstance(sizes, list) or not sizes or not all(isinstance(s, int) and s > 0 for s in sizes):
+            raise ConfigError(f"network.{key} must be a non-empty list of positive integers, got {sizes!r}")
+    batch = cfg["num_envs"] * cfg["rollout_steps"]
+    mb = cfg["hparams"].get("minibatches")
+    if mb is not None and (mb < 1 or mb > batch):
+        raise ConfigError(f"hparams.minibatches must be between 1 and num_envs * rollout_steps = {batch}, got {mb}")
+    for key, value in cfg["hparams"].items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"hparams.{key} must be finite, got {value}")
+    return cfg
+
+
+def dump(cfg: dict) -> str:
+    return yaml.safe_dump(cfg, sort_keys=False)
+
+
+def get_path(cfg: dict, dotted: str) -> Any:
+    node = cfg
+    for part in dotted.split("."):
+        node = node[part]
+    return node

@@ -1,0 +1,1 @@
+"""Shared machinery: networks, rollouts, GAE, trust-region solvers, Lagrange multipliers."""

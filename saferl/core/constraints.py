@@ -1,0 +1,89 @@
+"""Constraints as data.
+
+Two kinds, chosen by ``type`` in the config's ``constraint`` section:
+
+* ``expected`` -- the CMDP constraint E[sum_t gamma_c^t c_t] <= ``limit`` (b).  With
+  ``gamma_c = 1`` (default) the limit applies to the undiscounted episode cost, as in
+  Safety-Gymnasium's cost limit 25.
+* ``var`` -- the Value-at-Risk constraint P(C(tau) >= ``rho``) <= ``epsilon`` on the cost
+  return C(tau) = sum_t gamma_c^t c_t (Canary eq. 6).
+
+The numbers are traced values (a pytree of arrays), so a compiled training
+program can be reused, or vmapped, across cost limits and violation thresholds.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from saferl import struct
+
+KINDS = ("expected", "var")
+
+
+@struct.dataclass
+class Constraint:
+    limit: jax.Array  # b for "expected"; rho for "var" (the episode-cost level that counts)
+    epsilon: jax.Array  # allowed violation probability ("var"); unused for "expected"
+    gamma_c: jax.Array  # cost discount of the cost return
+    kind: str = struct.field(static=True, default="expected")
+
+    @property
+    def rho(self) -> jax.Array:
+        return self.limit
+
+
+def _number(section: dict, key: str, default: Any) -> float:
+    value = section.get(key, default)
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"constraint.{key} must be a number, got {value!r}") from None
+    if not math.isfinite(value):
+        raise ValueError(f"constraint.{key} must be finite, got {value!r}")
+    return value
+
+
+def from_config(section: dict) -> Constraint:
+    """Validate a ``constraint`` config section; raises ``ValueError`` naming the bad value."""
+    section = dict(section or {})
+    kind = section.pop("type", "expected")
+    if kind not in KINDS:
+        raise ValueError(f"constraint.type must be one of {', '.join(KINDS)}; got {kind!r}")
+    allowed = {"expected": {"limit", "gamma_c"}, "var": {"rho", "epsilon", "gamma_c"}}[kind]
+    unknown = set(section) - allowed
+    if unknown:
+        raise ValueError(
+            f"unknown constraint.{sorted(unknown)[0]} for a {kind!r} constraint; allowed: {', '.join(sorted(allowed))}"
+        )
+    gamma_c = _number(section, "gamma_c", 1.0)
+    if not 0.0 < gamma_c <= 1.0:
+        raise ValueError(f"constraint.gamma_c must be in (0, 1], got {gamma_c}")
+    if kind == "expected":
+        limit = _number(section, "limit", 25.0)
+        if limit < 0:
+            raise ValueError(f"constraint.limit must be >= 0, got {limit}")
+        epsilon = 1.0
+    else:
+        limit = _number(section, "rho", 100.0)
+        if limit <= 0:
+            raise ValueError(f"constraint.rho must be > 0, got {limit}")
+        epsilon = _number(section, "epsilon", 0.05)
+        if not 0.0 < epsilon < 1.0:
+            raise ValueError(f"constraint.epsilon must be in (0, 1), got {epsilon}")
+    f32 = lambda x: jnp.asarray(x, jnp.float32)  # noqa: E731
+    return Constraint(limit=f32(limit), epsilon=f32(epsilon), gamma_c=f32(gamma_c), kind=kind)
+
+
+def to_config(constraint: Constraint) -> dict:
+    out = {"type": constraint.kind, "gamma_c": float(constraint.gamma_c)}
+    if constraint.kind == "expected":
+        out["limit"] = float(constraint.limit)
+    else:
+        out["rho"] = float(constraint.limit)
+        out["epsilon"] = float(constraint.epsilon)
+    return out

@@ -1,0 +1,176 @@
+"""Actor and critic networks as plain pytrees of arrays (no framework).
+
+* :class:`MLP` -- ``init(key) -> params``, ``apply(params, x)``; orthogonal init.
+* :class:`GaussianActor` -- mean from an MLP, state-independent log-std parameter.
+* :class:`CategoricalActor` -- logits from an MLP.
+* :class:`Critics` -- one value MLP per channel (reward and each cost channel),
+  parameters stacked on a leading axis and evaluated with ``jax.vmap``, so
+  Canary's three critics cost one fused evaluation.
+
+Distributions are represented by their parameters (a dict), with pure
+functions for log-probabilities, entropy, sampling and KL, so trust-region code
+can differentiate through them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+ACTIVATIONS = {"tanh": jnp.tanh, "relu": jax.nn.relu, "elu": jax.nn.elu, "gelu": jax.nn.gelu, "silu": jax.nn.silu}
+
+
+def _check_activation(name: str) -> None:
+    if name not in ACTIVATIONS:
+        raise ValueError(f"unknown activation {name!r}; allowed: {', '.join(ACTIVATIONS)}")
+
+
+@dataclass(frozen=True)
+class MLP:
+    in_dim: int
+    hidden: tuple[int, ...]
+    out_dim: int
+    activation: str = "tanh"
+    out_scale: float = 1.0
+
+    def init(self, key):
+        _check_activation(self.activation)
+        sizes = (self.in_dim, *self.hidden, self.out_dim)
+        keys = jax.random.split(key, len(sizes) - 1)
+        layers = []
+        for i, (k, n_in, n_out) in enumerate(zip(keys, sizes[:-1], sizes[1:])):
+            gain = self.out_scale if i == len(sizes) - 2 else np.sqrt(2.0)
+            w = jax.nn.initializers.orthogonal(gain)(k, (n_in, n_out), jnp.float32)
+            layers.append({"w": w, "b": jnp.zeros((n_out,), jnp.float32)})
+        return layers
+
+    def apply(self, params, x):
+        act = ACTIVATIONS[self.activation]
+        for layer in params[:-1]:
+            x = act(x @ layer["w"] + layer["b"])
+        return x @ params[-1]["w"] + params[-1]["b"]
+
+
+# --------------------------------------------------------------------------- actors
+
+_LOG_2PI = float(np.log(2.0 * np.pi))
+
+
+@dataclass(frozen=True)
+class GaussianActor:
+    obs_dim: int
+    action_dim: int
+    hidden: tuple[int, ...] = (64, 64)
+    activation: str = "tanh"
+    init_log_std: float = -0.5
+    discrete: bool = False
+
+    @property
+    def mlp(self) -> MLP:
+        return MLP(self.obs_dim, self.hidden, self.action_dim, self.activation, out_scale=0.01)
+
+    def init(self, key):
+        return {"mean": self.mlp.init(key), "log_std": jnp.full((self.action_dim,), self.init_log_std, jnp.float32)}
+
+    def distribution(self, params, obs):
+        mean = self.mlp.apply(params["mean"], obs)
+        log_std = jnp.broadcast_to(params["log_std"], mean.shape)
+        return {"mean": mean, "log_std": log_std}
+
+    @staticmethod
+    def sample(dist, key):
+        return dist["mean"] + jnp.exp(dist["log_std"]) * jax.random.normal(key, dist["mean"].shape)
+
+    @staticmethod
+    def mode(dist):
+        return dist["mean"]
+
+    @staticmethod
+    def log_prob(dist, action):
+        z = (action - dist["mean"]) * jnp.exp(-dist["log_std"])
+        return jnp.sum(-0.5 * z**2 - dist["log_std"] - 0.5 * _LOG_2PI, axis=-1)
+
+    @staticmethod
+    def entropy(dist):
+        return jnp.sum(dist["log_std"] + 0.5 * (1.0 + _LOG_2PI), axis=-1)
+
+    @staticmethod
+    def kl(p, q):
+        """KL(p || q) for diagonal Gaussians, summed over action dimensions."""
+        var_p, var_q = jnp.exp(2 * p["log_std"]), jnp.exp(2 * q["log_std"])
+        return jnp.sum(q["log_std"] - p["log_std"] + (var_p + (p["mean"] - q["mean"]) ** 2) / (2 * var_q) - 0.5, axis=-1)
+
+
+@dataclass(frozen=True)
+class CategoricalActor:
+    obs_dim: int
+    num_actions: int
+    hidden: tuple[int, ...] = (64, 64)
+    activation: str = "tanh"
+    discrete: bool = True
+
+    @property
+    def mlp(self) -> MLP:
+        return MLP(self.obs_dim, self.hidden, self.num_actions, self.activation, out_scale=0.01)
+
+    def init(self, key):
+        return {"logits": self.mlp.init(key)}
+
+    def distribution(self, params, obs):
+        return {"logits": jax.nn.log_softmax(self.mlp.apply(params["logits"], obs))}
+
+    @staticmethod
+    def sample(dist, key):
+        return jax.random.categorical(key, dist["logits"])
+
+    @staticmethod
+    def mode(dist):
+        return jnp.argmax(dist["logits"], axis=-1)
+
+    @staticmethod
+    def log_prob(dist, action):
+        return jnp.take_along_axis(dist["logits"], action[..., None].astype(jnp.int32), axis=-1)[..., 0]
+
+    @staticmethod
+    def entropy(dist):
+        return -jnp.sum(jnp.exp(dist["logits"]) * dist["logits"], axis=-1)
+
+    @staticmethod
+    def kl(p, q):
+        return jnp.sum(jnp.exp(p["logits"]) * (p["logits"] - q["logits"]), axis=-1)
+
+
+# --------------------------------------------------------------------------- critics
+
+
+@dataclass(frozen=True)
+class Critics:
+    """``num_channels`` independent value networks; ``apply`` returns ``(..., num_channels)``."""
+
+    obs_dim: int
+    num_channels: int
+    hidden: tuple[int, ...] = (64, 64)
+    activation: str = "tanh"
+
+    @property
+    def mlp(self) -> MLP:
+        return MLP(self.obs_dim, self.hidden, 1, self.activation, out_scale=1.0)
+
+    def init(self, key):
+        return jax.vmap(self.mlp.init)(jax.random.split(key, self.num_channels))
+
+    def apply(self, params, obs):
+        values = jax.vmap(lambda p: self.mlp.apply(p, obs)[..., 0])(params)  # (channels, ...)
+        return jnp.moveaxis(values, 0, -1)
+
+
+def make_actor(obs_dim: int, action_space, hidden, activation: str, init_log_std: float = -0.5):
+    from saferl.envs.base import Discrete
+
+    _check_activation(activation)
+    if isinstance(action_space, Discrete):
+        return CategoricalActor(obs_dim, action_space.n, tuple(hidden), activation)
+    return GaussianActor(obs_dim, action_space.shape[0], tuple(hidden), activation, init_log_std)

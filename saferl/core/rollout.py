@@ -1,0 +1,168 @@
+"""Rollouts and advantages: the part every on-policy algorithm shares.
+
+A rollout is a ``lax.scan`` over ``num_steps`` of the (vectorised, normalised)
+environment; it runs only the actor.  Critics are evaluated afterwards on the
+whole ``(T, N)`` block in one batched call, which is cheaper than calling them
+inside the scan.  ``Batch`` is what an algorithm's ``update`` receives.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from saferl import struct
+
+
+@struct.dataclass
+class Trajectory:
+    """Raw rollout, arrays shaped ``(T, N, ...)``."""
+
+    obs: jax.Array
+    action: jax.Array
+    log_prob: jax.Array
+    dist: dict
+    reward: jax.Array  # (T, N)
+    cost: jax.Array  # (T, N, C)  every cost channel the algorithm uses
+    terminated: jax.Array
+    truncated: jax.Array
+    final_obs: jax.Array  # observation after the step, before any auto-reset
+    episode_done: jax.Array
+    episode_return: jax.Array
+    episode_cost: jax.Array  # (T, N, C_env) undiscounted, environment's own cost channels
+    episode_discounted_cost: jax.Array
+    episode_length: jax.Array
+
+
+@struct.dataclass
+class Batch:
+    """Flattened batch of ``B = T * N`` samples plus per-channel advantages.
+
+    Channel 0 of ``advantages``/``returns``/``values`` is the reward; channels
+    ``1..C`` are the cost channels in the order the algorithm declared them.
+    """
+
+    obs: jax.Array
+    action: jax.Array
+    log_prob: jax.Array
+    dist: dict
+    advantages: jax.Array  # (B, 1 + C)
+    returns: jax.Array  # (B, 1 + C)
+    values: jax.Array  # (B, 1 + C)
+    episode_done: jax.Array  # (B,)
+    episode_return: jax.Array
+    episode_cost: jax.Array  # (B, C_env)
+    episode_discounted_cost: jax.Array
+    episode_length: jax.Array
+    #: means over the episodes completed in this batch (see :func:`episode_means`); the
+    #: trainer fills it, carrying the previous estimate over when no episode ended.
+    episodes: Any = None
+
+
+def collect(env, env_params, actor, actor_params, env_state, obs, key, num_steps: int):
+    """Run ``num_steps`` vectorised steps; returns ``(env_state, last_obs, Trajectory)``."""
+
+    def one_step(carry, step_key):
+        env_state, obs = carry
+        dist = actor.distribution(actor_params, obs)
+        action = actor.sample(dist, step_key)
+        log_prob = actor.log_prob(dist, action)
+        env_state, next_obs, reward, cost, term, trunc, info = env.step(env_state, action, env_params)
+        cost = cost.reshape(cost.shape[0], -1).astype(jnp.float32)
+        episode_cost = info["episode_cost"].reshape(cost.shape[0], -1)
+        traj = Trajectory(
+            obs=obs,
+            action=action,
+            log_prob=log_prob,
+            dist=dist,
+            reward=reward.astype(jnp.float32),
+            cost=cost,
+            terminated=term,
+            truncated=trunc,
+            final_obs=info["final_obs"],
+            episode_done=info["episode_done"],
+            episode_return=info["episode_return"],
+            episode_cost=episode_cost,
+            episode_discounted_cost=info["episode_discounted_cost"].reshape(cost.shape[0], -1),
+            episode_length=info["episode_length"],
+        )
+        return (env_state, next_obs), traj
+
+    (env_state, obs), traj = jax.lax.scan(one_step, (env_state, obs), jax.random.split(key, num_steps))
+    return env_state, obs, traj
+
+
+def gae(rewards, values, next_values, terminated, done, gammas, lam):
+    """Generalised advantage estimation for several channels at once.
+
+    rewards/values/next_values: ``(T, N, K)``; terminated/done: ``(T, N)``; gammas: ``(K,)``.
+    ``next_values[t]`` is V(s_{t+1}) of the same episode (the final observation
+    when the episode was truncated); it is ignored where the episode terminated.
+      delta_t = r_t + gamma V(s_{t+1}) (1 - term_t) - V(s_t)
+      A_t     = delta_t + gamma lam (1 - done_t) A_{t+1}
+    Returns ``(advantages, returns)`` with returns = advantages + values.
+    """
+    not_term = (1.0 - terminated.astype(jnp.float32))[..., None]
+    not_done = (1.0 - done.astype(jnp.float32))[..., None]
+    deltas = rewards + gammas * next_values * not_term - values
+
+    def backward(next_adv, x):
+        delta, cont = x
+        adv = delta + gammas * lam * cont * next_adv
+        return adv, adv
+
+    _, advantages = jax.lax.scan(backward, jnp.zeros_like(deltas[0]), (deltas, not_done), reverse=True)
+    return advantages, advantages + values
+
+
+def make_batch(traj: Trajectory, critics, critic_params, gammas, lam) -> Batch:
+    """Evaluate the critics on the whole block and compute GAE for every channel."""
+    values = critics.apply(critic_params, traj.obs)
+    next_values = critics.apply(critic_params, traj.final_obs)
+    signals = jnp.concatenate([traj.reward[..., None], traj.cost], axis=-1)
+    done = jnp.logical_or(traj.terminated, traj.truncated)
+    advantages, returns = gae(signals, values, next_values, traj.terminated, done, gammas, lam)
+
+    def flat(x):
+        return x.reshape((-1,) + x.shape[2:])
+
+    return Batch(
+        obs=flat(traj.obs),
+        action=flat(traj.action),
+        log_prob=flat(traj.log_prob),
+        dist=jax.tree.map(flat, traj.dist),
+        advantages=flat(advantages),
+        returns=flat(returns),
+        values=flat(values),
+        episode_done=flat(traj.episode_done),
+        episode_return=flat(traj.episode_return),
+        episode_cost=flat(traj.episode_cost),
+        episode_discounted_cost=flat(traj.episode_discounted_cost),
+        episode_length=flat(traj.episode_length),
+    )
+
+
+def episode_means(batch: Batch, previous: Any):
+    """Means over the episodes completed in ``batch``; ``previous`` where none completed.
+
+    ``previous`` and the result are dicts with ``return``, ``cost`` (per env cost
+    channel), ``discounted_cost``, ``length`` and ``count``.
+    """
+    done = batch.episode_done.astype(jnp.float32)
+    n = jnp.sum(done)
+    safe_n = jnp.maximum(n, 1.0)
+
+    def mean(x):
+        w = done.reshape(done.shape + (1,) * (x.ndim - 1))
+        return jnp.sum(x * w, axis=0) / safe_n
+
+    current = {
+        "return": mean(batch.episode_return),
+        "cost": mean(batch.episode_cost),
+        "discounted_cost": mean(batch.episode_discounted_cost),
+        "length": mean(batch.episode_length.astype(jnp.float32)),
+        "count": n,
+    }
+    return jax.tree.map(lambda c, p: jnp.where(n > 0, c, p), current, previous)

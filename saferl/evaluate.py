@@ -1,0 +1,59 @@
+"""``saferl eval``: run a trained policy for N episodes per seed (frozen observation statistics)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from saferl import runs
+from saferl.envs.wrappers import NormalizeObservation, VecEnv
+
+MAX_EVAL_STEPS = 100_000
+
+
+def evaluate_run(run_dir: Path, episodes: int, deterministic: bool = False, key: int = 12345) -> dict:
+    from saferl.train import Trainer
+
+    cfg = runs.load_run_config(run_dir)
+    trainer = Trainer(cfg)
+    runners, _ = runs.load_checkpoint(run_dir, trainer.init_all())
+    venv = NormalizeObservation(VecEnv(trainer.venv.env, episodes), enabled=cfg["normalize_observations"])
+    actor = trainer.actor
+
+    def one_seed(actor_params, stats, k):
+        k_reset, k_loop = jax.random.split(k)
+        state, obs = venv.reset(k_reset, trainer.env_params, stats=stats, update=False)
+        zeros = jnp.zeros((episodes,), jnp.float32)
+        carry = (state, obs, k_loop, jnp.zeros((episodes,), bool), zeros, zeros, jnp.zeros((), jnp.int32))
+
+        def cond(c):
+            return (~jnp.all(c[3])) & (c[6] < MAX_EVAL_STEPS)
+
+        def body(c):
+            state, obs, k, finished, ret, cost, t = c
+            k, k_act = jax.random.split(k)
+            dist = actor.distribution(actor_params, obs)
+            action = actor.mode(dist) if deterministic else actor.sample(dist, k_act)
+            state, obs, _, _, _, _, info = venv.step(state, action, trainer.env_params)
+            first = info["episode_done"] & ~finished
+            ret = jnp.where(first, info["episode_return"], ret)
+            cost = jnp.where(first, info["episode_cost"].reshape(episodes, -1)[:, 0], cost)
+            return state, obs, k, finished | info["episode_done"], ret, cost, t + 1
+
+        out = jax.lax.while_loop(cond, body, carry)
+        return out[4], out[5]
+
+    keys = jax.random.split(jax.random.PRNGKey(key), cfg["seeds"])
+    stats = runners.env_state.stats
+    returns, costs = jax.jit(jax.vmap(one_seed))(runners.agent.actor_params, stats, keys)
+    returns, costs = np.asarray(returns), np.asarray(costs)
+    per_seed = [{"episode_return": float(r.mean()), "episode_cost": float(c.mean())} for r, c in zip(returns, costs)]
+    return {
+        "seeds": runs.seed_ids(cfg),
+        "per_seed": per_seed,
+        "episode_return": float(returns.mean()),
+        "episode_cost": float(costs.mean()),
+    }

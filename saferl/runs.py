@@ -1,0 +1,258 @@
+"""Run directories: config, progress, summary and checkpoints; the driver loop.
+
+A run directory holds
+
+* ``config.yaml`` -- the fully resolved config;
+* ``progress.csv`` -- one row per logged iteration per seed;
+* ``summary.json`` -- algo, env, seeds, env_steps, timings and the ``final`` statistics
+  (mean, std and per-seed values over the last 10% of training);
+* ``checkpoints/latest.npz`` -- the whole vmapped training state as a plain ``.npz``
+  (no pickle), with a JSON manifest inside that must match the config to load.
+
+Every file is written atomically, so a crash or Ctrl-C never leaves a
+half-written file, and ``--resume`` continues from the last checkpoint with
+the same result as an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import time
+from pathlib import Path
+
+import jax
+import numpy as np
+
+from saferl import config as configlib
+from saferl.runio import write_bytes_atomic, write_json_atomic, write_text_atomic
+
+CHECKPOINT = Path("checkpoints") / "latest.npz"
+FIXED_COLUMNS = ["iteration", "env_steps", "seed"]
+FINAL_FRACTION = 0.1
+
+
+class RunError(ValueError):
+    """A missing, corrupted or mismatched run directory."""
+
+
+# --------------------------------------------------------------------------- checkpoints
+
+
+def save_checkpoint(run_dir: Path, runners, chunk: int) -> None:
+    leaves, treedef = jax.tree.flatten(runners)
+    arrays = {f"leaf_{i:05d}": np.asarray(leaf) for i, leaf in enumerate(leaves)}
+    meta = {"chunk": int(chunk), "num_leaves": len(leaves), "treedef": str(treedef)}
+    arrays["manifest"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    write_bytes_atomic(Path(run_dir) / CHECKPOINT, buffer.getvalue())
+
+
+def load_checkpoint(run_dir: Path, template):
+    """Load the checkpoint into the structure of ``template``; returns ``(runners, chunk)``."""
+    path = Path(run_dir) / CHECKPOINT
+    if not path.is_file():
+        raise RunError(f"no checkpoint at {path}")
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            meta = json.loads(bytes(data["manifest"]).decode())
+            leaves = [data[f"leaf_{i:05d}"] for i in range(meta["num_leaves"])]
+    except Exception as err:  # zip, key or JSON errors: a damaged file
+        raise RunError(f"checkpoint {path} is corrupted or unreadable ({type(err).__name__})") from None
+    template_leaves, treedef = jax.tree.flatten(template)
+    if meta["treedef"] != str(treedef) or len(leaves) != len(template_leaves):
+        raise RunError(f"checkpoint {path} does not match the run's config (different algorithm or sizes)")
+    for saved, expected in zip(leaves, template_leaves):
+        if saved.shape != expected.shape or saved.dtype != expected.dtype:
+            raise RunError(f"checkpoint {path} does not match the run's config: array {saved.shape} vs {expected.shape}")
+    return jax.tree.unflatten(treedef, [jax.numpy.asarray(x) for x in leaves]), int(meta["chunk"])
+
+
+# --------------------------------------------------------------------------- progress and summary
+
+
+def progress_rows(metrics: dict, first_iteration: int, steps_per_iteration: int, seeds: list[int]) -> list[dict]:
+    """Turn a chunk's metrics ``{name: (seeds, iterations, ...)}`` into CSV rows."""
+    host = {k: np.asarray(v) for k, v in metrics.items()}
+    n_iter = next(iter(host.values())).shape[1]
+    rows = []
+    for i in range(n_iter):
+        iteration = first_iteration + i + 1
+        for s, seed in enumerate(seeds):
+            row = {"iteration": iteration, "env_steps": iteration * steps_per_iteration, "seed": seed}
+            for name, value in host.items():
+                v = value[s, i]
+                row[name] = float(v) if np.ndim(v) == 0 else float(np.ravel(v)[0])
+            rows.append(row)
+    return rows
+
+
+def write_progress(run_dir: Path, rows: list[dict]) -> None:
+    if not rows:
+        return
+    columns = FIXED_COLUMNS + sorted(k for k in rows[0] if k not in FIXED_COLUMNS)
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=columns)
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: (f"{row[k]:.6g}" if isinstance(row[k], float) else row[k]) for k in columns})
+    write_text_atomic(Path(run_dir) / "progress.csv", out.getvalue())
+
+
+def read_progress(run_dir: Path) -> list[dict]:
+    path = Path(run_dir) / "progress.csv"
+    if not path.is_file():
+        return []
+    with open(path, newline="") as fh:
+        rows = []
+        for row in csv.DictReader(fh):
+            parsed = {}
+            for k, v in row.items():
+                parsed[k] = int(v) if k in ("iteration", "seed") else float(v) if v not in ("", None) else math.nan
+            rows.append(parsed)
+        return rows
+
+
+def final_statistics(rows: list[dict], metric: str, seeds: list[int]) -> dict | None:
+    """Mean, std and per-seed values of ``metric`` over the last 10% of iterations."""
+    if not rows or metric not in rows[0]:
+        return None
+    last = max(r["iteration"] for r in rows)
+    cutoff = last - max(1, math.ceil(FINAL_FRACTION * last))
+    per_seed = []
+    for seed in seeds:
+        values = [r[metric] for r in rows if r["seed"] == seed and r["iteration"] > cutoff]
+        values = [v for v in values if not math.isnan(v)]
+        per_seed.append(float(np.mean(values)) if values else math.nan)
+    arr = np.asarray(per_seed)
+    valid = arr[~np.isnan(arr)]
+    return {
+        "mean": float(valid.mean()) if valid.size else None,
+        "std": float(valid.std()) if valid.size else None,
+        "per_seed": [None if math.isnan(v) else v for v in per_seed],
+    }
+
+
+def write_summary(run_dir: Path, cfg: dict, rows: list[dict], timings: dict, interrupted: bool) -> dict:
+    seeds = seed_ids(cfg)
+    final = {}
+    for metric in ("episode_return", "episode_cost", "violation_probability"):
+        stats = final_statistics(rows, metric, seeds)
+        if stats is not None:
+            final[metric] = stats
+    env_steps = max((r["env_steps"] for r in rows), default=0)
+    summary = {
+        "algo": cfg["algo"],
+        "env": cfg["env"],
+        "seeds": cfg["seeds"],
+        "env_steps": int(env_steps),
+        "env_steps_all_seeds": int(env_steps) * cfg["seeds"],
+        "wall_seconds": timings.get("wall_seconds", 0.0),
+        "compile_seconds": timings.get("compile_seconds", 0.0),
+        "steps_per_second": timings.get("steps_per_second", 0.0),
+        "interrupted": interrupted,
+        "constraint": cfg["constraint"],
+        "final": final,
+    }
+    write_json_atomic(Path(run_dir) / "summary.json", summary)
+    return summary
+
+
+def seed_ids(cfg: dict) -> list[int]:
+    return [cfg["seed"] + i for i in range(cfg["seeds"])]
+
+
+def load_run_config(run_dir: Path) -> dict:
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise RunError(f"run directory {str(run_dir)!r} does not exist")
+    path = run_dir / "config.yaml"
+    if not path.is_file():
+        raise RunError(f"{str(run_dir)!r} is not a run directory: no config.yaml")
+    try:
+        return configlib.resolve(configlib.load_yaml(path))
+    except configlib.ConfigError as err:
+        raise RunError(f"config.yaml of {str(run_dir)!r} is invalid: {err}") from None
+
+
+# --------------------------------------------------------------------------- the driver
+
+
+def train(cfg: dict, run_dir: Path, resume: bool = False, show_progress: bool = True, on_chunk=None) -> dict:
+    """Train (or resume) a run in ``run_dir``; returns the summary dict.
+
+    ``on_chunk(chunk_index, runners)`` is called after every chunk (tests use it to
+    simulate an interruption).
+    """
+    from saferl.train import Trainer
+
+    run_dir = Path(run_dir)
+    trainer = Trainer(cfg)
+    seeds = seed_ids(cfg)
+    runners = trainer.init_all()
+    start_chunk, rows = 0, []
+    if resume:
+        runners, start_chunk = load_checkpoint(run_dir, runners)
+        done_iterations = start_chunk * trainer.iterations_per_chunk
+        rows = [r for r in read_progress(run_dir) if r["iteration"] <= done_iterations]
+    else:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(run_dir / "config.yaml", configlib.dump(cfg))
+
+    t0 = time.time()
+    compiled = jax.jit(jax.vmap(trainer.chunk)).lower(runners).compile()
+    compile_seconds = time.time() - t0
+    bar = _progress_bar(show_progress, trainer, start_chunk, cfg)
+    interrupted = False
+    steps_done = 0
+    run_start = time.time()
+    chunk = start_chunk
+    try:
+        while chunk < trainer.num_chunks:
+            runners, metrics = compiled(runners)
+            metrics = jax.device_get(metrics)
+            rows += progress_rows(metrics, chunk * trainer.iterations_per_chunk, trainer.steps_per_iteration, seeds)
+            chunk += 1
+            steps_done += trainer.iterations_per_chunk * trainer.steps_per_iteration * cfg["seeds"]
+            write_progress(run_dir, rows)
+            if chunk % cfg["checkpoint_every"] == 0 or chunk == trainer.num_chunks:
+                save_checkpoint(run_dir, runners, chunk)
+            if bar is not None:
+                bar.update(trainer.iterations_per_chunk * trainer.steps_per_iteration)
+                elapsed = max(time.time() - run_start, 1e-9)
+                bar.set_postfix(sps=f"{steps_done / elapsed:,.0f}",
+                                ret=f"{np.nanmean(metrics['episode_return'][:, -1]):.2f}",
+                                cost=f"{np.nanmean(metrics['episode_cost'][:, -1]):.2f}")
+            if on_chunk is not None:
+                on_chunk(chunk, runners)
+    except KeyboardInterrupt:
+        interrupted = True
+        save_checkpoint(run_dir, runners, chunk)
+        write_progress(run_dir, rows)
+    finally:
+        if bar is not None:
+            bar.close()
+    run_seconds = time.time() - run_start
+    timings = {
+        "wall_seconds": run_seconds + compile_seconds,
+        "compile_seconds": compile_seconds,
+        "steps_per_second": steps_done / max(run_seconds, 1e-9),
+    }
+    summary = write_summary(run_dir, cfg, rows, timings, interrupted)
+    if interrupted:
+        raise KeyboardInterrupt
+    return summary
+
+
+def _progress_bar(show: bool, trainer, start_chunk: int, cfg: dict):
+    if not show:
+        return None
+    from tqdm import tqdm
+
+    total = trainer.num_chunks * trainer.iterations_per_chunk * trainer.steps_per_iteration
+    initial = start_chunk * trainer.iterations_per_chunk * trainer.steps_per_iteration
+    return tqdm(total=total, initial=initial, unit="step", unit_scale=True,
+                desc=f"{cfg['algo']} {cfg['env']} x{cfg['seeds']} seeds", dynamic_ncols=True)
