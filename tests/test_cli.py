@@ -1,0 +1,75 @@
+"""The command line: bad input gives a one-line error and a non-zero exit, and damages nothing."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from saferl import cli
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "saferl.cli", *args], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "JAX_PLATFORMS": "cpu"})
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["train", "--algo", "nope", "--env", "ToyReach"], "unknown algorithm 'nope'"),
+        (["train", "--algo", "ppo", "--env", "Nowhere"], "unknown environment 'Nowhere'"),
+        (["train", "--algo", "ppo", "--env", "ToyReach", "--steps", "0"], "total_steps must be >= 1, got 0"),
+        (["train", "--algo", "ppo", "--env", "ToyReach", "--steps", "-5"], "total_steps must be >= 1, got -5"),
+        (["train", "--algo", "ppo", "--env", "ToyReach", "--set", "constraint.type=var", "--set",
+          "constraint.epsilon=1.5"], "constraint.epsilon must be in (0, 1), got 1.5"),
+        (["train", "--algo", "ppo", "--env", "ToyReach", "--set", "hparams.clip"], "malformed --set 'hparams.clip'"),
+        (["train", "--algo", "ppo", "--env", "ToyReach", "--set", "hparams.nonsense=3"], "unknown hyper-parameter"),
+        (["train", "--algo", "ppo_lag", "--env", "ToyReach", "--set", "constraint.type=var"],
+         "ppo_lag takes a constraint of type expected"),
+        (["train", "--resume", "/nonexistent/run"], "does not exist"),
+        (["eval", "/nonexistent/run"], "does not exist"),
+        (["reproduce", "no-such-target"], "unknown reproduce target"),
+        (["reproduce", "foundation-pointgoal", "--scale", "huge"], "unknown scale 'huge'"),
+    ],
+)
+def test_bad_input_gives_one_line_error(args, message, capsys):
+    code = cli.main(args)
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert err.startswith("saferl: error:") and message in err
+    assert len(err.splitlines()) == 1
+
+
+def test_resume_of_a_directory_without_checkpoint_changes_nothing(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "config.yaml").write_text("algo: ppo\nenv: ToyReach\n")
+    (run_dir / "notes.txt").write_text("mine")
+    before = {p.name: p.read_bytes() for p in run_dir.iterdir()}
+    assert cli.main(["train", "--resume", str(run_dir)]) == 2
+    assert "no checkpoint" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in run_dir.iterdir()} == before
+
+
+def test_existing_run_directory_is_not_overwritten(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "summary.json").write_text("{}")
+    assert cli.main(["train", "--algo", "ppo", "--env", "ToyReach", "--out", str(run_dir)]) == 2
+    assert "already exists" in capsys.readouterr().err
+    assert (run_dir / "summary.json").read_text() == "{}"
+
+
+def test_malformed_config_file(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("algo: [unclosed\n")
+    assert cli.main(["train", "--config", str(bad)]) == 2
+    assert "not valid YAML" in capsys.readouterr().err
+
+
+def test_list_names_everything():
+    result = run_cli("list")
+    assert result.returncode == 0
+    for name in ("ppo", "ppo_lag", "PointGoal1", "IcyLake", "foundation-pointgoal"):
+        assert name in result.stdout

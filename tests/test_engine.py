@@ -1,0 +1,220 @@
+"""The shared engine: GAE, wrappers (incl. Canary eq. 24 and SCPO's augmentation), statistics, networks."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from scipy import stats
+
+from saferl import struct
+from saferl.core import networks
+from saferl.core.rollout import gae
+from saferl.envs.base import Box, Environment
+from saferl.envs.wrappers import (AutoReset, CantelliAugmentation, CumulativeCostAugmentation, EpisodeStatistics,
+                                  NormalizeObservation, RunningStatistics, VecEnv)
+
+
+# --------------------------------------------------------------------------- GAE
+
+
+def gae_reference(rewards, values, next_values, terminated, done, gamma, lam):
+    """Hand-written loop, one environment, one channel."""
+    T = len(rewards)
+    adv = np.zeros(T)
+    running = 0.0
+    for t in reversed(range(T)):
+        bootstrap = 0.0 if terminated[t] else gamma * next_values[t]
+        delta = rewards[t] + bootstrap - values[t]
+        running = delta + gamma * lam * (0.0 if done[t] else running)
+        adv[t] = running
+    return adv
+
+
+def test_gae_matches_hand_written_loop_with_termination_and_truncation():
+    rng = np.random.default_rng(0)
+    T, N = 12, 3
+    gammas = np.array([0.99, 0.9])
+    rewards = rng.normal(size=(T, N, 2))
+    values = rng.normal(size=(T, N, 2))
+    next_values = rng.normal(size=(T, N, 2))
+    terminated = np.zeros((T, N), bool)
+    truncated = np.zeros((T, N), bool)
+    terminated[4, 0] = True
+    truncated[7, 1] = True  # truncated: bootstrap from next_values, but cut the GAE recursion
+    terminated[2, 2] = truncated[9, 2] = True
+    done = terminated | truncated
+    adv, ret = gae(jnp.asarray(rewards), jnp.asarray(values), jnp.asarray(next_values), jnp.asarray(terminated),
+                   jnp.asarray(done), jnp.asarray(gammas), 0.95)
+    for n in range(N):
+        for k in range(2):
+            ref = gae_reference(rewards[:, n, k], values[:, n, k], next_values[:, n, k], terminated[:, n], done[:, n],
+                                gammas[k], 0.95)
+            np.testing.assert_allclose(adv[:, n, k], ref, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(ret, np.asarray(adv) + values, rtol=1e-5, atol=1e-6)
+
+
+def test_gae_lambda_one_is_discounted_return_minus_value():
+    rewards = jnp.arange(5.0)[:, None, None]
+    values = jnp.zeros((5, 1, 1))
+    done = jnp.zeros((5, 1), bool).at[4, 0].set(True)
+    adv, _ = gae(rewards, values, values, done, done, jnp.asarray([0.5]), 1.0)
+    expected = [sum(0.5 ** (k - t) * k for k in range(t, 5)) for t in range(5)]
+    np.testing.assert_allclose(adv[:, 0, 0], expected, rtol=1e-6)
+
+
+# --------------------------------------------------------------------------- scripted env
+
+
+@struct.dataclass
+class ScriptState:
+    t: jax.Array
+
+
+@struct.dataclass
+class ScriptParams:
+    costs: jax.Array  # cost at each step
+    horizon: int = struct.field(static=True, default=6)
+
+
+class ScriptedEnv(Environment):
+    """Observation = [t]; reward 1 per step; cost from a script; truncates at the horizon."""
+
+    def default_params(self):
+        return ScriptParams(jnp.zeros(6))
+
+    def reset(self, key, params):
+        return ScriptState(jnp.zeros((), jnp.int32)), jnp.zeros((1,))
+
+    def step(self, state, action, params):
+        cost = params.costs[state.t]
+        t = state.t + 1
+        obs = t.astype(jnp.float32)[None]
+        return ScriptState(t), obs, jnp.ones(()), cost, jnp.asarray(False), t >= params.horizon, {}
+
+    def observation_space(self, params):
+        return Box(0.0, 1e6, (1,))
+
+    def action_space(self, params):
+        return Box(-1.0, 1.0, (1,))
+
+
+def run_script(env, params, steps):
+    state, obs = env.reset(jax.random.PRNGKey(0), params)
+    out = []
+    for _ in range(steps):
+        state, obs, r, c, term, trunc, info = env.step(state, jnp.zeros(1), params)
+        out.append((obs, r, c, term, trunc, info))
+    return out
+
+
+@pytest.mark.parametrize("gamma_c", [0.9, 1.0])
+def test_cantelli_augmentation_reproduces_squared_cost_return(gamma_c):
+    """Canary eq. 24: sum_t gamma_c^t c~_t = C(tau)^2 with y_t and c~_t of eqs. 23, 25."""
+    rng = np.random.default_rng(1)
+    costs = rng.exponential(size=6).astype(np.float32)
+    params = ScriptParams(jnp.asarray(costs))
+    env = CantelliAugmentation(ScriptedEnv(), gamma_c=gamma_c, scale=2.0)
+    out = run_script(env, params, 6)
+    discounts = gamma_c ** np.arange(6)
+    cost_return = np.sum(discounts * costs)
+    augmented = np.array([float(c[1]) for _, _, c, *_ in out])
+    np.testing.assert_allclose(np.sum(discounts * augmented), cost_return**2, rtol=1e-5)
+    # the first channel is the plain cost; the observation carries (y_{t+1} / scale, gamma_c^{t+1})
+    np.testing.assert_allclose([float(c[0]) for _, _, c, *_ in out], costs, rtol=1e-6)
+    y = np.cumsum(discounts * costs)
+    for t, (obs, *_rest) in enumerate(out):
+        np.testing.assert_allclose(obs[1:], [y[t] / 2.0, gamma_c ** (t + 1)], rtol=1e-5)
+
+
+def test_cumulative_cost_augmentation_clips():
+    params = ScriptParams(jnp.asarray([1.0, 2.0, 0.0, 4.0, 0.0, 0.0]))
+    env = CumulativeCostAugmentation(ScriptedEnv(), cost_limit=4.0, delta=0.05)
+    out = run_script(env, params, 4)
+    np.testing.assert_allclose([float(o[1]) for o, *_ in out], [0.25, 0.75, 0.75, 1.05], rtol=1e-6)
+
+
+def test_episode_statistics_and_auto_reset():
+    costs = jnp.asarray([1.0, 0.0, 2.0, 0.0, 0.0, 3.0])
+    params = ScriptParams(costs)
+    env = AutoReset(EpisodeStatistics(ScriptedEnv(), gamma_c=0.5))
+    out = run_script(env, params, 8)
+    obs, r, c, term, trunc, info = out[5]  # last step of the first episode
+    assert bool(trunc) and bool(info["episode_done"])
+    assert float(info["episode_return"]) == 6.0
+    assert float(info["episode_cost"]) == 6.0
+    np.testing.assert_allclose(float(info["episode_discounted_cost"]), 1.0 + 2.0 * 0.25 + 3.0 * 0.5**5)
+    assert int(info["episode_length"]) == 6
+    assert float(obs[0]) == 0.0  # auto-reset: first observation of the next episode
+    assert float(info["final_obs"][0]) == 6.0  # the true last observation is kept
+    obs, r, c, term, trunc, info = out[7]  # second episode restarted its statistics
+    assert not bool(info["episode_done"]) and int(info["episode_length"]) == 2
+    assert float(info["episode_cost"]) == 1.0
+
+
+def test_running_statistics_match_numpy():
+    rng = np.random.default_rng(2)
+    chunks = [rng.normal(3.0, 2.0, size=(n, 4)) for n in (5, 17, 64)]
+    stats = RunningStatistics.create((4,))
+    for chunk in chunks:
+        stats = stats.update(jnp.asarray(chunk))
+    data = np.concatenate(chunks)
+    np.testing.assert_allclose(stats.mean, data.mean(0), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(stats.var, data.var(0), rtol=1e-3)
+
+
+def test_normalize_observation_freezes_when_asked():
+    venv = NormalizeObservation(VecEnv(ScriptedEnv(), 3))
+    params = ScriptParams(jnp.zeros(6))
+    state, _ = venv.reset(jax.random.PRNGKey(0), params, update=False)
+    before = state.stats
+    state, *_ = venv.step(state, jnp.zeros((3, 1)), params)
+    np.testing.assert_array_equal(state.stats.mean, before.mean)
+    state, _ = venv.reset(jax.random.PRNGKey(0), params)
+    state, *_ = venv.step(state, jnp.zeros((3, 1)), params)
+    assert float(state.stats.mean[0]) > 0.0
+
+
+# --------------------------------------------------------------------------- networks
+
+
+def test_gaussian_log_prob_entropy_kl_match_scipy():
+    actor = networks.GaussianActor(obs_dim=3, action_dim=2, hidden=(8,))
+    dist = {"mean": jnp.asarray([0.3, -1.0]), "log_std": jnp.asarray([-0.5, 0.2])}
+    other = {"mean": jnp.asarray([0.0, -0.5]), "log_std": jnp.asarray([0.1, 0.0])}
+    action = jnp.asarray([0.1, 0.4])
+    std = np.exp(np.asarray(dist["log_std"]))
+    expected = stats.norm(np.asarray(dist["mean"]), std).logpdf(np.asarray(action)).sum()
+    np.testing.assert_allclose(actor.log_prob(dist, action), expected, rtol=1e-5)
+    np.testing.assert_allclose(actor.entropy(dist), stats.norm(0, std).entropy().sum(), rtol=1e-5)
+    # KL by Monte-Carlo
+    samples = np.asarray(dist["mean"]) + std * np.random.default_rng(0).normal(size=(200_000, 2))
+    mc = np.mean(actor.log_prob(dist, jnp.asarray(samples)) - actor.log_prob(other, jnp.asarray(samples)))
+    np.testing.assert_allclose(actor.kl(dist, other), mc, rtol=2e-2)
+
+
+def test_categorical_actor():
+    actor = networks.CategoricalActor(obs_dim=2, num_actions=3, hidden=(8,))
+    params = actor.init(jax.random.PRNGKey(0))
+    dist = actor.distribution(params, jnp.ones((4, 2)))
+    np.testing.assert_allclose(jnp.exp(dist["logits"]).sum(-1), 1.0, rtol=1e-6)
+    p = {"logits": jnp.log(jnp.asarray([0.2, 0.3, 0.5]))}
+    q = {"logits": jnp.log(jnp.asarray([0.4, 0.4, 0.2]))}
+    expected = sum(a * np.log(a / b) for a, b in zip([0.2, 0.3, 0.5], [0.4, 0.4, 0.2]))
+    np.testing.assert_allclose(actor.kl(p, q), expected, rtol=1e-5)
+    np.testing.assert_allclose(actor.log_prob(p, jnp.asarray(2)), np.log(0.5), rtol=1e-6)
+
+
+def test_critics_are_independent_per_channel():
+    critics = networks.Critics(obs_dim=3, num_channels=3, hidden=(8,))
+    params = critics.init(jax.random.PRNGKey(0))
+    values = critics.apply(params, jnp.ones((5, 3)))
+    assert values.shape == (5, 3)
+    # changing channel 1's parameters changes only channel 1
+    bumped = jax.tree.map(lambda x: x.at[1].add(0.5), params)
+    diff = np.abs(np.asarray(critics.apply(bumped, jnp.ones((5, 3))) - values)).max(0)
+    assert diff[1] > 0 and diff[0] == 0 and diff[2] == 0
+
+
+def test_unknown_activation_is_rejected():
+    with pytest.raises(ValueError, match="activation"):
+        networks.make_actor(3, Box(-1, 1, (2,)), [8], "sigmoidz")

@@ -1,0 +1,92 @@
+"""Run directories: resume equals uninterrupted, checkpoints are validated, summaries are complete."""
+
+import json
+
+import numpy as np
+import pytest
+
+from saferl import config, runs
+
+CFG = {
+    "algo": "ppo_lag", "env": "ToyReach", "total_steps": 4 * 400, "seeds": 2, "num_envs": 4, "rollout_steps": 100,
+    "iterations_per_chunk": 1, "constraint": {"type": "expected", "limit": 10.0},
+    "hparams": {"minibatches": 2, "epochs": 2},
+    "network": {"actor_hidden": [16], "critic_hidden": [16]},
+}
+
+
+def _checkpoint_leaves(run_dir):
+    with np.load(run_dir / runs.CHECKPOINT, allow_pickle=False) as data:
+        return {k: data[k] for k in data.files if k != "manifest"}
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("full")
+    summary = runs.train(config.resolve(CFG), run_dir, show_progress=False)
+    return run_dir, summary
+
+
+def test_run_directory_contents(uninterrupted):
+    run_dir, summary = uninterrupted
+    assert (run_dir / "config.yaml").is_file() and (run_dir / runs.CHECKPOINT).is_file()
+    saved = json.loads((run_dir / "summary.json").read_text())
+    for key in ("algo", "env", "seeds", "env_steps", "wall_seconds", "compile_seconds", "steps_per_second", "final"):
+        assert key in saved
+    assert saved["env_steps"] == 1600 and saved["seeds"] == 2
+    for metric in ("episode_return", "episode_cost"):
+        assert len(saved["final"][metric]["per_seed"]) == 2
+        assert saved["final"][metric]["mean"] == pytest.approx(np.mean(saved["final"][metric]["per_seed"]))
+    rows = runs.read_progress(run_dir)
+    assert len(rows) == 4 * 2  # one row per iteration per seed
+    for column in ("env_steps", "seed", "episode_return", "episode_cost", "episode_length", "lagrange_multiplier"):
+        assert column in rows[0]
+    # the saved config is fully resolved and reloads to itself
+    assert runs.load_run_config(run_dir) == config.resolve(CFG)
+
+
+def test_resume_equals_uninterrupted(uninterrupted, tmp_path):
+    full_dir, _ = uninterrupted
+    run_dir = tmp_path / "interrupted"
+
+    def interrupt(chunk, runners):
+        if chunk == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        runs.train(config.resolve(CFG), run_dir, show_progress=False, on_chunk=interrupt)
+    interrupted_summary = json.loads((run_dir / "summary.json").read_text())
+    assert interrupted_summary["interrupted"] is True
+    assert max(r["iteration"] for r in runs.read_progress(run_dir)) == 2
+    runs.train(runs.load_run_config(run_dir), run_dir, resume=True, show_progress=False)
+    full, resumed = _checkpoint_leaves(full_dir), _checkpoint_leaves(run_dir)
+    assert full.keys() == resumed.keys()
+    for key in full:
+        np.testing.assert_array_equal(full[key], resumed[key])
+    full_rows, resumed_rows = runs.read_progress(full_dir), runs.read_progress(run_dir)
+    assert len(full_rows) == len(resumed_rows)
+    for a, b in zip(full_rows, resumed_rows):
+        assert a == pytest.approx(b, nan_ok=True)
+
+
+def test_corrupted_checkpoint_is_reported(uninterrupted, tmp_path):
+    full_dir, _ = uninterrupted
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "config.yaml").write_text((full_dir / "config.yaml").read_text())
+    (bad / "checkpoints").mkdir()
+    (bad / runs.CHECKPOINT).write_bytes(b"not a zip file")
+    from saferl.train import Trainer
+
+    template = Trainer(runs.load_run_config(bad)).init_all()
+    with pytest.raises(runs.RunError, match="corrupted"):
+        runs.load_checkpoint(bad, template)
+
+
+def test_final_statistics_use_last_ten_percent():
+    rows = [{"iteration": i, "seed": s, "env_steps": i, "episode_return": float(i + 100 * s)}
+            for i in range(1, 21) for s in (0, 1)]
+    stats = runs.final_statistics(rows, "episode_return", [0, 1])
+    # last 10% of 20 iterations = iterations 19 and 20
+    assert stats["per_seed"] == [19.5, 119.5]
+    assert stats["mean"] == pytest.approx(69.5) and stats["std"] == pytest.approx(50.0)
