@@ -89,12 +89,13 @@ def main(env: str = "PointGoal1", algo: str = "ppo_lag", quick: bool = False, ou
         results["env_only"].append({"num_envs": num_envs, "seeds": seeds, "steps_per_second": sps})
         print(f"  {env} envs={num_envs:<5} seeds={seeds:<3} {sps:>14,.0f} env-steps/s")
     train_grid = [(16, 1)] if quick else [(16, 1), (16, 5), (64, 1)]
-    print(f"full training ({algo}):")
-    for num_envs, seeds in train_grid:
-        r = training(algo, env, num_envs, seeds, chunks=1 if quick else 2)
-        results["training"].append(r)
-        print(f"  {algo} envs={num_envs:<4} seeds={seeds:<3} {r['steps_per_second']:>10,.0f} env-steps/s  "
-              f"(compile {r['compile_seconds']:.1f}s)")
+    for name in algo.split(","):
+        print(f"full training ({name}):")
+        for num_envs, seeds in train_grid:
+            r = training(name, env, num_envs, seeds, chunks=1 if quick else 2)
+            results["training"].append(r)
+            print(f"  {name} envs={num_envs:<4} seeds={seeds:<3} {r['steps_per_second']:>10,.0f} env-steps/s  "
+                  f"(compile {r['compile_seconds']:.1f}s)")
     results["peak_rss_mb"] = peak_rss_mb()
     print(f"peak memory (RSS): {results['peak_rss_mb']:.0f} MB")
     if out is not None:

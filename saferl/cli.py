@@ -170,7 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("bench", help="env-only and full-training env-steps/s and peak memory")
     p.add_argument("--env", default="PointGoal1")
-    p.add_argument("--algo", default="ppo_lag")
+    p.add_argument("--algo", default="ppo_lag", help="algorithm, or several separated by commas")
     p.add_argument("--quick", action="store_true", help="fewer configurations (a minute)")
     p.add_argument("--out", help="write the measurements as JSON here")
     p.set_defaults(func=_cmd_bench)

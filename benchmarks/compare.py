@@ -1,0 +1,18 @@
+"""Print the saferl / OmniSafe throughput ratios from benchmarks/results/*.json."""
+
+import json
+import sys
+from pathlib import Path
+
+results = Path(sys.argv[1] if len(sys.argv) > 1 else "benchmarks/results")
+saferl = json.loads((results / "saferl_bench.json").read_text())
+best = {}
+for row in saferl["training"]:
+    best[row["algo"]] = max(best.get(row["algo"], 0.0), row["steps_per_second"])
+for algo, ours in (("PPOLag", "ppo_lag"), ("CPO", "cpo")):
+    path = results / f"omnisafe_{algo}.json"
+    if not path.is_file() or ours not in best:
+        continue
+    line = [json.loads(x) for x in path.read_text().splitlines() if x.startswith("{")][-1]
+    ratio = best[ours] / line["steps_per_second"]
+    print(f"{algo:7s} omnisafe {line['steps_per_second']:8.0f} steps/s   saferl {best[ours]:10.0f} steps/s   x{ratio:,.0f}")
