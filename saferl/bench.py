@@ -27,11 +27,13 @@ def env_only(env_name: str, num_envs: int, seeds: int, steps: int = 1000) -> flo
     """Random-action steps/s of ``seeds x num_envs`` auto-resetting environments."""
     env = envs.make(env_name)
     params = env.default_params()
-    venv = VecEnv(AutoReset(EpisodeStatistics(env)), num_envs)
+    pool = configlib.ENV_DEFAULTS.get(env_name, {}).get("reset_pool", 0)
+    venv = VecEnv(AutoReset(EpisodeStatistics(env), pool_size=pool), num_envs)
     space = env.action_space(params)
 
     def run(key):
         state, obs = venv.reset(key, params)
+        state = venv.refresh(state, params)  # as the trainer does once per rollout
 
         def body(carry, k):
             state = carry

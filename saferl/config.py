@@ -24,6 +24,7 @@ TOP_LEVEL = {
     "iterations_per_chunk": 0,  # compiled iterations between two Python calls; 0 = automatic
     "checkpoint_every": 1,  # chunks between checkpoints
     "normalize_observations": True,
+    "reset_pool": 0,  # 0: a fresh reset every step; k: k pooled resets per env per rollout (AutoReset)
     "env_params": {},
     "network": {"actor_hidden": [64, 64], "critic_hidden": [64, 64], "activation": "tanh", "init_log_std": -0.5},
     "constraint": {"type": "expected", "limit": 25.0},
@@ -32,7 +33,8 @@ TOP_LEVEL = {
 
 #: per-environment training defaults (applied before the user's config)
 ENV_DEFAULTS: dict[str, dict] = {
-    "PointGoal1": {"num_envs": 16, "rollout_steps": 1000, "constraint": {"type": "expected", "limit": 25.0}},
+    "PointGoal1": {"num_envs": 16, "rollout_steps": 1000, "reset_pool": 1,
+                   "constraint": {"type": "expected", "limit": 25.0}},
     "IcyLake": {"num_envs": 16, "rollout_steps": 128, "total_steps": 300_000,
                 "constraint": {"type": "expected", "limit": 3.0}},
 }
@@ -133,6 +135,7 @@ def resolve(user: dict) -> dict:
     for key in ("total_steps", "seeds", "num_envs", "rollout_steps", "checkpoint_every"):
         cfg[key] = _positive_int(cfg, key)
     cfg["seed"] = _positive_int(cfg, "seed", minimum=0)
+    cfg["reset_pool"] = _positive_int(cfg, "reset_pool", minimum=0)
     cfg["iterations_per_chunk"] = _positive_int(cfg, "iterations_per_chunk", minimum=0)
     if not isinstance(cfg["normalize_observations"], bool):
         raise ConfigError(f"normalize_observations must be true or false, got {cfg['normalize_observations']!r}")

@@ -73,7 +73,7 @@ class Trainer:
         env = EpisodeStatistics(ClipAction(base_env), gamma_c=float(self.constraint.gamma_c))
         # the algorithm wraps before networks are sized: augmentations change the observation
         probe = algo_cls(config["hparams"], None, None, self.constraint.kind)
-        env = AutoReset(probe.wrap_env(env, config["constraint"]))
+        env = AutoReset(probe.wrap_env(env, config["constraint"]), pool_size=config["reset_pool"])
         self.venv = NormalizeObservation(VecEnv(env, config["num_envs"]), enabled=config["normalize_observations"])
         obs_dim = int(np.prod(env.observation_space(self.env_params).shape))
         self.actor = networks.make_actor(obs_dim, env.action_space(self.env_params), net["actor_hidden"],

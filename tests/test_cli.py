@@ -73,3 +73,29 @@ def test_list_names_everything():
     assert result.returncode == 0
     for name in ("ppo", "ppo_lag", "PointGoal1", "IcyLake", "foundation-pointgoal"):
         assert name in result.stdout
+
+
+def test_train_eval_plot_with_a_var_constraint(tmp_path, capsys):
+    """A tiny end-to-end run through the command line: summary, eval and plot."""
+    import json
+
+    run_dir = tmp_path / "var-run"
+    code = cli.main(["train", "--algo", "ppo", "--env", "ToyReach", "--steps", "800", "--seeds", "2", "--num-envs", "4",
+                     "--out", str(run_dir), "--quiet", "--set", "rollout_steps=100", "--set", "hparams.minibatches=2",
+                     "--set", "hparams.epochs=1", "--set", "network.actor_hidden=[8]", "--set", "network.critic_hidden=[8]",
+                     "--set", "constraint.type=var", "--set", "constraint.rho=5", "--set", "constraint.epsilon=0.1"])
+    assert code == 0, capsys.readouterr().err
+    summary = json.loads((run_dir / "summary.json").read_text())
+    vp = summary["final"]["violation_probability"]
+    assert len(vp["per_seed"]) == 2 and all(0.0 <= p <= 1.0 for p in vp["per_seed"])
+    # the empirical violation probability is the fraction of episodes whose cost reached rho
+    from saferl import runs
+
+    rows = runs.read_progress(run_dir)
+    assert all(0.0 <= r["violation_probability"] <= 1.0 for r in rows)
+    capsys.readouterr()
+    assert cli.main(["eval", str(run_dir), "--episodes", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "seed 0:" in out and "seed 1:" in out and "mean over seeds" in out
+    assert cli.main(["plot", str(run_dir), "--out", str(tmp_path / "curves.png")]) == 0
+    assert (tmp_path / "curves.png").read_bytes()[:4] == b"\x89PNG"

@@ -218,3 +218,26 @@ def test_critics_are_independent_per_channel():
 def test_unknown_activation_is_rejected():
     with pytest.raises(ValueError, match="activation"):
         networks.make_actor(3, Box(-1, 1, (2,)), [8], "sigmoidz")
+
+
+def test_auto_reset_pool_consumes_fresh_resets_in_turn():
+    """With a pool, each finished episode starts from the next pooled reset; refresh draws new ones."""
+
+    class KeyedEnv(ScriptedEnv):
+        def reset(self, key, params):
+            return ScriptState(jnp.zeros((), jnp.int32)), jax.random.uniform(key, (1,))
+
+    params = ScriptParams(jnp.zeros(6), horizon=2)
+    env = AutoReset(KeyedEnv(), pool_size=2)
+    state, first = env.reset(jax.random.PRNGKey(0), params)
+    pool_obs = np.asarray(state.pool[1])[:, 0]
+    starts = []
+    for _ in range(6):
+        state, obs, *_rest, info = env.step(state, jnp.zeros(1), params)
+        if bool(info["final_obs"][0] != obs[0]) and int(state.inner.t) == 0:
+            starts.append(float(obs[0]))
+    # three episodes ended: pooled resets 0, 1, then the pool wraps around
+    np.testing.assert_allclose(starts, [pool_obs[0], pool_obs[1], pool_obs[0]], rtol=1e-6)
+    refreshed = env.refresh(state, params)
+    assert int(refreshed.pool_index) == 0
+    assert not np.allclose(np.asarray(refreshed.pool[1])[:, 0], pool_obs)

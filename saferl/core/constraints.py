@@ -4,7 +4,9 @@ Two kinds, chosen by ``type`` in the config's ``constraint`` section:
 
 * ``expected`` -- the CMDP constraint E[sum_t gamma_c^t c_t] <= ``limit`` (b).  With
   ``gamma_c = 1`` (default) the limit applies to the undiscounted episode cost, as in
-  Safety-Gymnasium's cost limit 25.
+  Safety-Gymnasium's cost limit 25.  With ``m`` cost channels ``limit`` may be a list
+  ``[b_1, ..., b_m]`` (one threshold per channel, an array of shape ``(m,)``); a single
+  number is a scalar limit, as before.
 * ``var`` -- the Value-at-Risk constraint P(C(tau) >= ``rho``) <= ``epsilon`` on the cost
   return C(tau) = sum_t gamma_c^t c_t (Canary eq. 6).
 
@@ -64,9 +66,18 @@ def from_config(section: dict) -> Constraint:
     if not 0.0 < gamma_c <= 1.0:
         raise ValueError(f"constraint.gamma_c must be in (0, 1], got {gamma_c}")
     if kind == "expected":
-        limit = _number(section, "limit", 25.0)
-        if limit < 0:
-            raise ValueError(f"constraint.limit must be >= 0, got {limit}")
+        raw = section.get("limit", 25.0)
+        if isinstance(raw, (list, tuple)):
+            if not raw:
+                raise ValueError("constraint.limit must be a number or a non-empty list of numbers, got []")
+            limit = [_number({"limit": v}, "limit", None) for v in raw]
+            for i, value in enumerate(limit):
+                if value < 0:
+                    raise ValueError(f"constraint.limit[{i}] must be >= 0, got {value}")
+        else:
+            limit = _number(section, "limit", 25.0)
+            if limit < 0:
+                raise ValueError(f"constraint.limit must be >= 0, got {limit}")
         epsilon = 1.0
     else:
         limit = _number(section, "rho", 100.0)
@@ -82,7 +93,8 @@ def from_config(section: dict) -> Constraint:
 def to_config(constraint: Constraint) -> dict:
     out = {"type": constraint.kind, "gamma_c": float(constraint.gamma_c)}
     if constraint.kind == "expected":
-        out["limit"] = float(constraint.limit)
+        limit = jnp.asarray(constraint.limit)
+        out["limit"] = float(limit) if limit.ndim == 0 else [float(v) for v in limit]
     else:
         out["rho"] = float(constraint.limit)
         out["epsilon"] = float(constraint.epsilon)

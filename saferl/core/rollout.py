@@ -90,6 +90,8 @@ def collect(env, env_params, actor, actor_params, env_state, obs, key, num_steps
         )
         return (env_state, next_obs), traj
 
+    if hasattr(env, "refresh"):
+        env_state = env.refresh(env_state, env_params)  # fresh pooled resets for this rollout
     (env_state, obs), traj = jax.lax.scan(one_step, (env_state, obs), jax.random.split(key, num_steps))
     return env_state, obs, traj
 

@@ -184,6 +184,8 @@ class EpisodeStatistics(Wrapper):
 class AutoResetState:
     inner: Any
     key: jax.Array
+    pool: Any = None  # (pool_size, ...) pre-computed reset states and observations
+    pool_index: Any = None
 
 
 class AutoReset(Wrapper):
@@ -191,23 +193,59 @@ class AutoReset(Wrapper):
 
     The observation returned on the last step is the first of the next episode;
     the true last observation is ``info["final_obs"]``.
+
+    With ``pool_size = 0`` (default) a fresh reset is computed on every step and
+    selected where an episode ended: exact, but it pays for a reset per step, which
+    dominates for environments whose reset is dearer than their step (PointGoal1's
+    rejection-sampled layouts).  With ``pool_size = k > 0`` the wrapper keeps ``k``
+    fresh resets per environment, drawn by :meth:`refresh` (the trainer calls it once
+    per rollout), and consumes them in turn.  Each episode still starts from an
+    independent fresh reset as long as no environment ends more than ``k`` episodes
+    in one rollout; beyond that the pool is reused cyclically.  Use it only where
+    episodes are at least ``rollout_steps / k`` long (PointGoal1: 1000-step episodes).
     """
 
+    def __init__(self, env: Environment, pool_size: int = 0):
+        super().__init__(env)
+        if pool_size < 0:
+            raise ValueError(f"reset pool size must be >= 0, got {pool_size}")
+        self.pool_size = int(pool_size)
+
+    def _make_pool(self, key, params):
+        keys = jax.random.split(key, self.pool_size)
+        return jax.vmap(self.env.reset, in_axes=(0, None))(keys, params)
+
     def reset(self, key, params):
-        key, sub = jax.random.split(key)
+        key, sub, pool_key = jax.random.split(key, 3)
         inner, obs = self.env.reset(sub, params)
-        return AutoResetState(inner, key), obs
+        if self.pool_size == 0:
+            return AutoResetState(inner, key), obs
+        return AutoResetState(inner, key, self._make_pool(pool_key, params), jnp.zeros((), jnp.int32)), obs
+
+    def refresh(self, state: AutoResetState, params) -> AutoResetState:
+        """Draw a new pool of resets (no-op without a pool)."""
+        if self.pool_size == 0:
+            return state
+        key, pool_key = jax.random.split(state.key)
+        return AutoResetState(state.inner, key, self._make_pool(pool_key, params), jnp.zeros((), jnp.int32))
 
     def step(self, state, action, params):
         inner, obs, reward, cost, term, trunc, info = self.env.step(state.inner, action, params)
-        key, sub = jax.random.split(state.key)
-        reset_inner, reset_obs = self.env.reset(sub, params)
         done = jnp.logical_or(term, trunc)
+        if self.pool_size == 0:
+            key, sub = jax.random.split(state.key)
+            reset_inner, reset_obs = self.env.reset(sub, params)
+            pool, index = None, None
+        else:
+            key, pool, index = state.key, state.pool, state.pool_index
+            slot = index % self.pool_size
+            reset_inner, reset_obs = jax.tree.map(lambda x: x[slot], pool)
+            index = index + done.astype(jnp.int32)
         inner = jax.tree.map(lambda a, b: jnp.where(done, a, b), reset_inner, inner)
         info = dict(info)
         info["final_obs"] = obs
         obs = jnp.where(done, reset_obs, obs)
-        return AutoResetState(inner, key), obs, reward, cost, term, trunc, info
+        return AutoResetState(inner, key, pool, index), obs, reward, cost, term, trunc, info
 
 
 # --------------------------------------------------------------------------- vectorised
@@ -233,6 +271,12 @@ class VecEnv:
 
     def step(self, state, action, params):
         return jax.vmap(self.env.step, in_axes=(0, 0, None))(state, action, params)
+
+    def refresh(self, state, params):
+        """Let an outermost :class:`AutoReset` draw its pool of resets for the next rollout."""
+        if not hasattr(self.env, "refresh"):
+            return state
+        return jax.vmap(self.env.refresh, in_axes=(0, None))(state, params)
 
     def observation_space(self, params):
         return self.env.observation_space(params)
@@ -306,6 +350,9 @@ class NormalizeObservation:
         if "final_obs" in info:
             info["final_obs"] = self._normalize(stats, info["final_obs"])
         return NormalizeState(inner, stats, state.update), self._normalize(stats, obs), reward, cost, term, trunc, info
+
+    def refresh(self, state, params):
+        return state.replace(inner=self.venv.refresh(state.inner, params))
 
     def observation_space(self, params):
         return self.venv.observation_space(params)

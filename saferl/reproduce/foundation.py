@@ -11,7 +11,7 @@ from saferl.reproduce.common import compare_algorithms
 SCALES = {
     "smoke": {"total_steps": 32_000, "seeds": 2, "iterations_per_chunk": 1},
     "demo": {"total_steps": 320_000, "seeds": 3},
-    "cpu": {"total_steps": 3_000_000, "seeds": 5},
+    "cpu": {"total_steps": 2_000_000, "seeds": 5},
     "full": {"total_steps": 10_000_000, "seeds": 5},
 }
 

@@ -1,0 +1,66 @@
+"""CPO (Achiam et al. 2017): the TRPO step restricted to the linearised constraints.
+
+    max_x g^T x   s.t.   b_i^T x + c_i <= 0 (i = 1..m),   x^T H x / 2 <= delta        (CPO eq. 10-11)
+
+with c = J_c - b and b_i the gradients of the cost surrogates in units of J_c
+(:mod:`saferl.algos.second_order`).  One constraint: closed-form dual
+(:func:`saferl.core.cpo_dual.cpo_dual`, App. 10.2, cases 0-4); several: active-set
+enumeration (:func:`saferl.core.cpo_dual.cpo_dual_multi`).  When no x meets the
+linearised constraints in the trust region (case 0) the recovery step
+``-sqrt(2 delta / s) H^-1 b`` minimises the cost.
+
+Line search (Achiam's reference code, as OmniSafe): accept ``decay**j x`` when the
+mean KL <= delta, every cost surrogate change stays within ``max(0, -c_i)`` (so
+``J_c + change <= b`` where the origin is feasible, and the cost does not grow
+where it is not) and -- when the current policy is feasible (cases 2-4) -- the
+reward surrogate does not decrease.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from saferl.algos.base import register
+from saferl.algos.second_order import TrustRegionAlgorithm
+from saferl.core import cpo_dual as cd
+
+
+@register
+class CPO(TrustRegionAlgorithm):
+    name = "cpo"
+    description = "CPO (Achiam et al. 2017): trust-region step within the linearised cost constraints (one or several)."
+
+    def direction(self, grads, hinv_g, hinv_B):
+        """(step x, case, reward_must_improve) for the CPO subproblem."""
+        delta = self.hp["target_kl"]
+        if self.num_constraints == 1:
+            q, r, s = cd.cpo_scalars(grads.g, grads.B[0], hinv_g, hinv_B[0])
+            dual = cd.cpo_dual(q, r, s, grads.c[0], delta)
+            step = cd.cpo_step(dual, hinv_g, hinv_B[0])
+            return step, dual.case.astype(jnp.float32), dual.case >= cd.CASE_PARTIAL_FEASIBLE_ORIGIN
+        q, r, S = cd.cpo_multi_scalars(grads.g, grads.B, hinv_g, hinv_B)
+        dual = cd.cpo_dual_multi(q, r, S, grads.c, delta)
+        step = cd.cpo_multi_step(dual, hinv_g, hinv_B)
+        # -1 = recovery; otherwise the number of active constraints
+        case = jnp.where(dual.feasible, jnp.sum(dual.active.astype(jnp.float32)), -1.0)
+        return step, case, dual.feasible & jnp.all(grads.c <= 0)
+
+    def policy_step(self, agent, batch):
+        delta = self.hp["target_kl"]
+        adv_r, adv_c = self.advantages(batch)
+        grads = self.gradients(agent, batch, adv_r, adv_c)
+        hinv = self.solve(self.fisher_matvec(agent, batch), jnp.concatenate([grads.g[None], grads.B]))
+        step, case, reward_check = self.direction(grads, hinv[0], hinv[1:])
+        tolerance = jnp.maximum(-grads.c, 0.0)
+
+        def accept(m, m0):
+            cost_ok = jnp.all(m["cost"] - m0["cost"] <= tolerance)
+            reward_ok = (~reward_check) | (m["reward"] >= m0["reward"])
+            return (m["kl"] <= delta) & cost_ok & reward_ok
+
+        params, metrics = self.line_search(agent, batch, adv_r, adv_c, grads.scale, step, accept)
+        metrics.update(case=case, cost_estimate=grads.cost[0])
+        return agent.replace(actor_params=params), metrics
+
+    def metrics_names(self):
+        return ("case", "cost_estimate") + super().metrics_names()

@@ -1,0 +1,142 @@
+"""C-TRPO (Milosevic et al., "Embedding Safety into RL: A New Take on Trust Region Methods").
+
+Algorithm 1: if pi_k is in the (hysteresis) safe set, take a TRPO step on the reward
+surrogate inside the safe trust region of the surrogate divergence
+
+    bar D_C(pi || pi_k) = bar D_KL + sum_i beta bar D_phi,i                  (eq. 14, 16; Sec. 3.2 for m > 1)
+    bar D_phi,i = Psi(A_i) = phi(d_i - A_i) - phi(d_i) + phi'(d_i) A_i,      (eq. 17-18, 56, 60)
+                  +inf where d_i - A_i <= 0,
+
+with d_i = b_i - J_c,i the constraint margin and A_i the cost surrogate in units of
+J_c (eq. 59).  Otherwise (recovery, line 7) take a TRPO step on -A_c with the plain KL.
+
+Step (eq. 19-21): x = sqrt(2 delta / g^T H^-1 g) H^-1 g with the Hessian of bar D_C at
+theta_k in closed form (App. B.2.3, eq. 63-68):
+
+    H_C = F + sum_i beta phi''(d_i) b_i b_i^T        (b_i = grad A_i; Psi'(0) = 0, Psi''(0) = phi''(d_i))
+
+applied as a Fisher-vector product plus one rank-one term per constraint; the line
+search keeps bar D_C <= delta (evaluated exactly, eq. 58-61) and the objective
+surrogate from decreasing.
+
+Hysteresis (Sec. 3.2, "Recovery with Hysteresis"): recovery starts when some
+J_c,i > b_i and ends only once every J_c,i <= b_H,i = ``hysteresis`` * b_i.
+
+phi: ``"xlogx"`` (phi(x) = x log x, the paper's default; eq. 57/61) or ``"neglog"``
+(phi(x) = -log x, the log barrier).  Eq. 60 prints ``- phi'(d) A``; the sign of eq.
+18/56 (``+ phi'(d) A``) is the one that makes Psi a Bregman divergence (Psi(0) = 0,
+Psi >= 0) and agrees with eq. 61, so that is the one used.
+
+``beta`` and ``hysteresis`` live in ``agent.extra`` as arrays (traced: they may differ
+per seed in a vmapped run); ``init`` fills them from the hyper-parameters.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from saferl.algos.base import register
+from saferl.algos.second_order import TrustRegionAlgorithm, natural_step
+
+PHIS = ("xlogx", "neglog")
+
+
+def phi_second_derivative(margin, kind: str = "xlogx"):
+    """phi''(d): 1/d for x log x, 1/d^2 for -log x."""
+    if kind == "xlogx":
+        return 1.0 / margin
+    if kind == "neglog":
+        return 1.0 / margin**2
+    raise ValueError(f"phi must be one of {', '.join(PHIS)}, got {kind!r}")
+
+
+def surrogate_phi_divergence(cost_surrogate, margin, kind: str = "xlogx"):
+    """bar D_phi = Psi(A) (eq. 17-18, 60), +inf where margin - A <= 0; elementwise.
+
+    Written in the cancellation-free forms of eq. 61 (x log x) and its -log x analogue:
+        x log x:  Psi(A) = A + (d - A) log(1 - A / d)
+        -log x:   Psi(A) = -log(1 - A / d) - A / d
+    """
+    inside = margin - cost_surrogate > 0
+    u = jnp.where(inside, cost_surrogate / margin, 0.0)  # A / d, < 1 inside the domain
+    if kind == "xlogx":
+        psi = cost_surrogate + (margin - cost_surrogate) * jnp.log1p(-u)
+    elif kind == "neglog":
+        psi = -jnp.log1p(-u) - u
+    else:
+        raise ValueError(f"phi must be one of {', '.join(PHIS)}, got {kind!r}")
+    return jnp.where(inside, psi, jnp.inf)
+
+
+def next_recovering(recovering, cost, limit, hysteresis):
+    """Algorithm 1's test with hysteresis: recover while some J_c,i exceeds its threshold,
+    b_i when the previous step was safe and hysteresis * b_i when it was a recovery."""
+    threshold = jnp.where(recovering, hysteresis * limit, limit)
+    return jnp.any(cost > threshold), cost > threshold
+
+
+@register
+class CTRPO(TrustRegionAlgorithm):
+    name = "ctrpo"
+    description = "C-TRPO (Milosevic et al.): TRPO in a safe trust region (KL + beta * barrier divergence) with recovery."
+    defaults = dict(TrustRegionAlgorithm.defaults, beta=1.0, hysteresis=0.8, phi="xlogx")
+
+    def init_extra(self, constraint):
+        if self.hp["phi"] not in PHIS:
+            raise ValueError(f"hparams.phi must be one of {', '.join(PHIS)}, got {self.hp['phi']!r}")
+        if not 0.0 < float(self.hp["hysteresis"]) <= 1.0:
+            raise ValueError(f"hparams.hysteresis must be in (0, 1], got {self.hp['hysteresis']}")
+        if float(self.hp["beta"]) < 0:
+            raise ValueError(f"hparams.beta must be >= 0, got {self.hp['beta']}")
+        return {
+            "beta": jnp.asarray(self.hp["beta"], jnp.float32),
+            "hysteresis": jnp.asarray(self.hp["hysteresis"], jnp.float32),
+            "recovering": jnp.asarray(False),
+        }
+
+    def barrier_coefficients(self, agent, grads, recovering):
+        """(beta_i, d_i): beta per constraint (0 while recovering: plain KL, line 7) and the margin b_i - J_c,i."""
+        margin = jnp.maximum(grads.limit - grads.cost, 1e-6 * jnp.maximum(grads.limit, 1.0))
+        beta = jnp.broadcast_to(agent.extra["beta"], margin.shape)
+        return jnp.where(recovering, 0.0, beta), margin
+
+    def divergence(self, kl, cost_surrogate, beta, margin):
+        """bar D_C = bar D_KL + sum_i beta_i bar D_phi,i (eq. 14, 17); terms with beta_i = 0 are dropped."""
+        psi = surrogate_phi_divergence(cost_surrogate, margin, self.hp["phi"])
+        return kl + jnp.sum(jnp.where(beta > 0, beta * psi, 0.0))
+
+    def hessian_matvec(self, agent, batch, grads, beta, margin):
+        """v -> (F + damping I) v + sum_i beta_i phi''(d_i) (b_i^T v) b_i  (App. B.2.3, eq. 67)."""
+        fvp = self.fisher_matvec(agent, batch)
+        w = beta * phi_second_derivative(margin, self.hp["phi"])
+        return lambda v: fvp(v) + (w * (grads.B @ v)) @ grads.B
+
+    def policy_step(self, agent, batch):
+        delta = self.hp["target_kl"]
+        adv_r, adv_c = self.advantages(batch)
+        grads = self.gradients(agent, batch, adv_r, adv_c)
+        recovering, violated = next_recovering(agent.extra["recovering"], grads.cost, grads.limit,
+                                               agent.extra["hysteresis"])
+        beta, margin = self.barrier_coefficients(agent, grads, recovering)
+        # Algorithm 1, lines 4-8: A <- A_r (safe) or A <- -A_c of the violated constraints (recovery)
+        viol = violated.astype(jnp.float32)
+        g = jnp.where(recovering, -(viol @ grads.B), grads.g)
+        hinv_g = self.solve(self.hessian_matvec(agent, batch, grads, beta, margin), g[None])[0]
+        step = natural_step(g, hinv_g, delta)  # eq. 19
+
+        def objective(m):
+            return jnp.where(recovering, -jnp.sum(viol * m["cost"]), m["reward"])
+
+        def accept(m, m0):
+            d_c = self.divergence(m["kl"], m["cost"], beta, margin)
+            return (d_c <= delta) & (objective(m) >= objective(m0))
+
+        params, metrics = self.line_search(agent, batch, adv_r, adv_c, grads.scale, step, accept)
+        metrics.update(recovering=recovering.astype(jnp.float32), cost_estimate=grads.cost[0],
+                       beta=agent.extra["beta"])
+        agent = agent.replace(actor_params=params, extra={**agent.extra, "recovering": recovering})
+        return agent, metrics
+
+    def metrics_names(self):
+        return ("recovering", "cost_estimate", "beta") + super().metrics_names()
+

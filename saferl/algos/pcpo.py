@@ -1,0 +1,43 @@
+"""PCPO (Yang et al. 2020): a TRPO reward step, then a projection onto the linearised constraint.
+
+    x_r = sqrt(2 delta / g^T H^-1 g) H^-1 g                                (PCPO eq. 3, reward step)
+    x   = x_r - max(0, (b^T x_r + c) / (b^T H^-1 b)) H^-1 b                 (PCPO eq. 4-5, KL projection)
+
+(:func:`saferl.core.cpo_dual.pcpo_projection`).  The line search accepts
+``decay**j x`` with mean KL <= delta and a cost surrogate change within
+``max(0, -c)``.  One constraint (the first cost channel).
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from saferl.algos.base import register
+from saferl.algos.second_order import TrustRegionAlgorithm, natural_step
+from saferl.core import cpo_dual as cd
+
+
+@register
+class PCPO(TrustRegionAlgorithm):
+    name = "pcpo"
+    description = "PCPO (Yang et al. 2020): TRPO reward step projected (KL norm) onto the linearised constraint."
+
+    def policy_step(self, agent, batch):
+        delta = self.hp["target_kl"]
+        adv_r, adv_c = self.advantages(batch)
+        adv_c = adv_c[:, :1]
+        grads = self.gradients(agent, batch, adv_r, adv_c)
+        hinv = self.solve(self.fisher_matvec(agent, batch), jnp.concatenate([grads.g[None], grads.B]))
+        reward_step = natural_step(grads.g, hinv[0], delta)
+        step = cd.pcpo_projection(reward_step, grads.B[0], grads.c[0], hinv_cost_grad=hinv[1], norm="kl")
+        tolerance = jnp.maximum(-grads.c[0], 0.0)
+
+        def accept(m, m0):
+            return (m["kl"] <= delta) & (m["cost"][0] - m0["cost"][0] <= tolerance)
+
+        params, metrics = self.line_search(agent, batch, adv_r, adv_c, grads.scale, step, accept)
+        metrics["cost_estimate"] = grads.cost[0]
+        return agent.replace(actor_params=params), metrics
+
+    def metrics_names(self):
+        return ("cost_estimate",) + super().metrics_names()

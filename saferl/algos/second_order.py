@@ -1,0 +1,213 @@
+"""What the second-order (trust-region) family shares: TRPO, TRPO-Lag, CPO, PCPO, C-TRPO.
+
+One update of every member is
+
+    1. advantages: the reward advantage is standardised; each cost channel is only
+       centred (mean zero, scale kept), so that its surrogate is zero at the current
+       policy and keeps the units of the cost it predicts;
+    2. gradients at theta_k of the surrogates (C-TRPO eq. 6 and 15)
+           g   = grad_theta  E[pi / pi_k  A_r]                      (reward, ascent direction)
+           b_i = grad_theta  s * E[pi / pi_k  A_c,i]                (cost channel i)
+       where ``s`` turns the per-sample cost surrogate into a change of the episode cost
+       J_c: ``s = 1 / (1 - cost_gamma)`` (CPO, Achiam et al. 2017, eq. 10), or the mean
+       episode length when ``cost_gamma = 1``;
+    3. H^-1 g and H^-1 b_i by conjugate gradients with Fisher-vector products of the
+       mean KL between the batch's (old) distributions and the new ones
+       (:mod:`saferl.core.trust_region`);
+    4. the algorithm's own step (``policy_step``) and a backtracking line search;
+    5. the critics: Adam, minibatch epochs, MSE against the GAE returns of every channel.
+
+The cost estimate is ``J_c = batch.episodes["discounted_cost"]``: the mean over the
+episodes that finished in the batch, discounted by the constraint's ``gamma_c``
+(1 = undiscounted); ``c = J_c - limit``, one entry per constraint.
+
+Each algorithm file keeps only what makes it different: its step and its acceptance test.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import optax
+from jax.flatten_util import ravel_pytree
+
+from saferl.algos.base import AgentState, Algorithm
+from saferl.core import trust_region as tr
+
+
+class Gradients(NamedTuple):
+    """Flat gradients at theta_k and the constraint data of one batch (m constraints)."""
+
+    g: jax.Array  # (n,) reward-surrogate gradient
+    B: jax.Array  # (m, n) cost-surrogate gradients, in units of J_c
+    cost: jax.Array  # (m,) J_c(pi_k)
+    limit: jax.Array  # (m,) b
+    c: jax.Array  # (m,) J_c - b
+    scale: jax.Array  # s: cost surrogate = s * mean(ratio * A_c)
+
+
+def normalize(x):
+    return (x - jnp.mean(x)) / (jnp.std(x) + 1e-8)
+
+
+class TrustRegionAlgorithm(Algorithm):
+    """Base class: subclasses implement ``policy_step(agent, batch) -> (agent, metrics)``."""
+
+    constraint_kinds = ("expected",)
+    defaults = dict(
+        gamma=0.99,
+        cost_gamma=0.99,
+        gae_lambda=0.95,
+        target_kl=0.01,  # delta, the trust-region radius
+        cg_iters=15,
+        cg_damping=0.1,
+        backtracks=15,
+        decay=0.8,  # line search: step_j = decay**j * full_step
+        critic_lr=1e-3,
+        critic_epochs=10,
+        critic_minibatches=16,
+        max_grad_norm=40.0,  # critics only
+    )
+
+    # ---- declarations -----------------------------------------------------------------
+    @property
+    def num_constraints(self) -> int:
+        return self.critics.num_channels - 1
+
+    def actor_optimizer(self):
+        # The actor moves by trust-region steps, not by an optimiser; its state is empty.
+        return optax.identity()
+
+    def init(self, key, constraint):
+        limit = jnp.asarray(constraint.limit)
+        if limit.ndim > 0 and limit.shape != (self.num_constraints,):
+            raise ValueError(
+                f"{self.name}: constraint.limit has {limit.shape[0]} entries but the environment has "
+                f"{self.num_constraints} cost channel(s)"
+            )
+        return super().init(key, constraint)
+
+    # ---- batch closures -----------------------------------------------------------------
+    def advantages(self, batch):
+        """(A_r standardised (B,), A_c centred (B, m))."""
+        adv_c = batch.advantages[:, 1:]
+        return normalize(batch.advantages[:, 0]), adv_c - jnp.mean(adv_c, axis=0)
+
+    def surrogate_scale(self, batch):
+        gamma_c = float(self.hp["cost_gamma"])
+        if gamma_c < 1.0:
+            return jnp.asarray(1.0 / (1.0 - gamma_c), jnp.float32)
+        return jnp.maximum(jnp.asarray(batch.episodes["length"], jnp.float32), 1.0)
+
+    def mean_kl(self, params, batch):
+        """bar D_KL (eq. 16/58): mean over the batch of KL(pi_k(.|s) || pi_theta(.|s))."""
+        old = jax.lax.stop_gradient(batch.dist)
+        return jnp.mean(self.actor.kl(old, self.actor.distribution(params, batch.obs)))
+
+    def surrogates(self, params, batch, adv_r, adv_c, scale):
+        """(E[ratio A_r], s * E[ratio A_c] per channel (m,)) -- eq. 6 and eq. 15/59."""
+        dist = self.actor.distribution(params, batch.obs)
+        ratio = jnp.exp(self.actor.log_prob(dist, batch.action) - batch.log_prob)
+        return jnp.mean(ratio * adv_r), scale * jnp.mean(ratio[:, None] * adv_c, axis=0)
+
+    def constraint_data(self, agent, batch):
+        m = self.num_constraints
+        cost = jnp.asarray(batch.episodes["discounted_cost"], jnp.float32).reshape(-1)[:m]
+        limit = jnp.broadcast_to(jnp.asarray(agent.constraint.limit, jnp.float32), (m,))
+        return cost, limit
+
+    # ---- gradients, H^-1 v, line search --------------------------------------------------
+    def gradients(self, agent, batch, adv_r, adv_c) -> Gradients:
+        flat, unravel = ravel_pytree(agent.actor_params)
+        scale = self.surrogate_scale(batch)
+
+        def stacked(p):
+            reward, cost = self.surrogates(unravel(p), batch, adv_r, adv_c, scale)
+            return jnp.concatenate([reward[None], cost])
+
+        jac = jax.jacrev(stacked)(flat)
+        cost, limit = self.constraint_data(agent, batch)
+        return Gradients(jac[0], jac[1:], cost, limit, cost - limit, scale)
+
+    def fisher_matvec(self, agent, batch):
+        """v -> (F + damping I) v on flat vectors, F the Hessian of the mean KL at theta_k."""
+        matvec, _, _ = tr.make_fisher_matvec(lambda p: self.mean_kl(p, batch), agent.actor_params,
+                                             self.hp["cg_damping"])
+        return matvec
+
+    def solve(self, matvec: Callable, rows):
+        """H^-1 v for each row of ``rows`` (k, n) by conjugate gradients."""
+        return jax.vmap(lambda v: tr.conjugate_gradient(matvec, v, int(self.hp["cg_iters"])))(rows)
+
+    def line_search(self, agent, batch, adv_r, adv_c, scale, full_step, accept):
+        """Backtrack ``decay**j * full_step`` (all candidates at once); ``accept(m, m0)`` sees the
+        candidate's and theta_k's metrics: ``kl``, ``reward`` and ``cost`` (m,) surrogates.
+        Returns (new actor params, metrics of the chosen step)."""
+        flat, unravel = ravel_pytree(agent.actor_params)
+
+        def evaluate(step):
+            params = unravel(flat + step)
+            reward, cost = self.surrogates(params, batch, adv_r, adv_c, scale)
+            return {"kl": self.mean_kl(params, batch), "reward": reward, "cost": cost}
+
+        base = evaluate(jnp.zeros_like(flat))
+        result, chosen = tr.backtracking_line_search(
+            evaluate, full_step, accept=lambda m: accept(m, base) & jnp.isfinite(m["reward"]),
+            decay=float(self.hp["decay"]), max_backtracks=int(self.hp["backtracks"]), return_metrics=True)
+        metrics = {
+            "kl": jnp.where(result.accepted, chosen["kl"], 0.0),
+            "surrogate_improvement": jnp.where(result.accepted, chosen["reward"] - base["reward"], 0.0),
+            "accepted": result.accepted.astype(jnp.float32),
+            "backtracks": result.index.astype(jnp.float32),
+        }
+        return unravel(flat + result.step), metrics
+
+    # ---- critics ---------------------------------------------------------------------------
+    def fit_critics(self, agent: AgentState, batch, key):
+        """Adam on sum_channels (V(s) - R)^2, ``critic_epochs`` passes of ``critic_minibatches``."""
+        opt = self.critic_optimizer()
+        size = batch.obs.shape[0]
+        n_mb = max(1, min(int(self.hp["critic_minibatches"]), size))
+        mb_size = size // n_mb
+
+        def loss(params, obs, returns):
+            return jnp.mean(jnp.sum((self.critics.apply(params, obs) - returns) ** 2, axis=-1))
+
+        def step(carry, mb):
+            params, opt_state = carry
+            value, grad = jax.value_and_grad(loss)(params, *mb)
+            updates, opt_state = opt.update(grad, opt_state, params)
+            return (optax.apply_updates(params, updates), opt_state), value
+
+        def epoch(carry, k):
+            perm = jax.random.permutation(k, size)[: n_mb * mb_size].reshape(n_mb, mb_size)
+            carry, values = jax.lax.scan(step, carry, (batch.obs[perm], batch.returns[perm]))
+            return carry, jnp.mean(values)
+
+        keys = jax.random.split(key, int(self.hp["critic_epochs"]))
+        (params, opt_state), losses = jax.lax.scan(epoch, (agent.critic_params, agent.critic_opt_state), keys)
+        return agent.replace(critic_params=params, critic_opt_state=opt_state), losses[-1]
+
+    # ---- the update ------------------------------------------------------------------------
+    def before_update(self, agent, batch):
+        return agent, {}
+
+    def policy_step(self, agent, batch):
+        raise NotImplementedError
+
+    def update(self, agent, batch, key):
+        agent, metrics = self.before_update(agent, batch)
+        agent, step_metrics = self.policy_step(agent, batch)
+        agent, critic_loss = self.fit_critics(agent, batch, key)
+        return agent, {**metrics, **step_metrics, "critic_loss": critic_loss}
+
+    def metrics_names(self):
+        return ("kl", "surrogate_improvement", "accepted", "backtracks", "critic_loss")
+
+
+def natural_step(g, hinv_g, delta):
+    """sqrt(2 delta / g^T H^-1 g) H^-1 g: the step to the trust-region boundary (C-TRPO eq. 19)."""
+    q = jnp.maximum(jnp.vdot(g, hinv_g), jnp.finfo(hinv_g.dtype).tiny)
+    return jnp.sqrt(2.0 * delta / q) * hinv_g
