@@ -50,7 +50,9 @@ def resolve_config(user: dict) -> dict:
     env_id = user.get("env")
     if not is_gym_id(env_id):
         raise configlib.ConfigError(f"a Gymnasium environment is named 'gym:<id>', got env={env_id!r}")
-    stand_in = next(name for name in envs.registered() if name not in configlib.ENV_DEFAULTS)
+    stand_in = next((name for name in envs.registered() if name not in configlib.ENV_DEFAULTS), None)
+    if stand_in is None:
+        raise RuntimeError("resolve_config needs a registered environment without ENV_DEFAULTS to stand in")
     cfg = configlib.resolve({**user, "env": stand_in})
     cfg["env"] = env_id
     options = cfg["env_params"]
@@ -115,6 +117,10 @@ class GymTrainer:
         self.config, self.seed_index = cfg, int(seed_index)
         self.seed = cfg["seed"] + self.seed_index
         self.constraint = constraints.from_config(cfg["constraint"])
+        algo_cls = algos.get(cfg["algo"])
+        if _unsupported_wrapper(algo_cls(cfg["hparams"], None, None, self.constraint.kind), cfg["constraint"]):
+            raise ValueError(f"algorithm {algo_cls.name} augments the environment (wrap_env), "
+                             "which the Gymnasium bridge does not support yet")
         options = {k: v for k, v in cfg["env_params"].items() if k in BRIDGE_OPTIONS}
         env_kwargs = {k: v for k, v in cfg["env_params"].items() if k not in BRIDGE_OPTIONS}
         if env_list is None:
@@ -122,13 +128,12 @@ class GymTrainer:
             env_list = [make_gym_env(source, **env_kwargs) for _ in range(cfg["num_envs"])]
         self.venv = HostVecEnv(env_list, gamma_c=float(self.constraint.gamma_c), probe_seed=self.seed, **options)
 
-        algo_cls = algos.get(cfg["algo"])
         self.env_cost_channels = self.venv.cost_channels
         num_channels = algo_cls.cost_channels(self.env_cost_channels)
-        if num_channels != self.env_cost_channels or _unsupported_wrapper(
-                algo_cls(cfg["hparams"], None, None, self.constraint.kind), cfg["constraint"]):
-            raise ValueError(f"algorithm {algo_cls.name} augments the environment (extra state or cost channels), "
-                             "which the Gymnasium bridge does not support yet")
+        if num_channels != self.env_cost_channels:
+            self.venv.close()
+            raise ValueError(f"algorithm {algo_cls.name} adds cost channels to the environment's "
+                             f"{self.env_cost_channels}, which the Gymnasium bridge does not support yet")
         net = cfg["network"]
         obs_dim = self.venv.obs_dim
         self.actor = networks.make_actor(obs_dim, self.venv.action_space, net["actor_hidden"], net["activation"],
@@ -141,7 +146,6 @@ class GymTrainer:
         self.steps_per_iteration = self.num_steps * self.num_envs
 
         self._act = jax.jit(self.act)
-        self._observe = jax.jit(self.observe)
         self._observe_act = jax.jit(self.observe_act)
         self._update = None  # compiled on the first iteration (timed)
         self.timings = {"rollout_seconds": 0.0, "update_seconds": 0.0, "compile_seconds": 0.0}
@@ -206,26 +210,17 @@ class GymTrainer:
             obs, action, log_prob, dist = jax.device_get((obs, action, log_prob, dist))
             policy.append((obs, action, log_prob, dist))
             step = self.venv.step(action)
-            if t + 1 < self.num_steps:
-                self.stats, next_obs, final_obs, action, log_prob, dist = self._observe_act(
-                    params, self.stats, step.obs, step.final_obs, keys[t + 1])
-            else:  # the next action belongs to the next iteration's (updated) policy
-                self.stats, next_obs, final_obs = self._observe(self.stats, step.obs, step.final_obs)
-            step.final_obs = final_obs
+            # normalise what the step returned and act on it: one call per step.  The action drawn
+            # after the last step is dropped: the next iteration acts with the updated policy.
+            self.stats, obs, step.final_obs, action, log_prob, dist = self._observe_act(
+                params, self.stats, step.obs, step.final_obs, keys[min(t + 1, self.num_steps - 1)])
             steps.append(step)
-            obs = next_obs
         self.obs = obs
-        stack = lambda *xs: np.stack(xs)  # noqa: E731
-        obs_, action_, log_prob_, dist_ = jax.tree.map(stack, *policy)
-        field = lambda name: np.stack([getattr(s, name) for s in steps])  # noqa: E731
-        return Trajectory(
-            obs=obs_, action=action_, log_prob=log_prob_, dist=dist_,
-            reward=field("reward"), cost=field("cost"), terminated=field("terminated"), truncated=field("truncated"),
-            final_obs=np.stack([np.asarray(s.final_obs) for s in steps]),
-            episode_done=field("episode_done"), episode_return=field("episode_return"),
-            episode_cost=field("episode_cost"), episode_discounted_cost=field("episode_discounted_cost"),
-            episode_length=field("episode_length"),
-        )
+        obs, action, log_prob, dist = jax.tree.map(lambda *xs: np.stack(xs), *policy)
+        host = {name: np.stack([np.asarray(getattr(s, name)) for s in steps])
+                for name in ("reward", "cost", "terminated", "truncated", "final_obs", "episode_done", "episode_return",
+                             "episode_cost", "episode_discounted_cost", "episode_length")}
+        return Trajectory(obs=obs, action=action, log_prob=log_prob, dist=dist, **host)
 
     def iterate(self) -> dict:
         """One training iteration; returns its metrics as floats."""

@@ -36,6 +36,8 @@ def _cmd_train(args) -> int:
     if args.resume:
         run_dir = Path(args.resume)
         cfg = runs.load_run_config(run_dir)
+        if cfg["env"].startswith("gym:"):
+            raise UserError("runs on Gymnasium environments (gym:...) cannot be resumed yet")
         if not (run_dir / runs.CHECKPOINT).is_file():
             raise UserError(f"cannot resume {str(run_dir)!r}: it has no checkpoint")
         summary = runs.train(cfg, run_dir, resume=True, show_progress=not args.quiet)
@@ -51,7 +53,12 @@ def _cmd_train(args) -> int:
         if run_dir.exists() and any(run_dir.iterdir()):
             raise UserError(f"run directory {str(run_dir)!r} already exists and is not empty; "
                             "use --resume to continue it or choose another --out")
-        summary = runs.train(cfg, run_dir, show_progress=not args.quiet)
+        if cfg["env"].startswith("gym:"):
+            from saferl import bridge_train
+
+            summary = bridge_train.run(cfg, run_dir, show_progress=not args.quiet)
+        else:
+            summary = runs.train(cfg, run_dir, show_progress=not args.quiet)
     _print_summary(summary, run_dir)
     return 0
 

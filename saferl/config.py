@@ -120,7 +120,9 @@ def resolve(user: dict) -> dict:
         if not user.get(key):
             raise ConfigError(f"missing {key!r}: pass --{key} or set it in the config file")
     env_name = str(user["env"])
-    if env_name not in envs.registered():
+    if env_name.startswith("gym:"):
+        pass  # a Gymnasium environment run through the host-side bridge (saferl.bridge_train)
+    elif env_name not in envs.registered():
         raise ConfigError(f"unknown environment {env_name!r}; known environments: {', '.join(envs.registered())}")
     try:
         algo_cls = algos.get(str(user["algo"]))

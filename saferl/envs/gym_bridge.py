@@ -163,7 +163,7 @@ class HostVecEnv:
             self.observation_space = Box(0.0, 1.0, (self.obs_dim,))  # one-hot
         else:
             self.obs_dim = self.observation_space.shape[0]
-        self.cost_from = cost_from
+        self.cost_from = self._requested = cost_from
         self.cost_shape = self._probe(probe_seed)
         self.cost_channels = int(np.prod(self.cost_shape)) if self.cost_shape else 1
         self._ready = False
@@ -228,7 +228,8 @@ class HostVecEnv:
                     else f"(obs, reward, terminated, truncated, info) with info[{self.cost_key!r}]")
             hint = _old_api_hint(result)
             if not hint and isinstance(result, tuple) and len(result) in (5, 6):
-                hint = f"; cost_from={self.cost_from!r} was given, try cost_from='auto'"
+                hint = (f"; cost_from={self.cost_from!r} was given, try cost_from='auto'" if self._requested != "auto"
+                        else f"; the first step returned {expected}")
             raise ValueError(f"environment {i}: step returned {_describe(result)}, expected {expected} values "
                              f"{form}{hint}")
         if expected == 6:

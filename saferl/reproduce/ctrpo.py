@@ -1,4 +1,5 @@
-"""Reproduce target for C-TRPO (Milosevic et al.), Figure 2: C-NPG trajectories on a 2-state 2-action CMDP.
+"""Reproduce target for the C-TRPO paper (Constrained Trust Region Policy Optimization; shared/papers/
+c-trpo-constrained-trust-region.txt), Figure 2: C-NPG trajectories on a 2-state 2-action CMDP.
 
 ctrpo-fig2: from 10 safe initialisations, C-NPG (eq. 13 with the Gramian G_C of eq. 79) for
 beta in {1e-2, 1}; each trajectory's constraint value must stay <= b (Theorem 4.4) and its reward
@@ -12,7 +13,8 @@ What the paper leaves open, and what we chose (all recorded under "settings"):
   1/x, the paper's C-TRPO choice) the Euler step must be of order beta to stay safe; the
   "phi_comparison" entry reports x log x at our step and at a step 100x smaller;
 - the step size eta = 0.3 (constant) and the iteration counts: none are given for Figure 2.
-  Scales: smoke 300, demo 1,000, cpu = full 20,000 iterations.
+  Scales: smoke 300, demo 1,000, cpu = full 20,000 iterations.  (eta = 0.5 is still safe here,
+  eta = 1 crosses at beta = 1e-2: the continuous-time guarantee of Theorem 4.4 needs small steps.)
 
 A reference run of unconstrained Kakade NPG (beta = 0, eq. 8) from the same initialisations is
 reported under "reference_npg": it crosses the constraint surface.
@@ -108,7 +110,7 @@ def _figure(path: Path, m, lp, runs: list[tuple[str, dict, int]], iters: int) ->
     t = np.arange(iters + 1)
     for title, out, k in runs:
         gap = np.abs(out["V_r"][k] - lp["value"]).max(0)
-        ax.plot(t[1:], np.maximum(gap[1:], 1e-16), label=title.split(":")[0])
+        ax.plot(t[1:], np.maximum(gap[1:], 1e-16), label=title.split(",")[0])
     ax.set_xscale("log"), ax.set_yscale("log")
     ax.set_xlabel("iteration")
     ax.set_ylabel("max over inits |V_r - V*_LP|")
@@ -133,8 +135,8 @@ def fig2(scale: str, out: Path) -> dict:
                   for k in range(3, len(CONFIGS))]
     fig_name = "ctrpo_fig2_cnpg.png"
     _figure(out / fig_name, m, lp,
-            [(f"C-NPG: beta = {beta[k]:g}, phi = -log x", res, k) for k in (1, 2)]
-            + [("NPG (beta = 0): unconstrained", res, 0)], iters)
+            [(f"C-NPG beta = {beta[k]:g}, phi = -log x", res, k) for k in (1, 2)]
+            + [("NPG (beta = 0), unconstrained", res, 0)], iters)
     return {
         "rows": rows,
         "figures": [fig_name],

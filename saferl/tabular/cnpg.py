@@ -1,6 +1,6 @@
 """C-NPG on tabular discounted CMDPs: exact occupancies, values, gradients, Gramians and the LP.
 
-Milosevic et al., "Embedding Safety into RL: A New Take on Trust Region Methods" (C-TRPO), Sec. 3-4.
+The C-TRPO paper (shared/papers/c-trpo-constrained-trust-region.txt), Sec. 3-4 and App. A-C.
 
 Conventions (the paper's, Sec. 2 and App. A):
 
@@ -21,6 +21,18 @@ with phi(x) = x log x (phi'' = 1/x, the paper's choice for C-TRPO, Sec. 5) or th
 phi(x) = -log x (phi'' = 1/x^2); both are candidates named in Sec. 3.1.  G_C is the Gramian
 d_theta^T grad^2 Phi_C(d_theta) d_theta of the safe mirror function Phi_C of eq. 9; the test
 suite checks that identity by autodiff of eq. 9 through the occupancy.
+
+Discrete time: Theorem 4.4 (safety) is about the flow (eq. 25).  With a constant Euler step eta,
+Sherman-Morrison on G_C gives, near the surface, a margin x = b - V_c that evolves like
+x - eta lambda x^2 / beta for -log x (safe for moderate eta) but like x (1 - eta lambda / beta) for
+x log x, which overshoots unless (to first order) eta < beta / lambda, with lambda =
+grad V_c^T G_K^+ grad V_r / grad V_c^T G_K^+ grad V_c (the LP dual near the optimum; 0.72 for
+figure2_cmdp, so eta < 0.014 at beta = 1e-2).  The ctrpo-fig2 target therefore uses -log x; its
+results report x log x alongside.  If a step does leave the safe set, the barrier curvature is
+evaluated at the margin 1e-12 and the violation is visible in V_c.
+
+Other pieces: the exact LP of eq. 33 (:func:`lp_optimum`, scipy HiGHS), brute force over
+deterministic policies, and the toy CMDP of our Figure 2 reproduction (:func:`figure2_cmdp`).
 
 Precision: everything runs in float64 (``jax.enable_x64`` scoped to each public function, so the
 rest of saferl keeps JAX's float32 default).  Public functions take and return numpy arrays.
@@ -105,14 +117,10 @@ def _occupancy(m, theta):
     return _state_occupancy(m, pi)[:, None] * pi
 
 
-def _policy_values(m, pi):
-    """(V_r, V_c) = (r^T d_pi, c_i^T d_pi): normalised values (Sec. 2)."""
-    d = _state_occupancy(m, pi)[:, None] * pi
-    return jnp.sum(m.r * d), jnp.einsum("isa,sa->i", m.c, d)
-
-
 def _values(m, theta):
-    return _policy_values(m, _policy(theta))
+    """(V_r, V_c) = (r^T d, c_i^T d): normalised values (Sec. 2)."""
+    d = _occupancy(m, theta)
+    return jnp.sum(m.r * d), jnp.einsum("isa,sa->i", m.c, d)
 
 
 def _values_and_grads(m, theta):
@@ -182,7 +190,7 @@ def _trajectories(m, theta0, beta, eta, phi, iters: int):
     def one(theta0, beta, eta, phi):
         def step(theta, _):
             V_r, V_c, g_r, G = _cnpg_parts(m, theta, beta, phi)
-            theta_next = theta + eta * (jnp.linalg.pinv(G) @ g_r).reshape(theta.shape)
+            theta_next = theta + eta * (jnp.linalg.pinv(G) @ g_r).reshape(theta.shape)  # eq. 13
             return theta_next, (V_r, V_c, _policy(theta))
 
         theta_T, (V_r, V_c, pi) = jax.lax.scan(step, theta0, None, length=iters)
@@ -213,7 +221,8 @@ def _policy_gradient_theorem(m, theta, f):
 def _mirror_gramian(m, theta, beta, phi):
     """d_theta^T hess Phi_C(d_theta) d_theta by autodiff of the mirror function Phi_C of eq. 9.
 
-    Phi_K(d) = sum_{s,a} d(s,a) log(d(s,a) / sum_a' d(s,a')) (eqs. 7, 30); Phi_C = Phi_K + beta sum_i phi(b_i - c_i^T d).
+    Phi_K(d) = sum_{s,a} d(s,a) log(d(s,a) / sum_a' d(s,a')) (eqs. 7, 30);
+    Phi_C = Phi_K + beta sum_i phi(b_i - c_i^T d).
     Written independently of eq. 79 so that the tests can compare the two.
     """
     S, A = theta.shape

@@ -18,8 +18,8 @@ def test_clipped_surrogate_matches_definition():
     ratio = np.exp(np.asarray(log_ratio))
     expected = -np.mean(np.minimum(ratio * adv, np.clip(ratio, 0.8, 1.2) * adv))
     np.testing.assert_allclose(loss, expected, rtol=1e-6)
-    # the clip binds: ratio 1.5 with a negative advantage keeps the unclipped (pessimistic) value
-    assert expected == pytest.approx(-np.mean([0.8 * 1, -0.9, 2.0, 1.1, -3.0]))
+    # pessimism: ratio 0.5 with A > 0 and ratio 1.5 with A < 0 keep the unclipped (lower) value
+    assert expected == pytest.approx(-np.mean([0.5, -0.9, 2.0, 1.1, -3.0]))
 
 
 def test_approx_kl_is_nonnegative_and_zero_at_identity():
