@@ -152,3 +152,26 @@ def fig2(scale: str, out: Path) -> dict:
             "not_in_paper": "toy CMDP, phi for Fig. 2, step size and iteration counts are our choices",
         },
     }
+
+
+# --------------------------------------------------------------------------- ctrpo-pointgoal
+
+POINTGOAL_SCALES = {
+    "smoke": {"total_steps": 32_000, "seeds": 2, "iterations_per_chunk": 1},
+    "demo": {"total_steps": 320_000, "seeds": 3},
+    "cpu": {"total_steps": 2_000_000, "seeds": 5},
+    "full": {"total_steps": 10_000_000, "seeds": 5},
+}
+POINTGOAL_METHODS = [("C-TRPO", "ctrpo"), ("CPO", "cpo"), ("PCPO", "pcpo"), ("TRPO-Lag", "trpo_lag"),
+                     ("PPO-Lag", "ppo_lag"), ("TRPO", "trpo")]
+
+
+@target("ctrpo-pointgoal", "C-TRPO vs CPO, PCPO, TRPO-Lag, PPO-Lag, TRPO on PointGoal1, cost limit 25 (+ cost regret)")
+def run_pointgoal(scale: str, out: Path) -> dict:
+    from saferl.reproduce.common import compare_algorithms
+
+    base = {"constraint": {"type": "expected", "limit": 25.0}, **POINTGOAL_SCALES[scale]}
+    methods = [(label, algo, {}) for label, algo in POINTGOAL_METHODS]
+    result = compare_algorithms(methods, "PointGoal1", out, base, show_progress=scale != "smoke")
+    result["settings"] = base
+    return result
