@@ -94,7 +94,7 @@ def _cmd_list(args) -> int:
     return 0
 
 
-def _cmd_eval(args) -> int:
+def _cmd_evaluate(args) -> int:
     from saferl import evaluate
 
     if args.episodes < 1:
@@ -168,7 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run_dir")
     p.add_argument("--episodes", type=int, default=10)
     p.add_argument("--deterministic", action="store_true", help="act with the policy's mode")
-    p.set_defaults(func=_cmd_eval)
+    p.set_defaults(func=_cmd_evaluate)
 
     p = sub.add_parser("plot", help="return, cost and violation-probability curves (PNG)")
     p.add_argument("run_dirs", nargs="+")
