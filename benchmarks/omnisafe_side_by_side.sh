@@ -27,7 +27,8 @@ fi
 
 echo "== OmniSafe PPOLag and CPO on SafetyPointGoal1-v0 ($STEPS steps, 1 env, 1 torch thread)"
 for algo in PPOLag CPO; do
-  OMP_NUM_THREADS=1 "$OMNI/bin/python" benchmarks/omnisafe_run.py "$algo" "$STEPS" | tee "benchmarks/results/omnisafe_$algo.json"
+  OMP_NUM_THREADS=1 "$OMNI/bin/python" benchmarks/omnisafe_run.py "$algo" "$STEPS" | tee "benchmarks/results/omnisafe_$algo.log" \
+    | grep "^{" > "benchmarks/results/omnisafe_$algo.json"
 done
 
 echo "== saferl bench (same machine, same run)"
