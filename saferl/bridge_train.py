@@ -41,20 +41,11 @@ OBS_CLIP = 10.0  # NormalizeObservation's default
 
 
 def resolve_config(user: dict) -> dict:
-    """``config.resolve`` for a ``gym:`` environment (all defaults filled, everything validated).
-
-    ``config.resolve`` checks ``env`` against the JAX registry, so the config is resolved
-    under a registered name without per-environment defaults and the Gymnasium id is put back.
-    """
-    user = dict(user)
+    """``config.resolve`` for a ``gym:`` environment, plus the bridge's own options."""
     env_id = user.get("env")
     if not is_gym_id(env_id):
         raise configlib.ConfigError(f"a Gymnasium environment is named 'gym:<id>', got env={env_id!r}")
-    stand_in = next((name for name in envs.registered() if name not in configlib.ENV_DEFAULTS), None)
-    if stand_in is None:
-        raise RuntimeError("resolve_config needs a registered environment without ENV_DEFAULTS to stand in")
-    cfg = configlib.resolve({**user, "env": stand_in})
-    cfg["env"] = env_id
+    cfg = configlib.resolve(dict(user))
     options = cfg["env_params"]
     if options.get("cost_from", "auto") not in ("auto", "step", "info"):
         raise configlib.ConfigError(f"env_params.cost_from must be auto, step or info; got {options['cost_from']!r}")

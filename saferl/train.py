@@ -162,7 +162,3 @@ class Trainer:
         if self._chunk_fn is None:
             self._chunk_fn = jax.jit(jax.vmap(self.chunk))
         return self._chunk_fn(runners)
-
-    def metric_names(self) -> list[str]:
-        dummy = jax.eval_shape(lambda k: self.iteration(self.init(k))[1], jax.random.PRNGKey(0))
-        return list(dummy)
