@@ -13,7 +13,7 @@ One update of every member is
        episode length when ``cost_gamma = 1``;
     3. H^-1 g and H^-1 b_i by conjugate gradients with Fisher-vector products of the
        mean KL between the batch's (old) distributions and the new ones
-       (:mod:`saferl.core.trust_region`);
+       (:mod:`saferl.core.trust_region`), on every ``fvp_subsample``-th sample;
     4. the algorithm's own step (``policy_step``) and a backtracking line search;
     5. the critics: Adam, minibatch epochs, MSE against the GAE returns of every channel.
 
@@ -65,6 +65,10 @@ class TrustRegionAlgorithm(Algorithm):
         cg_damping=0.1,
         backtracks=15,
         decay=0.8,  # line search: step_j = decay**j * full_step
+        line_search="batched",  # "batched": all candidates in one vmapped call; "sequential": stop at the first accepted
+        # Fisher-vector products on every k-th sample of the batch (rllab's TRPO ``subsample_factor``,
+        # OmniSafe's ``fvp_sample_freq``): 4 halves CPO's update time on PointGoal1 (16k samples -> 4k)
+        fvp_subsample=4,
         critic_lr=1e-3,
         critic_epochs=10,
         critic_minibatches=16,
@@ -133,7 +137,11 @@ class TrustRegionAlgorithm(Algorithm):
 
     def fisher_matvec(self, agent, batch):
         """v -> (F + damping I) v on flat vectors, F the Hessian of the mean KL at theta_k."""
-        matvec, _, _ = tr.make_fisher_matvec(lambda p: self.mean_kl(p, batch), agent.actor_params,
+        k = int(self.hp["fvp_subsample"])
+        if k < 1:
+            raise ValueError(f"hparams.fvp_subsample must be an integer >= 1, got {k}")
+        sub = batch if k == 1 else jax.tree.map(lambda x: x[::k], batch.replace(episodes=None))
+        matvec, _, _ = tr.make_fisher_matvec(lambda p: self.mean_kl(p, sub), agent.actor_params,
                                              self.hp["cg_damping"])
         return matvec
 
@@ -153,7 +161,7 @@ class TrustRegionAlgorithm(Algorithm):
             return {"kl": self.mean_kl(params, batch), "reward": reward, "cost": cost}
 
         base = evaluate(jnp.zeros_like(flat))
-        result, chosen = tr.backtracking_line_search(
+        result, chosen = self._line_search_fn()(
             evaluate, full_step, accept=lambda m: accept(m, base) & jnp.isfinite(m["reward"]),
             decay=float(self.hp["decay"]), max_backtracks=int(self.hp["backtracks"]), return_metrics=True)
         metrics = {
@@ -163,6 +171,13 @@ class TrustRegionAlgorithm(Algorithm):
             "backtracks": result.index.astype(jnp.float32),
         }
         return unravel(flat + result.step), metrics
+
+    def _line_search_fn(self):
+        """Both searches return the same candidate (tested); they differ only in cost."""
+        mode = self.hp["line_search"]
+        if mode not in ("batched", "sequential"):
+            raise ValueError(f"hparams.line_search must be 'batched' or 'sequential', got {mode!r}")
+        return tr.backtracking_line_search if mode == "batched" else tr.backtracking_line_search_sequential
 
     # ---- critics ---------------------------------------------------------------------------
     def fit_critics(self, agent: AgentState, batch, key):
