@@ -20,7 +20,7 @@ from typing import Callable
 SCALES = ("smoke", "demo", "cpu", "full")
 
 _TARGETS: dict[str, tuple[Callable, str]] = {}
-_MODULES = ("foundation", "svae", "ctrpo", "canary")
+_MODULES = ("foundation", "svae", "ctrpo", "canary", "canary_variance")
 
 
 def target(name: str, description: str):
