@@ -37,6 +37,7 @@ ENV_DEFAULTS: dict[str, dict] = {
                    "constraint": {"type": "expected", "limit": 25.0}},
     "IcyLake": {"num_envs": 16, "rollout_steps": 128, "total_steps": 300_000,
                 "constraint": {"type": "expected", "limit": 3.0}},
+    "EcoAnt": {"num_envs": 16, "rollout_steps": 1000, "constraint": {"type": "expected", "limit": 150.0}},
 }
 
 

@@ -170,7 +170,7 @@ def _import_builtin_envs() -> None:
     # Importing the modules runs their ``@register`` decorators.
     import importlib
 
-    for module in ("icy_lake", "point_goal", "toy"):
+    for module in ("eco_ant", "icy_lake", "point_goal", "toy"):  # eco_ant imports mujoco only when made
         try:
             importlib.import_module(f"saferl.envs.{module}")
         except ModuleNotFoundError as err:  # a module still being written
