@@ -109,7 +109,7 @@ class GymTrainer:
         self.seed = cfg["seed"] + self.seed_index
         self.constraint = constraints.from_config(cfg["constraint"])
         algo_cls = algos.get(cfg["algo"])
-        if _unsupported_wrapper(algo_cls(cfg["hparams"], None, None, self.constraint.kind), cfg["constraint"]):
+        if _unsupported_wrapper(algo_cls(cfg["hparams"], None, None, self.constraint.kind, self.constraint.surrogate), cfg["constraint"]):
             raise ValueError(f"algorithm {algo_cls.name} augments the environment (wrap_env), "
                              "which the Gymnasium bridge does not support yet")
         options = {k: v for k, v in cfg["env_params"].items() if k in BRIDGE_OPTIONS}
@@ -130,7 +130,7 @@ class GymTrainer:
         self.actor = networks.make_actor(obs_dim, self.venv.action_space, net["actor_hidden"], net["activation"],
                                          net.get("init_log_std", -0.5))
         self.critics = networks.Critics(obs_dim, 1 + num_channels, tuple(net["critic_hidden"]), net["activation"])
-        self.algo = algo_cls(cfg["hparams"], self.actor, self.critics, self.constraint.kind)
+        self.algo = algo_cls(cfg["hparams"], self.actor, self.critics, self.constraint.kind, self.constraint.surrogate)
         self.gammas = jnp.asarray(self.algo.channel_gammas(), jnp.float32)
         self.normalize = bool(cfg["normalize_observations"])
         self.num_steps, self.num_envs = int(cfg["rollout_steps"]), int(cfg["num_envs"])
@@ -186,7 +186,8 @@ class GymTrainer:
         self.stats, self.obs = jax.jit(self.start)(self.venv.reset(env_seeds))
         nan = jnp.asarray(jnp.nan, jnp.float32)
         cost_nan = jnp.full((self.env_cost_channels,), jnp.nan, jnp.float32)
-        self.episodes = {"return": nan, "cost": cost_nan, "discounted_cost": cost_nan, "length": nan,
+        self.episodes = {"return": nan, "cost": cost_nan, "discounted_cost": cost_nan,
+                         "discounted_cost_sq": cost_nan, "length": nan,
                          "count": jnp.zeros((), jnp.float32)}
         self.iteration, self.env_steps = 0, 0
 

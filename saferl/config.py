@@ -41,6 +41,14 @@ ENV_DEFAULTS: dict[str, dict] = {
 }
 
 
+#: per-environment numbers of a VaR constraint (Canary Sec. 6: PointGoal rho = 100, EcoAnt rho = 150)
+ENV_RISK_DEFAULTS: dict[str, dict] = {
+    "PointGoal1": {"rho": 100.0, "epsilon": 0.05, "gamma_c": 1.0},
+    "IcyLake": {"rho": 15.0, "epsilon": 0.05, "gamma_c": 1.0},
+    "EcoAnt": {"rho": 150.0, "epsilon": 0.05, "gamma_c": 1.0},
+}
+
+
 class ConfigError(ValueError):
     """A bad configuration value; the message names the key and what is allowed."""
 
@@ -59,7 +67,15 @@ def load_yaml(path: str | Path) -> dict:
         return {}
     if not isinstance(data, dict):
         raise ConfigError(f"config file {str(path)!r} must hold a mapping, got {type(data).__name__}")
-    return data
+    return _numbers(data)
+
+
+def _numbers(node):
+    if isinstance(node, dict):
+        return {key: _numbers(value) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_numbers(value) for value in node]
+    return _yaml_float(node)
 
 
 def parse_set(items: list[str]) -> dict:
@@ -76,6 +92,7 @@ def parse_set(items: list[str]) -> dict:
             value = yaml.safe_load(raw) if raw.strip() else ""
         except yaml.YAMLError:
             raise ConfigError(f"malformed --set {item!r}: value {raw!r} is not valid YAML") from None
+        value = _yaml_float(value)
         node = out
         parts = key.split(".")
         for part in parts[:-1]:
@@ -84,6 +101,16 @@ def parse_set(items: list[str]) -> dict:
                 raise ConfigError(f"--set {item!r} conflicts with another --set of {part!r}")
         node[parts[-1]] = value
     return out
+
+
+def _yaml_float(value):
+    """YAML 1.1 reads ``1e-3`` (no dot) as a string; read it as the number users mean."""
+    if isinstance(value, str):
+        try:
+            return float(value) if value.strip().lower() not in ("nan", "inf", "-inf", "infinity") else value
+        except ValueError:
+            return value
+    return value
 
 
 def merge(base: dict, override: dict) -> dict:
@@ -130,10 +157,19 @@ def resolve(user: dict) -> dict:
     except ValueError as err:
         raise ConfigError(str(err)) from None
     user_constraint = user.get("constraint")
-    cfg = merge(TOP_LEVEL, ENV_DEFAULTS.get(env_name, {}))
+    # defaults: global, then the algorithm's (Canary's networks), then the environment's; an
+    # algorithm that fixes the constraint type (Canary: var) keeps it over the environment's
+    algo_defaults = dict(algo_cls.config_defaults)
+    algo_constraint = algo_defaults.pop("constraint", None)
+    cfg = merge(merge(TOP_LEVEL, algo_defaults), ENV_DEFAULTS.get(env_name, {}))
+    if algo_constraint and algo_constraint.get("type") != cfg["constraint"].get("type"):
+        cfg["constraint"] = dict(algo_constraint)
     if user_constraint and "type" in user_constraint and user_constraint["type"] != cfg["constraint"].get("type"):
         cfg["constraint"] = {}  # a different constraint type replaces the default section
     cfg = merge(cfg, user)
+    if cfg["constraint"].get("type") == "var":
+        cfg["constraint"] = {**ENV_RISK_DEFAULTS.get(env_name, {}), **cfg["constraint"]}
+        cfg["constraint"].setdefault("surrogate", algo_cls.risk_surrogates[0])
     cfg["algo"] = algo_cls.name
     for key in ("total_steps", "seeds", "num_envs", "rollout_steps", "checkpoint_every"):
         cfg[key] = _positive_int(cfg, key)
@@ -150,6 +186,11 @@ def resolve(user: dict) -> dict:
         raise ConfigError(
             f"algorithm {algo_cls.name} takes a constraint of type {' or '.join(algo_cls.constraint_kinds)}, "
             f"not {constraint.kind!r}"
+        )
+    if constraint.kind == "var" and constraint.surrogate not in algo_cls.risk_surrogates:
+        raise ConfigError(
+            f"algorithm {algo_cls.name} takes a VaR constraint through the surrogate "
+            f"{' or '.join(algo_cls.risk_surrogates)}, not {constraint.surrogate!r} (constraint.surrogate)"
         )
     cfg["constraint"] = constraints.to_config(constraint)
     try:

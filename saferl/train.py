@@ -69,18 +69,25 @@ class Trainer:
         algo_cls = algos.get(config["algo"])
         env_cost_channels = int(np.prod(base_env.cost_shape)) if base_env.cost_shape else 1
         self.env_cost_channels = env_cost_channels
-        num_channels = algo_cls.cost_channels(env_cost_channels)
         env = EpisodeStatistics(ClipAction(base_env), gamma_c=float(self.constraint.gamma_c))
         # the algorithm wraps before networks are sized: augmentations change the observation
-        probe = algo_cls(config["hparams"], None, None, self.constraint.kind)
+        # and may add cost channels (a VaR surrogate's, saferl.envs.risk)
+        probe = algo_cls(config["hparams"], None, None, self.constraint.kind, self.constraint.surrogate)
         env = AutoReset(probe.wrap_env(env, config["constraint"]), pool_size=config["reset_pool"])
+        self.env_params = env.lift_params(self.env_params)
+        wrapped_channels = int(np.prod(env.cost_shape)) if env.cost_shape else 1
+        num_channels = algo_cls.cost_channels(wrapped_channels)
         self.venv = NormalizeObservation(VecEnv(env, config["num_envs"]), enabled=config["normalize_observations"])
         obs_dim = int(np.prod(env.observation_space(self.env_params).shape))
         self.actor = networks.make_actor(obs_dim, env.action_space(self.env_params), net["actor_hidden"],
                                          net["activation"], net.get("init_log_std", -0.5))
         self.critics = networks.Critics(obs_dim, 1 + num_channels, tuple(net["critic_hidden"]), net["activation"])
-        self.algo = algo_cls(config["hparams"], self.actor, self.critics, self.constraint.kind)
-        self.gammas = jnp.asarray(self.algo.channel_gammas(), jnp.float32)
+        self.algo = algo_cls(config["hparams"], self.actor, self.critics, self.constraint.kind,
+                             self.constraint.surrogate)
+        gammas = list(self.algo.channel_gammas())
+        if self.constraint.kind == "var":  # the risk channels accumulate C(tau) with the constraint's discount
+            gammas[1:] = [float(self.constraint.gamma_c)] * (len(gammas) - 1)
+        self.gammas = jnp.asarray(gammas, jnp.float32)
         self.num_steps = int(config["rollout_steps"])
         self.steps_per_iteration = self.num_steps * int(config["num_envs"])
         iterations = max(1, math.ceil(config["total_steps"] / self.steps_per_iteration))
@@ -94,26 +101,26 @@ class Trainer:
     def init(self, key: jax.Array) -> RunnerState:
         k_agent, k_env, k_run = jax.random.split(key, 3)
         agent = self.algo.init(k_agent, self.constraint)
-        env_state, obs = self.venv.reset(k_env, self.env_params)
+        env_state, obs = self.venv.reset(k_env, self.algo.rollout_env_params(agent, self.env_params))
         nan = jnp.asarray(jnp.nan, jnp.float32)
-        episodes = {
-            "return": nan,
-            "cost": jnp.full((self.env_cost_channels,), jnp.nan, jnp.float32),
-            "discounted_cost": jnp.full((self.env_cost_channels,), jnp.nan, jnp.float32),
-            "length": nan,
-            "count": jnp.zeros((), jnp.float32),
-        }
+        channels = jnp.full((self.env_cost_channels,), jnp.nan, jnp.float32)
+        episodes = {"return": nan, "cost": channels, "discounted_cost": channels, "discounted_cost_sq": channels,
+                    "length": nan, "count": jnp.zeros((), jnp.float32)}
+        if self.constraint.kind == "var":
+            episodes.update(violation=nan, excess=nan)
         return RunnerState(agent, env_state, obs, k_run, episodes, jnp.zeros((), jnp.int32), jnp.zeros((), jnp.float32))
 
     def iteration(self, runner: RunnerState):
         key, k_roll, k_upd = jax.random.split(runner.key, 3)
         agent = runner.agent
-        env_state, obs, traj = collect(self.venv, self.env_params, self.actor, agent.actor_params,
+        env_params = self.algo.rollout_env_params(agent, self.env_params)
+        env_state, obs, traj = collect(self.venv, env_params, self.actor, agent.actor_params,
                                        runner.env_state, runner.obs, k_roll, self.num_steps)
         batch = make_batch(traj, self.critics, agent.critic_params, self.gammas, self.algo.hp["gae_lambda"])
         # With no finished episode in the batch, zeros stand in for the (NaN) initial estimate.
         previous = jax.tree.map(lambda x: jnp.nan_to_num(x, nan=0.0), runner.episodes)
-        estimate = episode_means(batch, previous)
+        levels = self.algo.risk_levels(agent)
+        estimate = episode_means(batch, previous, *(levels or ()))
         batch = batch.replace(episodes=estimate)
         agent, algo_metrics = self.algo.update(agent, batch, k_upd)
         metrics = self.iteration_metrics(batch, agent)

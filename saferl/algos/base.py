@@ -44,12 +44,18 @@ class Algorithm:
     defaults: ClassVar[dict] = {}
     #: constraint kinds the algorithm accepts ("none" means it ignores constraints)
     constraint_kinds: ClassVar[tuple[str, ...]] = ("expected",)
+    #: config sections the algorithm changes by default (before the environment's and the user's),
+    #: e.g. Canary's 3x256 networks
+    config_defaults: ClassVar[dict] = {}
+    #: VaR surrogates it accepts for a "var" constraint (the first is the default)
+    risk_surrogates: ClassVar[tuple[str, ...]] = ("cantelli", "indicator", "cvar")
 
-    def __init__(self, hparams: dict, actor, critics, constraint_kind: str):
+    def __init__(self, hparams: dict, actor, critics, constraint_kind: str, surrogate: str = ""):
         self.hp = dict(hparams)
         self.actor = actor
         self.critics = critics
         self.constraint_kind = constraint_kind
+        self.surrogate = surrogate
 
     # ---- declarations -------------------------------------------------------------
     @classmethod
@@ -77,6 +83,29 @@ class Algorithm:
 
     def wrap_env(self, env, constraint_config: dict):
         return env
+
+    def rollout_env_params(self, agent: "AgentState", params):
+        """The environment parameters of the next rollout (risk wrappers read rho and eta here)."""
+        return params
+
+    def prepare_batch(self, agent: "AgentState", batch):
+        """``(agent, batch, metrics)``: the batch the update optimises (risk surrogates rewrite
+        the cost advantages and estimates here; see :mod:`saferl.algos.risk`)."""
+        return agent, batch, {}
+
+    def constraint_limit(self, agent: "AgentState", batch) -> jax.Array:
+        """The limit the batch's cost estimate is compared with (a VaR surrogate's, or the config's)."""
+        episodes = batch.episodes or {}
+        if "constraint_limit" in episodes:
+            return episodes["constraint_limit"]
+        return jnp.asarray(agent.constraint.limit, jnp.float32)
+
+    def risk_levels(self, agent: "AgentState"):
+        """(rho, eta) of a VaR constraint -- the episode statistics count violations of rho and
+        the CVaR excess over eta (:func:`saferl.core.rollout.episode_means`) -- or None."""
+        if agent.constraint.kind != "var":
+            return None
+        return agent.constraint.limit, agent.extra.get("eta", jnp.zeros((), jnp.float32))
 
     def channel_gammas(self) -> tuple[float, ...]:
         n = self.critics.num_channels - 1

@@ -89,6 +89,7 @@ class CTRPO(TrustRegionAlgorithm):
         if float(self.hp["beta"]) < 0:
             raise ValueError(f"hparams.beta must be >= 0, got {self.hp['beta']}")
         return {
+            **super().init_extra(constraint),
             "beta": jnp.asarray(self.hp["beta"], jnp.float32),
             "hysteresis": jnp.asarray(self.hp["hysteresis"], jnp.float32),
             "recovering": jnp.asarray(False),

@@ -62,7 +62,9 @@ class PPO(Algorithm):
 
     # ---- the update -------------------------------------------------------------------
     def update(self, agent: AgentState, batch, key):
+        agent, batch, risk_metrics = self.prepare_batch(agent, batch)
         agent, metrics = self.before_update(agent, batch)
+        metrics = {**risk_metrics, **metrics}
         advantage = self.policy_advantage(agent, batch)
         agent, ppo_metrics = self.ppo_epochs(agent, batch, advantage, key)
         return agent, {**metrics, **ppo_metrics}

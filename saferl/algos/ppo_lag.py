@@ -12,18 +12,19 @@ import jax.numpy as jnp
 from saferl.algos.base import register
 from saferl.algos.lagrangian import LAGRANGE_DEFAULTS, Lagrangian, first
 from saferl.algos.ppo import PPO, normalize
+from saferl.algos.risk import RiskConstrained
 
 
 @register
-class PPOLag(Lagrangian, PPO):
+class PPOLag(Lagrangian, RiskConstrained, PPO):
     name = "ppo_lag"
     description = "PPO-Lagrangian (Ray et al. 2019): PPO with a learned Lagrange multiplier on the expected cost."
-    constraint_kinds = ("expected",)
+    constraint_kinds = ("expected", "var")
     defaults = dict(PPO.defaults, **LAGRANGE_DEFAULTS)
 
     def before_update(self, agent, batch):
         # J_c: mean cost (discount gamma_c of the constraint) of the episodes completed in the batch
-        return self.update_multiplier(agent, batch.episodes["discounted_cost"][0], first(agent.constraint.limit))
+        return self.update_multiplier(agent, batch.episodes["discounted_cost"][0], first(self.constraint_limit(agent, batch)))
 
     def policy_advantage(self, agent, batch):
         reward_adv = normalize(batch.advantages[:, 0])

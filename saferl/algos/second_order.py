@@ -34,6 +34,7 @@ import optax
 from jax.flatten_util import ravel_pytree
 
 from saferl.algos.base import AgentState, Algorithm
+from saferl.algos.risk import RiskConstrained
 from saferl.core import trust_region as tr
 
 
@@ -52,10 +53,10 @@ def normalize(x):
     return (x - jnp.mean(x)) / (jnp.std(x) + 1e-8)
 
 
-class TrustRegionAlgorithm(Algorithm):
+class TrustRegionAlgorithm(RiskConstrained, Algorithm):
     """Base class: subclasses implement ``policy_step(agent, batch) -> (agent, metrics)``."""
 
-    constraint_kinds = ("expected",)
+    constraint_kinds = ("expected", "var")
     defaults = dict(
         gamma=0.99,
         cost_gamma=0.99,
@@ -78,7 +79,7 @@ class TrustRegionAlgorithm(Algorithm):
     # ---- declarations -----------------------------------------------------------------
     @property
     def num_constraints(self) -> int:
-        return self.critics.num_channels - 1
+        return 1 if self.is_risk else self.critics.num_channels - 1
 
     def actor_optimizer(self):
         # The actor moves by trust-region steps, not by an optimiser; its state is empty.
@@ -86,7 +87,7 @@ class TrustRegionAlgorithm(Algorithm):
 
     def init(self, key, constraint):
         limit = jnp.asarray(constraint.limit)
-        if limit.ndim > 0 and limit.shape != (self.num_constraints,):
+        if limit.ndim > 0 and limit.shape != (int(self.critics.num_channels) - 1,):
             raise ValueError(
                 f"{self.name}: constraint.limit has {limit.shape[0]} entries but the environment has "
                 f"{self.num_constraints} cost channel(s)"
@@ -97,11 +98,12 @@ class TrustRegionAlgorithm(Algorithm):
     def advantages(self, batch):
         """(A_r standardised (B,), A_c centred (B, m))."""
         adv_c = batch.advantages[:, 1:]
-        return normalize(batch.advantages[:, 0]), adv_c - jnp.mean(adv_c, axis=0)
+        adv_c = adv_c - jnp.mean(adv_c, axis=0)
+        return normalize(batch.advantages[:, 0]), adv_c
 
     def surrogate_scale(self, batch):
         gamma_c = float(self.hp["cost_gamma"])
-        if gamma_c < 1.0:
+        if gamma_c < 1.0 and not self.is_risk:
             return jnp.asarray(1.0 / (1.0 - gamma_c), jnp.float32)
         return jnp.maximum(jnp.asarray(batch.episodes["length"], jnp.float32), 1.0)
 
@@ -119,7 +121,7 @@ class TrustRegionAlgorithm(Algorithm):
     def constraint_data(self, agent, batch):
         m = self.num_constraints
         cost = jnp.asarray(batch.episodes["discounted_cost"], jnp.float32).reshape(-1)[:m]
-        limit = jnp.broadcast_to(jnp.asarray(agent.constraint.limit, jnp.float32), (m,))
+        limit = jnp.broadcast_to(self.constraint_limit(agent, batch), (m,))
         return cost, limit
 
     # ---- gradients, H^-1 v, line search --------------------------------------------------
@@ -213,7 +215,9 @@ class TrustRegionAlgorithm(Algorithm):
         raise NotImplementedError
 
     def update(self, agent, batch, key):
+        agent, batch, risk_metrics = self.prepare_batch(agent, batch)
         agent, metrics = self.before_update(agent, batch)
+        metrics = {**risk_metrics, **metrics}
         agent, step_metrics = self.policy_step(agent, batch)
         agent, critic_loss = self.fit_critics(agent, batch, key)
         return agent, {**metrics, **step_metrics, "critic_loss": critic_loss}

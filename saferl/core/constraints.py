@@ -8,7 +8,9 @@ Two kinds, chosen by ``type`` in the config's ``constraint`` section:
   ``[b_1, ..., b_m]`` (one threshold per channel, an array of shape ``(m,)``); a single
   number is a scalar limit, as before.
 * ``var`` -- the Value-at-Risk constraint P(C(tau) >= ``rho``) <= ``epsilon`` on the cost
-  return C(tau) = sum_t gamma_c^t c_t (Canary eq. 6).
+  return C(tau) = sum_t gamma_c^t c_t (Canary eq. 12), enforced through a ``surrogate``:
+  ``cantelli`` (Canary eq. 20/28), ``indicator`` (eq. 13-14) or ``cvar`` (eq. 15); see
+  :mod:`saferl.core.risk`.  The default surrogate is the algorithm's first accepted one.
 
 The numbers are traced values (a pytree of arrays), so a compiled training
 program can be reused, or vmapped, across cost limits and violation thresholds.
@@ -21,10 +23,12 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from saferl import struct
 
 KINDS = ("expected", "var")
+SURROGATES = ("cantelli", "indicator", "cvar")
 
 
 @struct.dataclass
@@ -33,6 +37,7 @@ class Constraint:
     epsilon: jax.Array  # allowed violation probability ("var"); unused for "expected"
     gamma_c: jax.Array  # cost discount of the cost return
     kind: str = struct.field(static=True, default="expected")
+    surrogate: str = struct.field(static=True, default="")  # "var" only: cantelli | indicator | cvar
 
     @property
     def rho(self) -> jax.Array:
@@ -56,7 +61,7 @@ def from_config(section: dict) -> Constraint:
     kind = section.pop("type", "expected")
     if kind not in KINDS:
         raise ValueError(f"constraint.type must be one of {', '.join(KINDS)}; got {kind!r}")
-    allowed = {"expected": {"limit", "gamma_c"}, "var": {"rho", "epsilon", "gamma_c"}}[kind]
+    allowed = {"expected": {"limit", "gamma_c"}, "var": {"rho", "epsilon", "gamma_c", "surrogate"}}[kind]
     unknown = set(section) - allowed
     if unknown:
         raise ValueError(
@@ -79,7 +84,11 @@ def from_config(section: dict) -> Constraint:
             if limit < 0:
                 raise ValueError(f"constraint.limit must be >= 0, got {limit}")
         epsilon = 1.0
+        surrogate = ""
     else:
+        surrogate = section.get("surrogate", "cantelli")
+        if surrogate not in SURROGATES:
+            raise ValueError(f"constraint.surrogate must be one of {', '.join(SURROGATES)}; got {surrogate!r}")
         limit = _number(section, "rho", 100.0)
         if limit <= 0:
             raise ValueError(f"constraint.rho must be > 0, got {limit}")
@@ -87,15 +96,21 @@ def from_config(section: dict) -> Constraint:
         if not 0.0 < epsilon < 1.0:
             raise ValueError(f"constraint.epsilon must be in (0, 1), got {epsilon}")
     f32 = lambda x: jnp.asarray(x, jnp.float32)  # noqa: E731
-    return Constraint(limit=f32(limit), epsilon=f32(epsilon), gamma_c=f32(gamma_c), kind=kind)
+    return Constraint(limit=f32(limit), epsilon=f32(epsilon), gamma_c=f32(gamma_c), kind=kind, surrogate=surrogate)
+
+
+def _plain(x) -> float:
+    """A float32 value as the short decimal it was written as (0.05, not 0.05000000074505806)."""
+    return float(str(np.float32(x)))
 
 
 def to_config(constraint: Constraint) -> dict:
-    out = {"type": constraint.kind, "gamma_c": float(constraint.gamma_c)}
+    out = {"type": constraint.kind, "gamma_c": _plain(constraint.gamma_c)}
     if constraint.kind == "expected":
         limit = jnp.asarray(constraint.limit)
-        out["limit"] = float(limit) if limit.ndim == 0 else [float(v) for v in limit]
+        out["limit"] = _plain(limit) if limit.ndim == 0 else [_plain(v) for v in limit]
     else:
-        out["rho"] = float(constraint.limit)
-        out["epsilon"] = float(constraint.epsilon)
+        out["rho"] = _plain(constraint.limit)
+        out["epsilon"] = _plain(constraint.epsilon)
+        out["surrogate"] = constraint.surrogate
     return out

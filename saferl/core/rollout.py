@@ -56,6 +56,13 @@ class Batch:
     episode_cost: jax.Array  # (B, C_env)
     episode_discounted_cost: jax.Array
     episode_length: jax.Array
+    # (None in hand-built batches that do not need them)
+    timestep: Any = None  # (B,) t, the index of the sample's step within its episode
+    cost: Any = None  # (B, C) the per-step cost channels GAE saw (after any augmentation)
+    terminated: Any = None  # (B,)
+    truncated: Any = None  # (B,)  (the rollout's last step is not marked: see ``rollout_shape``)
+    #: (T, N): samples are flattened time-major, sample i is step i // N of environment i % N
+    rollout_shape: tuple = struct.field(static=True, default=())
     #: means over the episodes completed in this batch (see :func:`episode_means`); the
     #: trainer fills it, carrying the previous estimate over when no episode ended.
     episodes: Any = None
@@ -143,14 +150,22 @@ def make_batch(traj: Trajectory, critics, critic_params, gammas, lam) -> Batch:
         episode_cost=flat(traj.episode_cost),
         episode_discounted_cost=flat(traj.episode_discounted_cost),
         episode_length=flat(traj.episode_length),
+        timestep=flat(traj.episode_length) - 1,  # episode_length is the running count, this step included
+        cost=flat(traj.cost),
+        terminated=flat(traj.terminated),
+        truncated=flat(traj.truncated),
+        rollout_shape=tuple(traj.reward.shape[:2]),
     )
 
 
-def episode_means(batch: Batch, previous: Any):
+def episode_means(batch: Batch, previous: Any, rho=None, eta=None):
     """Means over the episodes completed in ``batch``; ``previous`` where none completed.
 
     ``previous`` and the result are dicts with ``return``, ``cost`` (per env cost
-    channel), ``discounted_cost``, ``length`` and ``count``.
+    channel), ``discounted_cost``, ``discounted_cost_sq`` (its second moment, E[C^2]),
+    ``length`` and ``count``; with a VaR level ``rho`` also ``violation``, the fraction
+    of episodes whose (first channel's) discounted cost C reached ``rho``, and ``excess``,
+    the mean of (C - eta)^+ (the Rockafellar-Uryasev term of CVaR, Canary eq. 15).
     """
     done = batch.episode_done.astype(jnp.float32)
     n = jnp.sum(done)
@@ -164,7 +179,12 @@ def episode_means(batch: Batch, previous: Any):
         "return": mean(batch.episode_return),
         "cost": mean(batch.episode_cost),
         "discounted_cost": mean(batch.episode_discounted_cost),
+        "discounted_cost_sq": mean(batch.episode_discounted_cost**2),
         "length": mean(batch.episode_length.astype(jnp.float32)),
         "count": n,
     }
+    if rho is not None:
+        cost = batch.episode_discounted_cost[:, 0]
+        current["violation"] = mean((cost >= rho).astype(jnp.float32))
+        current["excess"] = mean(jnp.maximum(cost - eta, 0.0))
     return jax.tree.map(lambda c, p: jnp.where(n > 0, c, p), current, previous)

@@ -74,6 +74,9 @@ class Environment:
     def default_params(self) -> Any:
         raise NotImplementedError
 
+    def lift_params(self, base_params: Any) -> Any:
+        return base_params
+
     def reset(self, key: jax.Array, params: Any) -> tuple[Any, jax.Array]:
         raise NotImplementedError
 
@@ -112,6 +115,11 @@ class Wrapper(Environment):
 
     def default_params(self):
         return self.env.default_params()
+
+    def lift_params(self, base_params):
+        """The parameters of this stack, given the innermost environment's (wrappers that
+        carry their own parameters, like :class:`saferl.envs.risk.RiskAugmentation`, wrap them)."""
+        return self.env.lift_params(base_params)
 
     def reset(self, key, params):
         return self.env.reset(key, params)

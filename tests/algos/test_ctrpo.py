@@ -16,7 +16,7 @@ from saferl.algos.ctrpo import next_recovering, phi_second_derivative, surrogate
 from saferl.core import constraints, cpo_dual as cd, networks
 from saferl.core.rollout import Batch
 
-HP = dict(cg_iters=30, cg_damping=0.0, target_kl=0.01)
+HP = dict(cg_iters=30, cg_damping=0.0, target_kl=0.01, fvp_subsample=1)  # exact Fisher: tests compare with autodiff
 
 
 def make_algo(name, m=1, hidden=(16,), obs_dim=3, **hp):

@@ -1,0 +1,46 @@
+"""Canary (Cantelli VaR-constrained policy optimisation), Algorithm 1 of the Canary paper.
+
+CPO whose one constraint is Cantelli's surrogate of the VaR constraint
+P(C(tau) >= rho) <= eps:
+
+* augmented state x_t = (s_t, y_t / rho, gamma_c^t) and augmented cost
+  c~_t = gamma_c^t c_t^2 + 2 y_t c_t (eqs. 23-27), three critics V, V^C, V^C~
+  (:class:`saferl.envs.risk.RiskAugmentation`, surrogate ``cantelli``);
+* Monte-Carlo mu = E[C], mu~ = E[C^2] from the batch's finished episodes; the constraint
+  value c = J_C (eq. 36) and gradient b = beta grad L_mu~ + (2 rho - 2 mu / eps) grad L_mu
+  (eq. 37), both divided by rho^2, fed to the shared CPO solver (eq. 38);
+* recovery (Sec. 4.5, eq. 34) while mu >= rho: the plain CPO step with L_mu <= rho.
+
+All of this is the shared machinery (:mod:`saferl.algos.risk` writes the constraint,
+:mod:`saferl.algos.cpo` steps); this file holds only Canary's defaults (App. D).
+App. D's "80 critic epochs" is read as 80 critic gradient steps per update (5 passes of 16
+minibatches): 80 full passes of three 3x256 critics over a 16k batch would cost ~100 s per
+update on a 2-core CPU.  ``--set hparams.critic_epochs=80`` gives the other reading.
+"""
+
+from __future__ import annotations
+
+from saferl.algos.base import register
+from saferl.algos.cpo import CPO
+
+
+@register
+class Canary(CPO):
+    name = "canary"
+    description = "Canary: CPO on Cantelli's two-moment surrogate of a VaR constraint, with recovery (Canary Alg. 1)."
+    constraint_kinds = ("var",)
+    risk_surrogates = ("cantelli",)
+    defaults = dict(
+        CPO.defaults,
+        gamma=0.99,
+        gae_lambda=0.95,
+        target_kl=0.01,  # delta
+        critic_lr=3e-4,
+        max_grad_norm=0.5,
+        critic_epochs=5,
+        critic_minibatches=16,
+    )
+    config_defaults = {
+        "network": {"actor_hidden": [256, 256, 256], "critic_hidden": [256, 256, 256], "activation": "tanh"},
+        "constraint": {"type": "var", "surrogate": "cantelli"},
+    }
