@@ -19,6 +19,10 @@ class TRPO(TrustRegionAlgorithm):
     description = "TRPO (Schulman et al. 2015): KL trust-region natural-gradient step; ignores the constraint."
     constraint_kinds = ("expected", "var")
 
+    @property
+    def is_risk(self) -> bool:
+        return False  # TRPO ignores the constraint: no risk augmentation of the state
+
     def reward_advantage(self, agent, batch, adv_r, adv_c):
         return adv_r
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from saferl.algos.base import register
 from saferl.algos.lagrangian import LAGRANGE_DEFAULTS, Lagrangian
+from saferl.algos.risk import RiskConstrained
 from saferl.algos.trpo import TRPO
 
 
@@ -16,7 +17,8 @@ from saferl.algos.trpo import TRPO
 class TRPOLag(Lagrangian, TRPO):
     name = "trpo_lag"
     description = "TRPO-Lagrangian (Ray et al. 2019): TRPO with a learned Lagrange multiplier on the expected cost."
-    constraint_kinds = ("expected",)
+    constraint_kinds = ("expected", "var")
+    is_risk = RiskConstrained.is_risk  # unlike TRPO, it enforces a VaR constraint
     defaults = dict(TRPO.defaults, **LAGRANGE_DEFAULTS)
 
     def before_update(self, agent, batch):

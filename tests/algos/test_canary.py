@@ -327,3 +327,17 @@ def test_canary_learns_and_keeps_far_fewer_violations_than_ppo():
     assert ppo_violation > 0.95 and ppo_cost > 40
     assert ret > 5 * max(first, 1.0)
     assert violation < 0.8 * ppo_violation and cost < 0.75 * ppo_cost
+
+
+@pytest.mark.parametrize("algo", ["ppo_lag", "trpo_lag", "ctrpo", "cpo", "pcpo"])
+@pytest.mark.parametrize("surrogate,channels", [("cantelli", 2), ("indicator", 1), ("cvar", 1)])
+def test_risk_surrogates_plug_into_the_constrained_algorithms(algo, surrogate, channels):
+    from saferl.config import resolve
+    from saferl.train import Trainer
+
+    cfg = resolve({"algo": algo, "env": "ToyReach", "constraint": {"type": "var", "rho": 20, "surrogate": surrogate}})
+    trainer = Trainer(cfg)
+    assert trainer.critics.num_channels == 1 + channels
+    assert trainer.actor.obs_dim == 2 + 2  # (x, t) + (y / rho, gamma_c^t)
+    plain = Trainer(resolve({"algo": "ppo", "env": "ToyReach", "constraint": {"type": "var", "rho": 20}}))
+    assert plain.actor.obs_dim == 2  # PPO ignores the constraint: no augmentation
