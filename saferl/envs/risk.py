@@ -1,7 +1,7 @@
 """The risk augmentation: Canary's augmented state and the per-step costs of the VaR surrogates.
 
 Observation x_t = (s_t, y_t / rho, gamma_c^t) (Canary eqs. 23, 27), with y_t the discounted
-cost accumulated so far.  The cost becomes a vector of the surrogate's channels
+cost accumulated so far ((y_t - eta) / rho for the CVaR surrogate, whose cost depends on y - eta).  The cost becomes a vector of the surrogate's channels
 (:data:`saferl.core.risk.CHANNELS`):
 
 * ``cantelli``  -> ``[c_t, c~_t]`` with c~_t = gamma_c^t c_t^2 + 2 y_t c_t (eq. 25);
@@ -63,13 +63,15 @@ class RiskAugmentation(Wrapper):
         f32 = lambda x: jnp.asarray(x, jnp.float32)  # noqa: E731
         return RiskParams(self.env.lift_params(base_params), f32(rho), f32(eta))
 
-    def _augment(self, obs, y, disc, rho):
-        return jnp.concatenate([obs, jnp.stack([y / rho, disc]).astype(obs.dtype)])
+    def _augment(self, obs, y, disc, params: RiskParams):
+        # CVaR's per-step cost depends on y - eta, and eta moves every iteration: observe that
+        level = y - params.eta if self.surrogate == "cvar" else y
+        return jnp.concatenate([obs, jnp.stack([level / params.rho, disc]).astype(obs.dtype)])
 
     def reset(self, key, params: RiskParams):
         inner, obs = self.env.reset(key, params.inner)
         zero, one = jnp.zeros((), jnp.float32), jnp.ones((), jnp.float32)
-        return RiskState(inner, zero, one), self._augment(obs, zero, one, params.rho)
+        return RiskState(inner, zero, one), self._augment(obs, zero, one, params)
 
     def step(self, state: RiskState, action, params: RiskParams):
         inner, obs, reward, cost, term, trunc, info = self.env.step(state.inner, action, params.inner)
@@ -83,7 +85,7 @@ class RiskAugmentation(Wrapper):
         else:
             costs = (risk.cvar_excess_cost(y, y_next, params.eta) / disc)[None]
         new_state = RiskState(inner, y_next, disc * self.gamma_c)
-        return new_state, self._augment(obs, y_next, disc * self.gamma_c, params.rho), reward, costs, term, trunc, info
+        return new_state, self._augment(obs, y_next, disc * self.gamma_c, params), reward, costs, term, trunc, info
 
     def observation_space(self, params: RiskParams):
         space = self.env.observation_space(params.inner)
