@@ -129,7 +129,8 @@ class GymTrainer:
         obs_dim = self.venv.obs_dim
         self.actor = networks.make_actor(obs_dim, self.venv.action_space, net["actor_hidden"], net["activation"],
                                          net.get("init_log_std", -0.5))
-        self.critics = networks.Critics(obs_dim, 1 + num_channels, tuple(net["critic_hidden"]), net["activation"])
+        self.critics = networks.Critics(obs_dim, 1 + num_channels, tuple(net["critic_hidden"]), net["activation"],
+                                        normalize=bool(net.get("value_normalization", False)))
         self.algo = algo_cls(cfg["hparams"], self.actor, self.critics, self.constraint.kind, self.constraint.surrogate)
         self.gammas = jnp.asarray(self.algo.channel_gammas(), jnp.float32)
         self.normalize = bool(cfg["normalize_observations"])
@@ -171,6 +172,7 @@ class GymTrainer:
         previous = jax.tree.map(lambda x: jnp.nan_to_num(x, nan=0.0), episodes)
         estimate = episode_means(batch, previous)
         batch = batch.replace(episodes=estimate)
+        agent = agent.replace(critic_params=self.critics.update_normalizer(agent.critic_params, batch.returns))
         agent, algo_metrics = self.algo.update(agent, batch, key)
         metrics = self.iteration_metrics(batch, agent)
         metrics.update(algo_metrics)

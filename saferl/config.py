@@ -26,7 +26,8 @@ TOP_LEVEL = {
     "normalize_observations": True,
     "reset_pool": 0,  # 0: a fresh reset every step; k: k pooled resets per env per rollout (AutoReset)
     "env_params": {},
-    "network": {"actor_hidden": [64, 64], "critic_hidden": [64, 64], "activation": "tanh", "init_log_std": -0.5},
+    "network": {"actor_hidden": [64, 64], "critic_hidden": [64, 64], "activation": "tanh", "init_log_std": -0.5,
+                "value_normalization": False},
     "constraint": {"type": "expected", "limit": 25.0},
     "hparams": {},
 }
@@ -202,6 +203,8 @@ def resolve(user: dict) -> dict:
         sizes = net.get(key)
         if not isinstance(sizes, list) or not sizes or not all(isinstance(s, int) and s > 0 for s in sizes):
             raise ConfigError(f"network.{key} must be a non-empty list of positive integers, got {sizes!r}")
+    if not isinstance(net.get("value_normalization", False), bool):
+        raise ConfigError(f"network.value_normalization must be true or false, got {net['value_normalization']!r}")
     batch = cfg["num_envs"] * cfg["rollout_steps"]
     mb = cfg["hparams"].get("minibatches")
     if mb is not None and (mb < 1 or mb > batch):

@@ -81,7 +81,8 @@ class Trainer:
         obs_dim = int(np.prod(env.observation_space(self.env_params).shape))
         self.actor = networks.make_actor(obs_dim, env.action_space(self.env_params), net["actor_hidden"],
                                          net["activation"], net.get("init_log_std", -0.5))
-        self.critics = networks.Critics(obs_dim, 1 + num_channels, tuple(net["critic_hidden"]), net["activation"])
+        self.critics = networks.Critics(obs_dim, 1 + num_channels, tuple(net["critic_hidden"]), net["activation"],
+                                        normalize=bool(net.get("value_normalization", False)))
         self.algo = algo_cls(config["hparams"], self.actor, self.critics, self.constraint.kind,
                              self.constraint.surrogate)
         gammas = list(self.algo.channel_gammas())
@@ -122,6 +123,8 @@ class Trainer:
         levels = self.algo.risk_levels(agent)
         estimate = episode_means(batch, previous, *(levels or ()))
         batch = batch.replace(episodes=estimate)
+        # PopArt: move the value normalisation to this batch's targets (values unchanged)
+        agent = agent.replace(critic_params=self.critics.update_normalizer(agent.critic_params, batch.returns))
         agent, algo_metrics = self.algo.update(agent, batch, k_upd)
         metrics = self.iteration_metrics(batch, agent)
         metrics.update(algo_metrics)

@@ -41,6 +41,9 @@ class Canary(CPO):
         critic_minibatches=16,
     )
     config_defaults = {
-        "network": {"actor_hidden": [256, 256, 256], "critic_hidden": [256, 256, 256], "activation": "tanh"},
+        # value normalisation (PopArt) is ours: the augmented-cost critic's targets are ~C^2 (10^4 at
+        # rho = 100), which plain MSE + Adam at 3e-4 cannot fit in a few epochs (see docs/design.md)
+        "network": {"actor_hidden": [256, 256, 256], "critic_hidden": [256, 256, 256], "activation": "tanh",
+                    "value_normalization": True},
         "constraint": {"type": "var", "surrogate": "cantelli"},
     }

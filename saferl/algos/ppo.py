@@ -84,8 +84,7 @@ class PPO(Algorithm):
             return loss - hp["entropy_coef"] * entropy, (approx_kl(log_prob, mb["log_prob"]), entropy)
 
         def critic_loss(params, mb):
-            values = self.critics.apply(params, mb["obs"])
-            return jnp.mean(jnp.sum((values - mb["returns"]) ** 2, axis=-1))
+            return self.critics.loss(params, mb["obs"], mb["returns"])
 
         def minibatch_step(carry, mb):
             state, stopped = carry

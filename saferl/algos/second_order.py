@@ -190,7 +190,7 @@ class TrustRegionAlgorithm(RiskConstrained, Algorithm):
         mb_size = size // n_mb
 
         def loss(params, obs, returns):
-            return jnp.mean(jnp.sum((self.critics.apply(params, obs) - returns) ** 2, axis=-1))
+            return self.critics.loss(params, obs, returns)
 
         def step(carry, mb):
             params, opt_state = carry

@@ -148,23 +148,71 @@ class CategoricalActor:
 
 @dataclass(frozen=True)
 class Critics:
-    """``num_channels`` independent value networks; ``apply`` returns ``(..., num_channels)``."""
+    """``num_channels`` independent value networks; ``apply`` returns ``(..., num_channels)``.
+
+    With ``normalize=True`` each channel's output is PopArt-normalised (van Hasselt et al.
+    2016): the network predicts (V - m_k) / s_k with running mean m_k and scale s_k of the
+    channel's return targets (:meth:`update_normalizer`, called once per batch), the last
+    layer is rescaled whenever (m, s) move so that V is unchanged, and :meth:`loss` is the
+    squared error in normalised units.  Channels of very different scales (a reward of ~1, a
+    squared cost return of ~10^4 -- Canary's c~) then train equally well with one Adam.
+    """
 
     obs_dim: int
     num_channels: int
     hidden: tuple[int, ...] = (64, 64)
     activation: str = "tanh"
+    normalize: bool = False
+    normalizer_rate: float = 0.1  # weight of each new batch in the running moments
 
     @property
     def mlp(self) -> MLP:
         return MLP(self.obs_dim, self.hidden, 1, self.activation, out_scale=1.0)
 
     def init(self, key):
-        return jax.vmap(self.mlp.init)(jax.random.split(key, self.num_channels))
+        net = jax.vmap(self.mlp.init)(jax.random.split(key, self.num_channels))
+        if not self.normalize:
+            return net
+        k = self.num_channels
+        return {"net": net, "mean": jnp.zeros((k,), jnp.float32), "second": jnp.ones((k,), jnp.float32),
+                "count": jnp.zeros((), jnp.float32)}
+
+    def _raw(self, net, obs):
+        values = jax.vmap(lambda p: self.mlp.apply(p, obs)[..., 0])(net)  # (channels, ...)
+        return jnp.moveaxis(values, 0, -1)
+
+    @staticmethod
+    def _scale(params):
+        return jnp.sqrt(jnp.maximum(params["second"] - params["mean"] ** 2, 1e-6))
 
     def apply(self, params, obs):
-        values = jax.vmap(lambda p: self.mlp.apply(p, obs)[..., 0])(params)  # (channels, ...)
-        return jnp.moveaxis(values, 0, -1)
+        if not self.normalize:
+            return self._raw(params, obs)
+        mean, scale = jax.lax.stop_gradient(params["mean"]), jax.lax.stop_gradient(self._scale(params))
+        return self._raw(params["net"], obs) * scale + mean
+
+    def loss(self, params, obs, returns):
+        """Mean over samples of the per-channel squared errors, summed over channels."""
+        error = self.apply(params, obs) - returns
+        if self.normalize:
+            error = error / jax.lax.stop_gradient(self._scale(params))
+        return jnp.mean(jnp.sum(error**2, axis=-1))
+
+    def update_normalizer(self, params, returns):
+        """Move (m, s) towards the moments of ``returns`` (B, channels), preserving V (PopArt)."""
+        if not self.normalize:
+            return params
+        flat = returns.reshape(-1, self.num_channels)
+        rate = jnp.where(params["count"] > 0, self.normalizer_rate, 1.0)
+        mean = (1 - rate) * params["mean"] + rate * jnp.mean(flat, axis=0)
+        second = (1 - rate) * params["second"] + rate * jnp.mean(flat**2, axis=0)
+        new = {**params, "mean": mean, "second": second, "count": params["count"] + 1}
+        old_scale, new_scale = self._scale(params), self._scale(new)
+        last = params["net"][-1]  # w (channels, hidden, 1), b (channels, 1)
+        ratio = (old_scale / new_scale)[:, None]
+        last = {"w": last["w"] * ratio[:, :, None],
+                "b": (last["b"] * old_scale[:, None] + params["mean"][:, None] - mean[:, None]) / new_scale[:, None]}
+        return {**new, "net": [*params["net"][:-1], last]}
 
 
 def make_actor(obs_dim: int, action_space, hidden, activation: str, init_log_std: float = -0.5):

@@ -39,7 +39,7 @@ T_SAFE_EPISODES = 100
 TABLE1_METHODS = [("Canary", "canary"), ("PPO", "ppo"), ("CPO (VaR)", "cpo_var"), ("CPPO", "cppo"),
                   ("CVaR-CPO", "cvar_cpo")]
 TABLE1_ENVS = {"PointGoal1": {"rho": 100.0, "steps": 2_000_000}, "EcoAnt": {"rho": 150.0, "steps": 10_000_000}}
-SMALL_NETS = {"actor_hidden": [64, 64], "critic_hidden": [64, 64], "activation": "tanh"}
+SMALL_NETS = {"actor_hidden": [64, 64], "critic_hidden": [64, 64], "activation": "tanh", "value_normalization": True}
 TABLE1_SCALES = {
     "smoke": {"envs": ["PointGoal1"], "seeds": 2, "steps": 32_000, "network": SMALL_NETS,
               "extra": {"iterations_per_chunk": 1}},

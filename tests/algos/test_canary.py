@@ -290,18 +290,17 @@ def test_sample_estimators_against_numpy():
                                rtol=1e-6)
 
 
-# --------------------------------------------------------------------------- learning (ToyReach)
+# --------------------------------------------------------------------------- learning (IcyLake)
 
 
-def _train_final(algo, extra=None, seeds=2, steps=96_000):
-    """Mean over seeds of the last third of training: (return, cost, violation rate)."""
+def _train_tail(algo, seeds=2, steps=150_000):
+    """Seed-mean of the first iteration's return and of the last third's return, cost and violation rate."""
     from saferl.config import resolve
     from saferl.train import Trainer
 
-    user = {"algo": algo, "env": "ToyReach", "total_steps": steps, "seeds": seeds, "num_envs": 64,
-            "rollout_steps": 50, "iterations_per_chunk": 10,
-            "network": {"actor_hidden": [16, 16], "critic_hidden": [32, 32]},
-            "constraint": {"type": "var", "rho": 25.0, "epsilon": 0.2}, "hparams": {"critic_lr": 1e-3, **(extra or {})}}
+    user = {"algo": algo, "env": "IcyLake", "total_steps": steps, "seeds": seeds, "iterations_per_chunk": 15,
+            "network": {"actor_hidden": [64, 64], "critic_hidden": [64, 64], "value_normalization": True},
+            "constraint": {"type": "var", "rho": 15.0, "epsilon": 0.05}}
     trainer = Trainer(resolve(user))
     runners = trainer.init_all()
     history = []
@@ -310,23 +309,20 @@ def _train_final(algo, extra=None, seeds=2, steps=96_000):
         history.append(jax.tree.map(np.asarray, metrics))
     metrics = jax.tree.map(lambda *xs: np.concatenate(xs, axis=1), *history)  # (seeds, iterations)
     tail = slice(2 * metrics["episode_return"].shape[1] // 3, None)
-    first_return = float(np.mean(metrics["episode_return"][:, 0]))
-    return (first_return, float(np.mean(metrics["episode_return"][:, tail])),
+    return (float(np.mean(metrics["episode_return"][:, 0])), float(np.mean(metrics["episode_return"][:, tail])),
             float(np.mean(metrics["episode_cost"][:, tail])), float(np.mean(metrics["violation_probability"][:, tail])))
 
 
-def test_canary_learns_and_keeps_far_fewer_violations_than_ppo():
-    """rho = 25, eps = 0.2 on ToyReach (unconstrained optimum: ~45 cost per episode, P = 1).
-
-    Canary improves the return by an order of magnitude while its violation rate stays far
-    below PPO's.  It does not reach P <= eps here: ToyReach's cost return reacts so sharply
-    to the policy that the trust-region steps overshoot into mu ~ rho, where the Cantelli
-    gradient (dominated by beta grad sigma^2) holds the mean at the limit (see the issue note)."""
-    first, ret, cost, violation = _train_final("canary")
-    _, ppo_ret, ppo_cost, ppo_violation = _train_final("ppo")
-    assert ppo_violation > 0.95 and ppo_cost > 40
-    assert ret > 5 * max(first, 1.0)
-    assert violation < 0.8 * ppo_violation and cost < 0.75 * ppo_cost
+def test_canary_learns_the_task_with_fewer_violations_than_ppo():
+    """IcyLake (8x8, slippery), P(C >= 15) <= 0.05: the random initial policy breaches ~30% of the
+    time.  In 150k steps Canary learns to reach the goal as reliably as PPO while spending less
+    time on ice and breaching less often (measured: P ~0.07-0.10 vs PPO ~0.15; P <= eps takes
+    longer, see canary-fig5)."""
+    first, ret, cost, violation = _train_tail("canary")
+    _, ppo_ret, ppo_cost, ppo_violation = _train_tail("ppo")
+    assert ret > 0.8 and ret > first + 0.5 and ppo_ret > 0.8
+    assert violation < ppo_violation and cost < ppo_cost - 0.5
+    assert violation < 0.15
 
 
 @pytest.mark.parametrize("algo", ["ppo_lag", "trpo_lag", "ctrpo", "cpo", "pcpo"])
