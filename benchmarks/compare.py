@@ -9,10 +9,11 @@ saferl = json.loads((results / "saferl_bench.json").read_text())
 best = {}
 for row in saferl["training"]:
     best[row["algo"]] = max(best.get(row["algo"], 0.0), row["steps_per_second"])
-for algo, ours in (("PPOLag", "ppo_lag"), ("CPO", "cpo")):
+# Canary has no OmniSafe counterpart: it is compared with OmniSafe's CPO, the method it extends
+for algo, ours in (("PPOLag", "ppo_lag"), ("CPO", "cpo"), ("CPO", "canary")):
     path = results / f"omnisafe_{algo}.json"
     if not path.is_file() or ours not in best:
         continue
     line = [json.loads(x) for x in path.read_text().splitlines() if x.startswith("{")][-1]
     ratio = best[ours] / line["steps_per_second"]
-    print(f"{algo:7s} omnisafe {line['steps_per_second']:8.0f} steps/s   saferl {best[ours]:10.0f} steps/s   x{ratio:,.0f}")
+    print(f"{ours:8s} vs {algo:7s} omnisafe {line['steps_per_second']:8.0f} steps/s   saferl {best[ours]:10.0f} steps/s   x{ratio:,.0f}")

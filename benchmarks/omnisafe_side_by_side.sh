@@ -33,5 +33,5 @@ done
 
 echo "== saferl bench (same machine, same run)"
 make venv >/dev/null
-.venv/bin/saferl bench --algo ppo_lag,cpo --out benchmarks/results/saferl_bench.json
+.venv/bin/saferl bench --algo ppo_lag,cpo,canary --out benchmarks/results/saferl_bench.json
 .venv/bin/python benchmarks/compare.py benchmarks/results

@@ -41,6 +41,11 @@ def train_or_resume(cfg: dict, run_dir: Path, show_progress: bool) -> dict:
     run_dir = Path(run_dir)
     if (run_dir / "config.yaml").is_file():
         existing = runs.load_run_config(run_dir)
+        if existing != cfg:  # a run written before a new config key existed resolves to the same config
+            try:
+                existing = configlib.resolve(existing)
+            except configlib.ConfigError:
+                pass
         if existing != cfg:
             raise runs.RunError(f"{run_dir} holds a run with another config; choose another --out")
         summary_path = run_dir / "summary.json"
