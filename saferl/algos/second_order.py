@@ -36,6 +36,7 @@ from jax.flatten_util import ravel_pytree
 from saferl.algos.base import AgentState, Algorithm
 from saferl.algos.risk import RiskConstrained
 from saferl.core import trust_region as tr
+from saferl.core.fitting import minibatch_epochs
 
 
 class Gradients(NamedTuple):
@@ -184,28 +185,10 @@ class TrustRegionAlgorithm(RiskConstrained, Algorithm):
     # ---- critics ---------------------------------------------------------------------------
     def fit_critics(self, agent: AgentState, batch, key):
         """Adam on sum_channels (V(s) - R)^2, ``critic_epochs`` passes of ``critic_minibatches``."""
-        opt = self.critic_optimizer()
-        size = batch.obs.shape[0]
-        n_mb = max(1, min(int(self.hp["critic_minibatches"]), size))
-        mb_size = size // n_mb
-
-        def loss(params, obs, returns):
-            return self.critics.loss(params, obs, returns)
-
-        def step(carry, mb):
-            params, opt_state = carry
-            value, grad = jax.value_and_grad(loss)(params, *mb)
-            updates, opt_state = opt.update(grad, opt_state, params)
-            return (optax.apply_updates(params, updates), opt_state), value
-
-        def epoch(carry, k):
-            perm = jax.random.permutation(k, size)[: n_mb * mb_size].reshape(n_mb, mb_size)
-            carry, values = jax.lax.scan(step, carry, (batch.obs[perm], batch.returns[perm]))
-            return carry, jnp.mean(values)
-
-        keys = jax.random.split(key, int(self.hp["critic_epochs"]))
-        (params, opt_state), losses = jax.lax.scan(epoch, (agent.critic_params, agent.critic_opt_state), keys)
-        return agent.replace(critic_params=params, critic_opt_state=opt_state), losses[-1]
+        params, opt_state, loss = minibatch_epochs(
+            self.critics.loss, agent.critic_params, self.critic_optimizer(), agent.critic_opt_state,
+            (batch.obs, batch.returns), key, self.hp["critic_epochs"], self.hp["critic_minibatches"])
+        return agent.replace(critic_params=params, critic_opt_state=opt_state), loss
 
     # ---- the update ------------------------------------------------------------------------
     def before_update(self, agent, batch):

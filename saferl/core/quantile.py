@@ -29,6 +29,7 @@ import jax.numpy as jnp
 import optax
 
 from saferl.core import risk
+from saferl.core.fitting import minibatch_epochs
 from saferl.core.networks import MLP
 
 
@@ -84,27 +85,12 @@ def fit(critic: QuantileCritic, params, opt_state, opt, obs, targets, mask, key,
     """``epochs`` passes of Adam over ``minibatches`` shuffled minibatches of the quantile-Huber
     loss of ``scale * critic.apply`` against ``targets``; returns (params, opt_state, loss of the
     last epoch)."""
-    size = obs.shape[0]
-    n_mb = max(1, min(int(minibatches), size))
-    mb_size = size // n_mb
-    mask = jnp.ones((size,), jnp.float32) if mask is None else mask.astype(jnp.float32)
+    mask = jnp.ones((obs.shape[0],), jnp.float32) if mask is None else mask.astype(jnp.float32)
 
     def loss_fn(p, o, z, m):
         return quantile_huber_loss(scale * critic.apply(p, o), z, m, kappa)
 
-    def step(carry, mb):
-        p, s = carry
-        value, grad = jax.value_and_grad(loss_fn)(p, *mb)
-        updates, s = opt.update(grad, s, p)
-        return (optax.apply_updates(p, updates), s), value
-
-    def epoch(carry, k):
-        perm = jax.random.permutation(k, size)[: n_mb * mb_size].reshape(n_mb, mb_size)
-        carry, values = jax.lax.scan(step, carry, (obs[perm], targets[perm], mask[perm]))
-        return carry, jnp.mean(values)
-
-    (params, opt_state), losses = jax.lax.scan(epoch, (params, opt_state), jax.random.split(key, int(epochs)))
-    return params, opt_state, losses[-1]
+    return minibatch_epochs(loss_fn, params, opt, opt_state, (obs, targets, mask), key, epochs, minibatches)
 
 
 def mixture_var_cvar(atoms, mask, epsilon):
