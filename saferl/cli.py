@@ -125,7 +125,7 @@ def _cmd_reproduce(args) -> int:
     from saferl import reproduce
 
     out = Path(args.out) if args.out else Path("runs") / "reproduce" / f"{args.target}-{args.scale}"
-    result = reproduce.run(args.target, args.scale, out)
+    result = reproduce.run(args.target, args.scale, out, tune=args.tune)
     rows = result["rows"]
     if rows:
         keys = list(rows[0])
@@ -186,6 +186,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("target")
     p.add_argument("--scale", default="smoke", help="smoke, demo, cpu or full")
     p.add_argument("--out")
+    p.add_argument("--tune", action="store_true",
+                   help="targets that support it (svae-table1): re-select hyper-parameters by the paper's procedure first")
     p.set_defaults(func=_cmd_reproduce)
     return parser
 

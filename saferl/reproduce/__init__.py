@@ -12,6 +12,7 @@ atomically.
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
 import time
 from pathlib import Path
@@ -41,16 +42,22 @@ def targets() -> dict[str, str]:
     return {name: desc for name, (_, desc) in sorted(_TARGETS.items())}
 
 
-def run(name: str, scale: str, out: Path) -> dict:
+def run(name: str, scale: str, out: Path, **options) -> dict:
+    """Run a target; ``options`` (e.g. ``tune=True``) go only to targets whose function accepts them."""
     known = targets()
     if name not in known:
         raise ValueError(f"unknown reproduce target {name!r}; known targets: {', '.join(known)}")
     if scale not in SCALES:
         raise ValueError(f"unknown scale {scale!r}; allowed: {', '.join(SCALES)}")
+    accepted = inspect.signature(_TARGETS[name][0]).parameters
+    unsupported = [k for k, v in options.items() if v and k not in accepted]
+    if unsupported:
+        raise ValueError(f"target {name} does not support --{', --'.join(unsupported)}")
+    options = {k: v for k, v in options.items() if k in accepted}
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     start = time.time()
-    result = _TARGETS[name][0](scale, out)
+    result = _TARGETS[name][0](scale, out, **options)
     if "rows" not in result:
         raise RuntimeError(f"target {name} returned no 'rows'")
     payload = {"target": name, "scale": scale, "wall_seconds": time.time() - start, **result}

@@ -4,7 +4,9 @@ svae-table1 (H.2 navigation), svae-table2 (H.3 variance adaptation), svae-table3
 identification), svae-fig6 (H.5 recursive elimination).  Each study is a handful of compiled,
 vmapped calls of :func:`saferl.tabular.learners.run_batch`; the paper's multipliers (App. H.6) are
 the defaults.  Scales: smoke/demo = tiny K and seeds; cpu = full = the paper's K = 10,000 with 20
-seeds (H.3-H.5) or 8 environments x 5 paired seeds (H.2).
+seeds (H.3-H.5) or 8 environments x 5 paired seeds (H.2).  ``svae-table1 --tune`` first re-selects
+the navigation multipliers by the development/validation procedure of App. H.6
+(:mod:`saferl.reproduce.svae_tune`) and then runs the test table with the selected values.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from saferl.reproduce import target
+from saferl.reproduce import svae_tune, target
 from saferl.tabular import cmdp as cm
 from saferl.tabular import envs
 from saferl.tabular import learners as L
@@ -240,25 +242,24 @@ def fig6(scale: str, out: Path) -> dict:
 
 
 NAV_METHODS = ("SVAE", "SUCBVI", "MVP-V + filter", "MVP-V")
+# Table 1 of the paper: R(K), R_+(K), Viol(K) in units of 10^3 (means across environments)
+PAPER_TABLE1 = {"SVAE": (-2.406, 1.428, 1.426), "SUCBVI": (0.150, 2.590, 1.546),
+                "MVP-V + filter": (45.989, 46.756, 3.005), "MVP-V": (31.238, 34.020, 2.816)}
 
 
-@target("svae-table1", "H.2 stochastic navigation: SVAE vs SUCBVI vs MVP-V (+ filter) (Table 1, Fig. 3)")
-def table1(scale: str, out: Path) -> dict:
+@target("svae-table1",
+        "H.2 stochastic navigation: SVAE vs SUCBVI vs MVP-V (+ filter) (Table 1, Fig. 3); --tune: App. H.6 selection")
+def table1(scale: str, out: Path, tune: bool = False) -> dict:
     K, n_seeds = _setting(scale, nav=True)
     n_env = 2 if scale in ("smoke", "demo") else 8
-    models = [envs.navigation_gridworld(np.random.default_rng(10_000 + e)) for e in range(n_env)]
+    tuning = svae_tune.select(NAV_METHODS, K) if tune else None
+    mult = {m: tuple(tuning["selected"][m]) for m in NAV_METHODS} if tune else dict(L.NAVIGATION)
+    models = [envs.navigation_gridworld(np.random.default_rng(svae_tune.TEST_ENV_SEED0 + e)) for e in range(n_env)]
     vstars = np.array([cm.instance_summary(m)["V_star"] for m in models])
     methods = [L.METHODS[k] for k in NAV_METHODS]
-    results = {}
-    for meth in methods:  # one compiled call per method (same shape: compiled once)
-        envs_, hyps, sds = [], [], []
-        alpha, beta = L.NAVIGATION[meth.name]
-        for e, m in enumerate(models):
-            ea = L.env_arrays(m)
-            for s in range(n_seeds):
-                envs_.append(ea), hyps.append(meth.hyper(alpha=alpha, beta=beta)), sds.append(100 * e + s)
-        res = L.run_batch(envs_, hyps, sds, K)
-        results[meth.name] = {k: res[k].reshape(n_env, n_seeds, K) for k in ("value", "viol", "exp_viol")}
+    res = svae_tune.run_nav([(m, *mult[m]) for m in NAV_METHODS], models,
+                            [[100 * e + s for s in range(n_seeds)] for e in range(n_env)], K)
+    results = {m: {k: res[k][i] for k in ("value", "viol", "exp_viol")} for i, m in enumerate(NAV_METHODS)}
     rows, curves = [], {}
     for meth in methods:
         r = results[meth.name]
@@ -268,11 +269,12 @@ def table1(scale: str, out: Path) -> dict:
         curves[meth.name] = dict(Rp=Rp.mean(1), V=V.mean(1),
                                  val=L.moving_average(r["value"]).mean(1), ev=L.moving_average(r["exp_viol"]).mean(1))
         rows.append({
-            "method": meth.name, "alpha": L.NAVIGATION[meth.name][0], "beta": L.NAVIGATION[meth.name][1],
+            "method": meth.name, "alpha": mult[meth.name][0], "beta": mult[meth.name][1],
             "R(K)/10^3": _ms(env_R / 1e3), "R_+(K)/10^3": _ms(env_Rp / 1e3), "Viol(K)/10^3": _ms(env_V / 1e3),
             "expected violation per episode, first 500": float(r["exp_viol"][..., :500].mean()),
             "expected violation per episode, last 500": float(r["exp_viol"][..., -500:].mean()),
             "policy value, last 500": float(r["value"][..., -500:].mean()),
+            "paper R(K), R_+(K), Viol(K) /10^3": list(PAPER_TABLE1[meth.name]),
         })
     d_rp = (curves["SVAE"]["Rp"][:, -1] - curves["SUCBVI"]["Rp"][:, -1])
     d_v = (curves["SVAE"]["V"][:, -1] - curves["SUCBVI"]["V"][:, -1])
@@ -292,8 +294,14 @@ def table1(scale: str, out: Path) -> dict:
     fig.tight_layout()
     fig.savefig(out / "svae_fig3_navigation.png", dpi=120)
     plt.close(fig)
-    return {"rows": rows, "figures": ["svae_fig3_navigation.png"],
-            "paired_difference_SVAE_minus_SUCBVI": {"R_+(K)": _ms(d_rp), "Viol(K)": _ms(d_v)},
-            "mean_optimal_safe_value": float(vstars.mean()),
-            "settings": {"K": K, "environments": n_env, "seeds_per_env": n_seeds, "delta": 0.05,
-                         "multipliers": {k: list(v) for k, v in L.NAVIGATION.items()}}}
+    cols = ("R(K)/10^3", "R_+(K)/10^3", "Viol(K)/10^3")
+    ordering = {c: {"ours": [r["method"] for r in sorted(rows, key=lambda r: r[c]["mean"])],
+                    "paper": sorted(NAV_METHODS, key=lambda m: PAPER_TABLE1[m][j])} for j, c in enumerate(cols)}
+    result = {"rows": rows, "figures": ["svae_fig3_navigation.png"],
+              "paired_difference_SVAE_minus_SUCBVI": {"R_+(K)": _ms(d_rp), "Viol(K)": _ms(d_v)},
+              "ordering_lowest_first": ordering, "mean_optimal_safe_value": float(vstars.mean()),
+              "settings": {"K": K, "environments": n_env, "seeds_per_env": n_seeds, "delta": 0.05,
+                           "multipliers": {k: list(v) for k, v in mult.items()}, "tuned": bool(tune)}}
+    if tune:
+        result["tuning"] = tuning
+    return result

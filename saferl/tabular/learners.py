@@ -9,7 +9,7 @@ arrays, hyper-parameters and seed) is one compiled call: K = 10,000 episodes x 2
 two-step instances takes seconds on a CPU.  Numpy would need a Python loop over K x H.
 
 Everything that distinguishes the methods is a *traced* value of :class:`Hyper` (bonus type,
-filter type, model-doubling flag, alpha, beta, delta), so every method shares one compilation
+filter type, model-doubling flag, value cap, alpha, beta, delta), so every method shares one compilation
 per CMDP shape and methods can be batched together in one ``vmap``.
 
 Exploration noise uses *observation streams*: the n-th visit of run ``seed`` to (h, s, a) draws
@@ -18,20 +18,10 @@ same seed therefore see the same observations whenever they visit the same (h, s
 number of times (the paper's paired seeds).  Ties in the greedy step are broken by a per-seed
 random priority over (h, s, a) (the paper's per-seed action relabelling).
 
-Bonus conventions (paper's 1-based h; ``hr = H - h`` is the range of V_{h+1}; n = max(N, 1);
-all bonuses are multiplied by the planning multiplier alpha):
-  * SVAE, eq. 10:       4 sqrt(V(P^, V_{h+1}) iota/n) + 2 sqrt(sigma^2_R iota/n) + (16 hr + 5) iota/n
-  * SVAE (Hoeffding):   V(P^, V) -> hr^2/4 and sigma^2_R -> 1/4;  (Hoeffding-P): only V(P^, V) -> hr^2/4
-  * SUCBVI:             UCBVI-style Bernstein bonus with upper and lower value functions, rewards
-                        and costs estimated per (h, s, a):
-                        2 sqrt(V(P^, Vbar) iota/n) + 2 sqrt(P^(Vbar - Vlow)^2 iota/n) + sqrt(2 iota/n) + 7 hr iota/(3n)
-  * MVP-V:              MVP's bonus on the (state, step) MDP with rewards normalised by H, written on
-                        the original scale (multiply through by H):
-                        (460/9) sqrt(V(P^, V) iota/n) + 2 sqrt(2 sigma^2_R iota/n) + (544/9) H iota/n,
-                        and the planning model (r^, P^, n) of (h, s, a) is refreshed only when its visit
-                        count reaches a power of two (doubling).
-Unvisited pairs (N = 0) get Q = H - h + 1 (the paper notes eq. 10 gives this at zero count; with
-alpha < 1 we keep it explicitly).  Q is clipped at H - h + 1 for every method.
+Bonuses and value caps: :mod:`saferl.tabular.baselines` (each formula, its constants and its source).
+All bonuses are multiplied by the planning multiplier alpha.  MVP-V's planning model (n, r^, sigma^2_R,
+P^) of (h, s, a) is refreshed only when its visit count reaches a power of two (doubling); the
+other methods plan on the live statistics.  Unvisited pairs (N = 0) get Q = the method's cap.
 
 The cost-confidence multiplier beta scales the radius of eq. 9: cbar = c^ - beta sqrt(2 iota / n).
 Filters: 0 = none (MVP-V), 1 = own cost bound only (SVAE w/o propagation), 2 = the recursion of
@@ -51,8 +41,9 @@ import numpy as np
 
 from saferl import struct
 from saferl.tabular import cmdp as cm
+from saferl.tabular.baselines import (  # noqa: F401  (re-exported)
+    BONUS_HOEFFDING, BONUS_HOEFFDING_P, BONUS_MVP, BONUS_SUCBVI, BONUS_SVAE, bonus, value_cap)
 
-BONUS_SVAE, BONUS_HOEFFDING, BONUS_HOEFFDING_P, BONUS_SUCBVI, BONUS_MVP = range(5)
 FILTER_NONE, FILTER_OWN, FILTER_RECURSIVE = range(3)
 
 
@@ -66,6 +57,7 @@ class Hyper:
     bonus: jax.Array  # BONUS_*
     filter: jax.Array  # FILTER_*
     doubling: jax.Array  # bool: refresh planning model only when a count doubles (MVP-V)
+    cap_total: jax.Array  # bool: clip Q at H (total-return bound, MVP-V) instead of H - h + 1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,6 +68,7 @@ class Method:
     doubling: bool
     alpha: float
     beta: float
+    cap_total: bool = False
 
     def hyper(self, delta: float = 0.05, alpha: float | None = None, beta: float | None = None) -> Hyper:
         return Hyper(
@@ -85,6 +78,7 @@ class Method:
             bonus=jnp.int32(self.bonus),
             filter=jnp.int32(self.filter),
             doubling=jnp.bool_(self.doubling),
+            cap_total=jnp.bool_(self.cap_total),
         )
 
 
@@ -97,10 +91,11 @@ METHODS = {
     "SVAE (Hoeffding-P)": Method("SVAE (Hoeffding-P)", BONUS_HOEFFDING_P, FILTER_RECURSIVE, False, *CONTROLLED),
     "SVAE w/o propagation": Method("SVAE w/o propagation", BONUS_SVAE, FILTER_OWN, False, *CONTROLLED),
     "SUCBVI": Method("SUCBVI", BONUS_SUCBVI, FILTER_RECURSIVE, False, 0.001, 0.30),
-    "MVP-V + filter": Method("MVP-V + filter", BONUS_MVP, FILTER_RECURSIVE, True, 3e-6, 0.30),
-    "MVP-V": Method("MVP-V", BONUS_MVP, FILTER_NONE, True, 2.405e-6, 0.30),
+    "MVP-V + filter": Method("MVP-V + filter", BONUS_MVP, FILTER_RECURSIVE, True, 3e-6, 0.30, True),
+    "MVP-V": Method("MVP-V", BONUS_MVP, FILTER_NONE, True, 2.405e-6, 0.30, True),
 }
-NAVIGATION = {"SVAE": (0.0003, 0.30), "SUCBVI": (0.001, 0.30), "MVP-V + filter": (3e-6, 0.30), "MVP-V": (2.405e-6, 0.30)}
+NAVIGATION = {"SVAE": (0.0003, 0.30), "SUCBVI": (0.001, 0.30), "MVP-V + filter": (3e-6, 0.30),
+              "MVP-V": (2.405e-6, 0.30)}  # MVP-V has no filter: its beta is unused
 
 
 @struct.dataclass
@@ -170,26 +165,6 @@ def cost_lcb(st: Stats, hp: Hyper, io) -> jax.Array:
     return st.sumC / n - hp.beta * jnp.sqrt(2.0 * io / n)
 
 
-def bonus(kind, io, n, var_p, sig2, hr, H, var_low=None):
-    """The exploration bonus of each method (before alpha); see the module docstring.
-
-    var_p: V(P^, V_{h+1}); sig2: empirical reward variance; hr = H - h (1-based h), the range of V_{h+1};
-    var_low: P^(Vbar - Vlow)^2 for SUCBVI.
-    """
-    x = io / n
-    svae = 4.0 * jnp.sqrt(var_p * x) + 2.0 * jnp.sqrt(sig2 * x) + (16.0 * hr + 5.0) * x  # eq. 10
-    hoeff = 4.0 * jnp.sqrt(hr**2 / 4.0 * x) + 2.0 * jnp.sqrt(0.25 * x) + (16.0 * hr + 5.0) * x
-    hoeff_p = 4.0 * jnp.sqrt(hr**2 / 4.0 * x) + 2.0 * jnp.sqrt(sig2 * x) + (16.0 * hr + 5.0) * x
-    var_low = jnp.zeros_like(var_p) if var_low is None else var_low
-    sucbvi = 2.0 * jnp.sqrt(var_p * x) + 2.0 * jnp.sqrt(var_low * x) + jnp.sqrt(2.0 * x) + 7.0 * hr * x / 3.0
-    mvp = (460.0 / 9.0) * jnp.sqrt(var_p * x) + 2.0 * jnp.sqrt(2.0 * sig2 * x) + (544.0 / 9.0) * H * x
-    return jnp.select(
-        [kind == BONUS_SVAE, kind == BONUS_HOEFFDING, kind == BONUS_HOEFFDING_P, kind == BONUS_SUCBVI],
-        [svae, hoeff, hoeff_p, sucbvi],
-        mvp,
-    )
-
-
 def plan(st: Stats, env: EnvArrays, hp: Hyper, prio: jax.Array, io):
     """One backward pass of Algorithm 1 (lines 6-16): candidate sets, bonuses, Q, greedy policy.
 
@@ -198,16 +173,16 @@ def plan(st: Stats, env: EnvArrays, hp: Hyper, prio: jax.Array, io):
     H, S, A = st.N.shape
     cbar = cost_lcb(st, hp, io)
     cost_ok = cbar <= env.tau
-    supp = st.Nsas > 0  # observed successors (live statistics)
     n = jnp.maximum(st.pN, 1.0)
     rhat = st.psumR / n
     sig2 = jnp.maximum(st.psumR2 / n - rhat**2, 0.0)
     Phat = st.pNsas / n[..., None]
+    supp = st.Nsas > 0  # observed successors (live statistics)
     unvisited = st.pN == 0
 
     def step(carry, h):
         Vn, Vlow_n, cand_next = carry
-        bad_succ = jnp.any(supp[h] & ~cand_next[None, None, :], -1)
+        bad_succ = jnp.any(supp[h] & ~cand_next[None, None, :], -1)  # observed successor not a candidate
         cand = jnp.select(
             [hp.filter == FILTER_RECURSIVE, hp.filter == FILTER_OWN],
             [cost_ok[h] & ~bad_succ, cost_ok[h]],
@@ -218,7 +193,7 @@ def plan(st: Stats, env: EnvArrays, hp: Hyper, prio: jax.Array, io):
         var_p = jnp.maximum(Phat[h] @ Vn**2 - PV**2, 0.0)
         var_low = Phat[h] @ (Vn - Vlow_n) ** 2
         hr = (H - 1 - h).astype(jnp.float32)
-        cap = (H - h).astype(jnp.float32)
+        cap = value_cap(hp.cap_total, h, H)
         b = hp.alpha * bonus(hp.bonus, io, n[h], var_p, sig2[h], hr, H, var_low)
         Q = jnp.where(unvisited[h], cap, jnp.minimum(cap, rhat[h] + PV + b))
         Qlow = jnp.where(unvisited[h], 0.0, jnp.maximum(0.0, rhat[h] + Phat[h] @ Vlow_n - b))
@@ -304,17 +279,18 @@ def _episode(st: Stats, env: EnvArrays, hp: Hyper, prio, seed, io):
     sumR = st.sumR.at[hh, ss, aa].add(R)
     sumR2 = st.sumR2.at[hh, ss, aa].add(R * R)
     sumC = st.sumC.at[hh, ss, aa].add(C)
-    # MVP-V: refresh the planning model of (h, s, a) when its count reaches a power of two
-    Ni = N.astype(jnp.int32)
-    pow2 = (Ni > 0) & ((Ni & (Ni - 1)) == 0)
-    refresh = jnp.logical_or(~hp.doubling, pow2 & (N != st.N))
-    st = Stats(
-        N, Nsas, sumR, sumR2, sumC,
-        pN=jnp.where(refresh, N, st.pN),
-        pNsas=jnp.where(refresh[..., None], Nsas, st.pNsas),
-        psumR=jnp.where(refresh, sumR, st.psumR),
-        psumR2=jnp.where(refresh, sumR2, st.psumR2),
-    )
+    # planning model: refreshed for every visited (h, s, a), or with MVP-V's doubling only when its
+    # count reaches a power of two.  Only the H visited rows can change (one visit per step).
+    rows = (hh, ss, aa)
+    Ni = N[rows].astype(jnp.int32)
+    refresh = jnp.logical_or(~hp.doubling, (Ni & (Ni - 1)) == 0)  # (H,); Ni >= 1 here
+
+    def upd(p, live):
+        r = refresh.reshape((H,) + (1,) * (live.ndim - 3))
+        return p.at[rows].set(jnp.where(r, live[rows], p[rows]))
+
+    st = Stats(N, Nsas, sumR, sumR2, sumC, pN=upd(st.pN, N), pNsas=upd(st.pNsas, Nsas),
+               psumR=upd(st.psumR, sumR), psumR2=upd(st.psumR2, sumR2))
     return st, out
 
 

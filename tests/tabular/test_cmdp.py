@@ -67,12 +67,20 @@ def test_exact_evaluation_matches_monte_carlo():
     V = cm.evaluate(m, pi)[0, m.s1]
     ev = cm.expected_violation(m, pi)
     var = cm.return_variance(m, pi)
+    # the reference sampler, a few episodes: well-formed trajectories under pi
+    for _ in range(20):
+        ss, aa, rr, cc = cm.rollout(m, pi, rng)
+        assert (aa == pi[np.arange(m.H), ss[:-1]]).all() and set(rr) <= {0.0, 1.0} and set(cc) <= {0.0, 1.0}
+        assert (m.P[np.arange(m.H), ss[:-1], aa, ss[1:]] > 0).all()
+    # Monte Carlo with the same sampling law, vectorised over episodes
     n = 8000
-    rets, viols = np.empty(n), np.empty(n)
-    for i in range(n):
-        ss, aa, rr, _ = cm.rollout(m, pi, rng)
-        rets[i] = rr.sum()
-        viols[i] = np.maximum(m.c[np.arange(m.H), ss[:-1], aa] - m.tau, 0).sum()
+    s = np.full(n, m.s1)
+    rets, viols = np.zeros(n), np.zeros(n)
+    for h in range(m.H):
+        a = pi[h, s]
+        rets += rng.random(n) < m.r[h, s, a]
+        viols += np.maximum(m.c[h, s, a] - m.tau, 0)
+        s = (rng.random(n)[:, None] > np.cumsum(m.P[h, s, a], -1)).sum(-1).clip(max=m.S - 1)
     assert abs(rets.mean() - V) < 4 * rets.std() / np.sqrt(n)
     assert abs(viols.mean() - ev) < 4 * viols.std() / np.sqrt(n) + 1e-12
     assert abs(rets.var() - var) < 0.05 * var + 0.01  # law of total variance (eq. 4 summand)

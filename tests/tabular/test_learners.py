@@ -3,6 +3,7 @@
 Runs reuse two compiled shapes: (H, S, A) = (3, 4, 2) with a batch of 48 runs, and the H.4 shape
 (2, 4, 2) with a batch of 24 runs and K = 200, the same as the svae-table3 smoke run."""
 
+import jax
 import numpy as np
 import jax.numpy as jnp
 import pytest
@@ -15,15 +16,48 @@ K = 200
 
 
 def test_bonus_matches_hand_computation():
-    io, n, var_p, sig2, hr = 2.0, 8.0, 0.5, 0.16, 3.0
+    io, n, var_p, sig2, hr, H = 2.0, 8.0, 0.5, 0.16, 3.0, 4
     x = io / n  # 0.25
     hand = 4 * np.sqrt(0.5 * x) + 2 * np.sqrt(0.16 * x) + (16 * 3 + 5) * x  # eq. 10
     assert np.isclose(hand, 1.4142135 + 0.4 + 13.25)
-    got = {k: float(L.bonus(jnp.int32(k), io, n, var_p, sig2, hr, 4)) for k in range(5)}
+    got = {k: float(L.bonus(jnp.int32(k), io, n, var_p, sig2, hr, H, 1.0)) for k in range(5)}
     assert np.isclose(got[L.BONUS_SVAE], hand, rtol=1e-6)
     assert np.isclose(got[L.BONUS_HOEFFDING], 4 * 0.75 + 2 * 0.25 + 13.25, rtol=1e-6)  # 1/4 and hr^2/4
     assert np.isclose(got[L.BONUS_HOEFFDING_P], 4 * 0.75 + 0.4 + 13.25, rtol=1e-6)
+    # SUCBVI (UCBVI-BF, iota = 2L): 2 sqrt(V x) + 2 sqrt(P^(Vbar - Vlow)^2 x) + sqrt(2 x) + 7 hr x / 3
+    assert np.isclose(got[L.BONUS_SUCBVI], 2 * np.sqrt(0.125) + 2 * 0.5 + np.sqrt(0.5) + 1.75, rtol=1e-6)
+    # MVP-V: (460/9) sqrt(V x) + 2 sqrt(2) sqrt(sigma^2 x) + (544/9) H x ...
+    mvp = 460 / 9 * np.sqrt(0.125) + 2 * np.sqrt(2) * 0.2 + 544 / 9 * 4 * 0.25
+    assert np.isclose(got[L.BONUS_MVP], mvp, rtol=1e-6) and np.isclose(mvp, 79.0806, atol=1e-4)
+    # ... which is H times MVP's bonus on the normalised scale (rewards and values divided by H)
+    normalised = 460 / 9 * np.sqrt(var_p / H**2 * x) + 2 * np.sqrt(2) * np.sqrt(sig2 / H**2 * x) + 544 / 9 * x
+    assert np.isclose(got[L.BONUS_MVP], H * normalised, rtol=1e-6)
     assert np.isclose(L.iota(2, 3, 4, 10, 0.05), np.log(32 * 4 * 3 * 4 * 10 / 0.05))
+    # value caps: H - h + 1 (0-based: H - h) for SVAE/SUCBVI, the total-return bound H for MVP-V
+    hs = jnp.arange(4)
+    assert np.allclose(L.value_cap(jnp.bool_(False), hs, 4), [4, 3, 2, 1])
+    assert np.allclose(L.value_cap(jnp.bool_(True), hs, 4), [4, 4, 4, 4])
+    assert L.METHODS["MVP-V"].cap_total and L.METHODS["MVP-V + filter"].cap_total
+    assert not L.METHODS["SUCBVI"].cap_total and not L.METHODS["SVAE"].cap_total
+
+
+def test_mvp_doubling_refreshes_model_at_powers_of_two():
+    """MVP-V plans on a model frozen between counts 1, 2, 4, 8, ...; the others on live statistics.
+    One state, one action, two steps: every episode visits both (h, s, a) once."""
+    P = np.ones((2, 1, 1, 1))
+    m = cm.CMDP(P, np.full((2, 1, 1), 0.5), np.zeros((2, 1, 1)), 0.6, bernoulli_rewards=True)
+    ea = L.env_arrays(m)
+    step = jax.jit(L._episode)
+    prio = jnp.zeros((2, 1, 1))
+    for name, expected in (("MVP-V", [1, 2, 2, 4, 4, 4, 4, 8, 8]), ("SVAE", list(range(1, 10)))):
+        hp = L.METHODS[name].hyper()
+        st = L.init_stats(2, 1, 1)
+        for k in range(9):
+            st, _ = step(st, ea, hp, prio, jnp.int32(3), jnp.float32(5.0))
+            assert np.allclose(st.N, k + 1) and np.allclose(st.pN, expected[k]), (name, k)
+            refreshed = st.pN == st.N
+            assert np.allclose(np.where(refreshed, st.psumR, 0), np.where(refreshed, st.sumR, 0))
+        assert np.allclose(st.pNsas.sum(-1), st.pN)  # the frozen model is one consistent snapshot
 
 
 def test_cost_lcb_eq9():
