@@ -28,7 +28,7 @@ Status (issue 5 numbered points)
    Full-scale svae-table1 (8 envs x 5 seeds x 4 methods, K = 10,000): ~12.5 min on 2 shared cores.
    SVAE matches Table 1 (R_+ 1.42e3, Viol 1.29e3) but our SUCBVI / MVP-V variants come out *better*
    than the paper's (R_+ 1.06e3 / 0.81e3): their bonus forms and multipliers need revisiting.
-11. paper multipliers (App. H.6) are the defaults; ``--tune`` not implemented.
+11. paper multipliers (App. H.6) are the defaults; ``saferl reproduce svae-table1 --tune`` runs the development/validation selection (saferl/reproduce/svae_tune.py).
 Tests: tests/tabular (brute-force safe subgraph, MC evaluation, C(M), Var*, bonus, Lemma 1, H.4/H.5
 behaviour, smoke runs of every target).
 """
