@@ -26,8 +26,9 @@ Status (issue 5 numbered points)
    Full-scale H.3-H.5 (K = 10,000, 20 seeds) together: ~70 s on 2 shared cores.
 7-10. done: svae-table1, svae-table2, svae-table3, svae-fig6 (saferl/reproduce/svae.py).
    Full-scale svae-table1 (8 envs x 5 seeds x 4 methods, K = 10,000): ~12.5 min on 2 shared cores.
-   SVAE matches Table 1 (R_+ 1.42e3, Viol 1.29e3) but our SUCBVI / MVP-V variants come out *better*
-   than the paper's (R_+ 1.06e3 / 0.81e3): their bonus forms and multipliers need revisiting.
+   SVAE matches Table 1 (R_+ 1.42e3, Viol 1.29e3); MVP-V (+ filter) now trail SVAE (R_+ ~5.1e3, the
+   paper's ~35-47e3 not reproduced); SUCBVI still beats SVAE on R_+ (1.06e3): its clip needs checking
+   against Xiong et al. (saferl/tabular/baselines.py).
 11. paper multipliers (App. H.6) are the defaults; ``saferl reproduce svae-table1 --tune`` runs the development/validation selection (saferl/reproduce/svae_tune.py).
 Tests: tests/tabular (brute-force safe subgraph, MC evaluation, C(M), Var*, bonus, Lemma 1, H.4/H.5
 behaviour, smoke runs of every target).
