@@ -109,7 +109,8 @@ class GymTrainer:
         self.seed = cfg["seed"] + self.seed_index
         self.constraint = constraints.from_config(cfg["constraint"])
         algo_cls = algos.get(cfg["algo"])
-        if _unsupported_wrapper(algo_cls(cfg["hparams"], None, None, self.constraint.kind, self.constraint.surrogate), cfg["constraint"]):
+        probe = algo_cls(cfg["hparams"], None, None, self.constraint.kind, self.constraint.surrogate)
+        if _unsupported_wrapper(probe, cfg["constraint"]):
             raise ValueError(f"algorithm {algo_cls.name} augments the environment (wrap_env), "
                              "which the Gymnasium bridge does not support yet")
         options = {k: v for k, v in cfg["env_params"].items() if k in BRIDGE_OPTIONS}

@@ -17,7 +17,8 @@ LAGRANGE_DEFAULTS = dict(lagrange_init=0.0, lagrange_lr=0.035, lagrange_optimize
 
 class Lagrangian:
     def init_extra(self, constraint):
-        return {**super().init_extra(constraint), "lagrange": lagrange.init(self.hp["lagrange_init"], self.hp["lagrange_optimizer"], self.hp["lagrange_lr"])}
+        multiplier = lagrange.init(self.hp["lagrange_init"], self.hp["lagrange_optimizer"], self.hp["lagrange_lr"])
+        return {**super().init_extra(constraint), "lagrange": multiplier}
 
     def update_multiplier(self, agent, cost_estimate, limit):
         state = lagrange.update(agent.extra["lagrange"], cost_estimate, limit,
