@@ -42,9 +42,10 @@ class RunError(ValueError):
 
 
 def save_checkpoint(run_dir: Path, runners, chunk: int) -> None:
-    leaves, treedef = jax.tree.flatten(runners)
-    arrays = {f"leaf_{i:05d}": np.asarray(leaf) for i, leaf in enumerate(leaves)}
-    meta = {"chunk": int(chunk), "num_leaves": len(leaves), "treedef": str(treedef)}
+    path_leaves, treedef = jax.tree_util.tree_flatten_with_path(runners)
+    arrays = {f"leaf_{i:05d}": np.asarray(leaf) for i, (_, leaf) in enumerate(path_leaves)}
+    meta = {"chunk": int(chunk), "num_leaves": len(path_leaves), "treedef": str(treedef),
+            "paths": [jax.tree_util.keystr(path) for path, _ in path_leaves]}
     arrays["manifest"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)
@@ -62,13 +63,32 @@ def load_checkpoint(run_dir: Path, template):
             leaves = [data[f"leaf_{i:05d}"] for i in range(meta["num_leaves"])]
     except Exception as err:  # zip, key or JSON errors: a damaged file
         raise RunError(f"checkpoint {path} is corrupted or unreadable ({type(err).__name__})") from None
-    template_leaves, treedef = jax.tree.flatten(template)
+    template_path_leaves, treedef = jax.tree_util.tree_flatten_with_path(template)
+    template_leaves = [leaf for _, leaf in template_path_leaves]
     if meta["treedef"] != str(treedef) or len(leaves) != len(template_leaves):
-        raise RunError(f"checkpoint {path} does not match the run's config (different algorithm or sizes)")
+        raise RunError(f"checkpoint {path} does not match the run's config "
+                       f"({_structure_difference(meta, template_path_leaves)})")
     for saved, expected in zip(leaves, template_leaves):
         if saved.shape != expected.shape or saved.dtype != expected.dtype:
             raise RunError(f"checkpoint {path} does not match the run's config: array {saved.shape} vs {expected.shape}")
     return jax.tree.unflatten(treedef, [jax.numpy.asarray(x) for x in leaves]), int(meta["chunk"])
+
+
+def _structure_difference(meta: dict, template_path_leaves) -> str:
+    """Say which state entries differ between a saved checkpoint and the current program."""
+    expected = [jax.tree_util.keystr(path) for path, _ in template_path_leaves]
+    saved = meta.get("paths")
+    if saved is None:  # checkpoints written before paths were recorded
+        return (f"{meta['num_leaves']} saved arrays vs {len(expected)} expected: a different algorithm, "
+                "network size or saferl version wrote it")
+    missing = [p for p in expected if p not in set(saved)]
+    extra = [p for p in saved if p not in set(expected)]
+    parts = []
+    if missing:
+        parts.append("lacks " + ", ".join(missing[:3]) + (" ..." if len(missing) > 3 else ""))
+    if extra:
+        parts.append("has unexpected " + ", ".join(extra[:3]) + (" ..." if len(extra) > 3 else ""))
+    return "; ".join(parts) or "same entries, different static settings (e.g. constraint type)"
 
 
 # --------------------------------------------------------------------------- progress and summary

@@ -83,6 +83,18 @@ def test_corrupted_checkpoint_is_reported(uninterrupted, tmp_path):
         runs.load_checkpoint(bad, template)
 
 
+def test_mismatched_checkpoint_names_the_differing_entries(tmp_path):
+    state = {"actor": {"w": np.zeros((2, 3), np.float32)}, "step": np.zeros((), np.int32)}
+    runs.save_checkpoint(tmp_path, state, chunk=3)
+    restored, chunk = runs.load_checkpoint(tmp_path, state)
+    assert chunk == 3 and restored["actor"]["w"].shape == (2, 3)
+    grown = {**state, "normalizer": np.ones((4,), np.float32)}
+    with pytest.raises(runs.RunError, match=r"lacks \['normalizer'\]"):
+        runs.load_checkpoint(tmp_path, grown)
+    with pytest.raises(runs.RunError, match=r"array \(2, 3\) vs \(2, 4\)"):
+        runs.load_checkpoint(tmp_path, {**state, "actor": {"w": np.zeros((2, 4), np.float32)}})
+
+
 def test_final_statistics_use_last_ten_percent():
     rows = [{"iteration": i, "seed": s, "env_steps": i, "episode_return": float(i + 100 * s)}
             for i in range(1, 21) for s in (0, 1)]
