@@ -78,26 +78,85 @@ def training(algo: str, env_name: str, num_envs: int, seeds: int, chunks: int = 
             "compile_seconds": compile_s, "peak_rss_mb": peak_rss_mb()}
 
 
-def main(env: str = "PointGoal1", algo: str = "ppo_lag", quick: bool = False, out: Path | None = None) -> dict:
+DEFAULT_ENV_GRID = "1x1,64x1,1024x1,256x8"
+DEFAULT_TRAIN_GRID = "16x1,16x8,64x1"
+QUICK_ENV_GRID, QUICK_TRAIN_GRID = "64x1,1024x1", "16x1"
+
+
+def parse_grid(text: str) -> list[tuple[int, int]]:
+    """``"16x1,64x8"`` -> ``[(16, 1), (64, 8)]`` (environments per seed x seeds)."""
+    grid = []
+    for item in str(text).split(","):
+        parts = item.strip().lower().split("x")
+        try:
+            num_envs, seeds = (int(p) for p in parts)
+        except ValueError:
+            raise ValueError(f"bad grid entry {item.strip()!r}: expected ENVSxSEEDS such as 16x1 or 1024x8") from None
+        if num_envs < 1 or seeds < 1:
+            raise ValueError(f"bad grid entry {item.strip()!r}: environments and seeds must be >= 1")
+        grid.append((num_envs, seeds))
+    return grid
+
+
+def seed_scaling(rows: list[dict]) -> list[dict]:
+    """For each (algo, num_envs) measured with 1 seed and with S > 1 seeds: how S vmapped seeds
+    compare with S separate one-seed runs (steady state, compile excluded, and for a 1M-step run
+    per seed with compile included)."""
+    out = []
+    for r in rows:
+        if r["seeds"] == 1:
+            continue
+        single = next((q for q in rows if q["algo"] == r["algo"] and q["num_envs"] == r["num_envs"]
+                       and q["seeds"] == 1), None)
+        if single is None:
+            continue
+        steps = 1_000_000
+        together = r["compile_seconds"] + r["seeds"] * steps / r["steps_per_second"]
+        apart = r["seeds"] * (single["compile_seconds"] + steps / single["steps_per_second"])
+        out.append({"algo": r["algo"], "num_envs": r["num_envs"], "seeds": r["seeds"],
+                    "throughput_ratio": r["steps_per_second"] / single["steps_per_second"],
+                    "time_ratio_1M_steps": together / apart})
+    return out
+
+
+def device_peak_memory_mb() -> float | None:
+    """Peak accelerator memory of the first device (None on CPU, where RSS is the measure)."""
+    stats = jax.devices()[0].memory_stats() if jax.default_backend() != "cpu" else None
+    if not stats:
+        return None
+    return stats.get("peak_bytes_in_use", stats.get("bytes_in_use", 0)) / 2**20
+
+
+def main(env: str = "PointGoal1", algo: str = "ppo_lag", quick: bool = False, out: Path | None = None,
+         grid: str | None = None, env_grid: str | None = None, overrides: dict | None = None,
+         chunks: int | None = None) -> dict:
     if env not in envs.registered():
         raise ValueError(f"unknown environment {env!r}; known environments: {', '.join(envs.registered())}")
+    env_cells = parse_grid(env_grid or (QUICK_ENV_GRID if quick else DEFAULT_ENV_GRID))
+    train_cells = parse_grid(grid or (QUICK_TRAIN_GRID if quick else DEFAULT_TRAIN_GRID))
+    chunks = chunks or (1 if quick else 2)
     results = {"backend": jax.default_backend(), "devices": [str(d) for d in jax.devices()], "env_only": [],
-               "training": []}
-    env_grid = [(64, 1), (1024, 1)] if quick else [(1, 1), (64, 1), (1024, 1), (256, 8)]
+               "training": [], "overrides": overrides or {}}
     print(f"backend: {results['backend']}")
     print("environment only (random actions):")
-    for num_envs, seeds in env_grid:
+    for num_envs, seeds in env_cells:
         sps = env_only(env, num_envs, seeds, steps=200 if quick else 1000)
         results["env_only"].append({"num_envs": num_envs, "seeds": seeds, "steps_per_second": sps})
         print(f"  {env} envs={num_envs:<5} seeds={seeds:<3} {sps:>14,.0f} env-steps/s")
-    train_grid = [(16, 1)] if quick else [(16, 1), (16, 5), (64, 1)]
     for name in algo.split(","):
         print(f"full training ({name}):")
-        for num_envs, seeds in train_grid:
-            r = training(name, env, num_envs, seeds, chunks=1 if quick else 2)
+        for num_envs, seeds in train_cells:
+            r = training(name, env, num_envs, seeds, chunks=chunks, **(overrides or {}))
+            r["device_peak_mb"] = device_peak_memory_mb()
             results["training"].append(r)
+            memory = f", device peak {r['device_peak_mb']:.0f} MB" if r["device_peak_mb"] is not None else ""
             print(f"  {name} envs={num_envs:<4} seeds={seeds:<3} {r['steps_per_second']:>10,.0f} env-steps/s  "
-                  f"(compile {r['compile_seconds']:.1f}s)")
+                  f"(compile {r['compile_seconds']:.1f}s{memory})")
+    results["seed_scaling"] = seed_scaling(results["training"])
+    for s in results["seed_scaling"]:
+        print(f"  {s['algo']} envs={s['num_envs']}: {s['seeds']} vmapped seeds give {s['throughput_ratio']:.2f}x the "
+              f"env-steps/s of one seed; 1M steps per seed take {s['time_ratio_1M_steps']:.2f}x the time of "
+              f"{s['seeds']} separate runs (compiles included)")
     results["peak_rss_mb"] = peak_rss_mb()
     print(f"peak memory (RSS): {results['peak_rss_mb']:.0f} MB")
     if out is not None:

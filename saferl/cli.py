@@ -117,7 +117,18 @@ def _cmd_plot(args) -> int:
 def _cmd_bench(args) -> int:
     from saferl import bench
 
-    bench.main(env=args.env, algo=args.algo, quick=args.quick, out=Path(args.out) if args.out else None)
+    from saferl.config import parse_set
+
+    overrides = parse_set(args.set)
+    if args.chunks is not None and args.chunks < 1:
+        raise UserError(f"--chunks must be >= 1, got {args.chunks}")
+    try:
+        bench.parse_grid(args.grid or bench.DEFAULT_TRAIN_GRID)
+        bench.parse_grid(args.env_grid or bench.DEFAULT_ENV_GRID)
+    except ValueError as err:
+        raise UserError(str(err)) from None
+    bench.main(env=args.env, algo=args.algo, quick=args.quick, out=Path(args.out) if args.out else None,
+               grid=args.grid, env_grid=args.env_grid, overrides=overrides, chunks=args.chunks)
     return 0
 
 
@@ -175,11 +186,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="PNG path (default: curves.png in the first run directory)")
     p.set_defaults(func=_cmd_plot)
 
+    bench_grid, bench_env_grid = "16x1,16x8,64x1", "1x1,64x1,1024x1,256x8"
     p = sub.add_parser("bench", help="env-only and full-training env-steps/s and peak memory")
     p.add_argument("--env", default="PointGoal1")
     p.add_argument("--algo", default="ppo_lag", help="algorithm, or several separated by commas")
     p.add_argument("--quick", action="store_true", help="fewer configurations (a minute)")
     p.add_argument("--out", help="write the measurements as JSON here")
+    p.add_argument("--grid", help=f"training configurations ENVSxSEEDS,... (default {bench_grid})")
+    p.add_argument("--env-grid", help=f"environment-only configurations (default {bench_env_grid})")
+    p.add_argument("--chunks", type=int, help="timed iterations per configuration (default 2, 1 with --quick)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="config override for every training configuration, e.g. network.critic_hidden=[256,256,256]")
     p.set_defaults(func=_cmd_bench)
 
     p = sub.add_parser("reproduce", help="run a paper experiment and write results.json and figures")
