@@ -33,5 +33,9 @@ done
 
 echo "== saferl bench (same machine, same run)"
 make venv >/dev/null
-.venv/bin/saferl bench --algo ppo_lag,cpo,canary --out benchmarks/results/saferl_bench.json
+.venv/bin/saferl bench --algo ppo_lag,cpo --out benchmarks/results/saferl_bench.json
+# Canary with OmniSafe's network sizes (64x64, what the OmniSafe CPO above runs) and with its App. D sizes
+.venv/bin/saferl bench --algo canary --grid 16x1,16x8 --env-grid 64x1 --set "network.actor_hidden=[64,64]" \
+    --set "network.critic_hidden=[64,64]" --out benchmarks/results/saferl_bench_canary_64x64.json
+.venv/bin/saferl bench --algo canary --grid 16x1 --env-grid 64x1 --out benchmarks/results/saferl_bench_canary_appd.json
 .venv/bin/python benchmarks/compare.py benchmarks/results
