@@ -181,6 +181,10 @@ class TrustRegionAlgorithm(RiskConstrained, Algorithm):
         metrics = {
             "kl": jnp.where(result.accepted, chosen["kl"], 0.0),
             "surrogate_improvement": jnp.where(result.accepted, chosen["reward"] - base["reward"], 0.0),
+            # the linearised change of the (first) constraint's J_c that the accepted step predicts; compare
+            # with the next iteration's measured change to see how far the cost model can be trusted
+            "cost_surrogate_change": jnp.where(result.accepted & (base["cost"].shape[0] > 0),
+                                               jnp.sum(chosen["cost"][:1] - base["cost"][:1]), 0.0),
             "accepted": result.accepted.astype(jnp.float32),
             "backtracks": result.index.astype(jnp.float32),
         }
@@ -220,7 +224,7 @@ class TrustRegionAlgorithm(RiskConstrained, Algorithm):
         return agent, {**metrics, **step_metrics, "critic_loss": critic_loss}
 
     def metrics_names(self):
-        return ("kl", "surrogate_improvement", "accepted", "backtracks", "critic_loss")
+        return ("kl", "surrogate_improvement", "cost_surrogate_change", "accepted", "backtracks", "critic_loss")
 
 
 def natural_step(g, hinv_g, delta):
