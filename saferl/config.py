@@ -181,6 +181,7 @@ def resolve(user: dict) -> dict:
         raise ConfigError(f"normalize_observations must be true or false, got {cfg['normalize_observations']!r}")
     try:
         constraint = constraints.from_config(cfg["constraint"])
+        horizon = constraints.finite_horizon(cfg["constraint"])
     except ValueError as err:
         raise ConfigError(str(err)) from None
     if constraint.kind not in algo_cls.constraint_kinds:
@@ -194,6 +195,8 @@ def resolve(user: dict) -> dict:
             f"{' or '.join(algo_cls.risk_surrogates)}, not {constraint.surrogate!r} (constraint.surrogate)"
         )
     cfg["constraint"] = constraints.to_config(constraint)
+    if constraint.kind == "var":
+        cfg["constraint"]["finite_horizon"] = horizon
     try:
         cfg["hparams"] = algo_cls.resolve_hparams(cfg.get("hparams"))
     except ValueError as err:

@@ -89,6 +89,10 @@ class Trainer:
         if self.constraint.kind == "var":  # the risk channels accumulate C(tau) with the constraint's discount
             gammas[1:] = [float(self.constraint.gamma_c)] * (len(gammas) - 1)
         self.gammas = jnp.asarray(gammas, jnp.float32)
+        # a finite-horizon VaR constraint: the risk channels' return C(tau) ends at the time limit
+        self.end_at_truncation = None
+        if self.constraint.kind == "var" and config["constraint"].get("finite_horizon", False):
+            self.end_at_truncation = jnp.asarray([0.0] + [1.0] * (len(gammas) - 1), jnp.float32)
         self.num_steps = int(config["rollout_steps"])
         self.steps_per_iteration = self.num_steps * int(config["num_envs"])
         iterations = max(1, math.ceil(config["total_steps"] / self.steps_per_iteration))
@@ -117,7 +121,8 @@ class Trainer:
         env_params = self.algo.rollout_env_params(agent, self.env_params)
         env_state, obs, traj = collect(self.venv, env_params, self.actor, agent.actor_params,
                                        runner.env_state, runner.obs, k_roll, self.num_steps)
-        batch = make_batch(traj, self.critics, agent.critic_params, self.gammas, self.algo.hp["gae_lambda"])
+        batch = make_batch(traj, self.critics, agent.critic_params, self.gammas, self.algo.hp["gae_lambda"],
+                           self.end_at_truncation)
         # With no finished episode in the batch, zeros stand in for the (NaN) initial estimate.
         previous = jax.tree.map(lambda x: jnp.nan_to_num(x, nan=0.0), runner.episodes)
         levels = self.algo.risk_levels(agent)

@@ -60,7 +60,8 @@ class RiskConstrained:
         env = super().wrap_env(env, constraint_config)
         if not self.is_risk:
             return env
-        return RiskAugmentation(env, self.surrogate, float(constraint_config.get("gamma_c", 1.0)))
+        return RiskAugmentation(env, self.surrogate, float(constraint_config.get("gamma_c", 1.0)),
+                                finite_horizon=bool(constraint_config.get("finite_horizon", False)))
 
     def init_extra(self, constraint):
         extra = super().init_extra(constraint)

@@ -61,7 +61,7 @@ def from_config(section: dict) -> Constraint:
     kind = section.pop("type", "expected")
     if kind not in KINDS:
         raise ValueError(f"constraint.type must be one of {', '.join(KINDS)}; got {kind!r}")
-    allowed = {"expected": {"limit", "gamma_c"}, "var": {"rho", "epsilon", "gamma_c", "surrogate"}}[kind]
+    allowed = {"expected": {"limit", "gamma_c"}, "var": {"rho", "epsilon", "gamma_c", "surrogate", "finite_horizon"}}[kind]
     unknown = set(section) - allowed
     if unknown:
         raise ValueError(
@@ -97,6 +97,16 @@ def from_config(section: dict) -> Constraint:
             raise ValueError(f"constraint.epsilon must be in (0, 1), got {epsilon}")
     f32 = lambda x: jnp.asarray(x, jnp.float32)  # noqa: E731
     return Constraint(limit=f32(limit), epsilon=f32(epsilon), gamma_c=f32(gamma_c), kind=kind, surrogate=surrogate)
+
+
+def finite_horizon(section: dict) -> bool:
+    """``constraint.finite_horizon`` of a VaR constraint: the cost return C(tau) ends at the
+    environment's time limit, so the risk channels' critics observe t / max_steps and their GAE
+    does not bootstrap at truncation (:class:`saferl.envs.risk.RiskAugmentation`).  Default false."""
+    value = (section or {}).get("finite_horizon", False)
+    if not isinstance(value, bool):
+        raise ValueError(f"constraint.finite_horizon must be true or false, got {value!r}")
+    return value
 
 
 def _plain(x) -> float:

@@ -103,7 +103,7 @@ def collect(env, env_params, actor, actor_params, env_state, obs, key, num_steps
     return env_state, obs, traj
 
 
-def gae(rewards, values, next_values, terminated, done, gammas, lam):
+def gae(rewards, values, next_values, terminated, done, gammas, lam, end_at_truncation=None):
     """Generalised advantage estimation for several channels at once.
 
     rewards/values/next_values: ``(T, N, K)``; terminated/done: ``(T, N)``; gammas: ``(K,)``.
@@ -111,9 +111,14 @@ def gae(rewards, values, next_values, terminated, done, gammas, lam):
     when the episode was truncated); it is ignored where the episode terminated.
       delta_t = r_t + gamma V(s_{t+1}) (1 - term_t) - V(s_t)
       A_t     = delta_t + gamma lam (1 - done_t) A_{t+1}
+    ``end_at_truncation`` (``(K,)``, optional): channels whose return ends at the time limit
+    (a finite-horizon cost return C(tau)): truncation counts as termination for them.
     Returns ``(advantages, returns)`` with returns = advantages + values.
     """
     not_term = (1.0 - terminated.astype(jnp.float32))[..., None]
+    if end_at_truncation is not None:
+        truncated = jnp.logical_and(done, jnp.logical_not(terminated)).astype(jnp.float32)[..., None]
+        not_term = not_term * (1.0 - truncated * jnp.asarray(end_at_truncation, jnp.float32))
     not_done = (1.0 - done.astype(jnp.float32))[..., None]
     deltas = rewards + gammas * next_values * not_term - values
 
@@ -126,13 +131,14 @@ def gae(rewards, values, next_values, terminated, done, gammas, lam):
     return advantages, advantages + values
 
 
-def make_batch(traj: Trajectory, critics, critic_params, gammas, lam) -> Batch:
-    """Evaluate the critics on the whole block and compute GAE for every channel."""
+def make_batch(traj: Trajectory, critics, critic_params, gammas, lam, end_at_truncation=None) -> Batch:
+    """Evaluate the critics on the whole block and compute GAE for every channel
+    (``end_at_truncation``: see :func:`gae`)."""
     values = critics.apply(critic_params, traj.obs)
     next_values = critics.apply(critic_params, traj.final_obs)
     signals = jnp.concatenate([traj.reward[..., None], traj.cost], axis=-1)
     done = jnp.logical_or(traj.terminated, traj.truncated)
-    advantages, returns = gae(signals, values, next_values, traj.terminated, done, gammas, lam)
+    advantages, returns = gae(signals, values, next_values, traj.terminated, done, gammas, lam, end_at_truncation)
 
     def flat(x):
         return x.reshape((-1,) + x.shape[2:])

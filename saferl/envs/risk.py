@@ -8,6 +8,11 @@ cost accumulated so far ((y_t - eta) / rho for the CVaR surrogate, whose cost de
 * ``indicator`` -> ``[1(y_t < rho <= y_{t+1}) / gamma_c^t]`` (sums to I(tau), eq. 13);
 * ``cvar``      -> ``[((y_{t+1} - eta)^+ - (y_t - eta)^+) / gamma_c^t]`` (sums to (C - eta)^+).
 
+With ``finite_horizon`` (``constraint.finite_horizon``) the observation also holds t / max_steps
+(max_steps of the innermost environment's parameters): with gamma_c = 1, gamma_c^t is constant,
+and the cost still to come before the time limit -- what the risk critics predict when C(tau)
+ends there -- depends on t.
+
 rho and eta are environment parameters (:class:`RiskParams`), set by the algorithm before
 every rollout from its traced state (``Algorithm.rollout_env_params``), so sweeping the
 cost limit or learning eta never recompiles.
@@ -37,11 +42,13 @@ class RiskState:
     inner: Any
     accumulated_cost: jax.Array  # y_t (eq. 23)
     cost_discount: jax.Array  # gamma_c^t
+    time: jax.Array  # t, steps since reset
 
 
 class RiskAugmentation(Wrapper):
-    def __init__(self, env: Environment, surrogate: str, gamma_c: float = 1.0):
+    def __init__(self, env: Environment, surrogate: str, gamma_c: float = 1.0, finite_horizon: bool = False):
         super().__init__(env)
+        self.finite_horizon = bool(finite_horizon)
         if surrogate not in risk.SURROGATES:
             raise ValueError(f"risk surrogate must be one of {', '.join(risk.SURROGATES)}, got {surrogate!r}")
         if env.cost_shape != ():
@@ -63,15 +70,18 @@ class RiskAugmentation(Wrapper):
         f32 = lambda x: jnp.asarray(x, jnp.float32)  # noqa: E731
         return RiskParams(self.env.lift_params(base_params), f32(rho), f32(eta))
 
-    def _augment(self, obs, y, disc, params: RiskParams):
+    def _augment(self, obs, y, disc, time, params: RiskParams):
         # CVaR's per-step cost depends on y - eta, and eta moves every iteration: observe that
         level = y - params.eta if self.surrogate == "cvar" else y
-        return jnp.concatenate([obs, jnp.stack([level / params.rho, disc]).astype(obs.dtype)])
+        extra = [level / params.rho, disc]
+        if self.finite_horizon:
+            extra.append(time / jnp.maximum(_max_steps(params.inner), 1).astype(jnp.float32))
+        return jnp.concatenate([obs, jnp.stack(extra).astype(obs.dtype)])
 
     def reset(self, key, params: RiskParams):
         inner, obs = self.env.reset(key, params.inner)
         zero, one = jnp.zeros((), jnp.float32), jnp.ones((), jnp.float32)
-        return RiskState(inner, zero, one), self._augment(obs, zero, one, params)
+        return RiskState(inner, zero, one, zero), self._augment(obs, zero, one, zero, params)
 
     def step(self, state: RiskState, action, params: RiskParams):
         inner, obs, reward, cost, term, trunc, info = self.env.step(state.inner, action, params.inner)
@@ -84,12 +94,23 @@ class RiskAugmentation(Wrapper):
             costs = (risk.indicator_cost(y, y_next, params.rho) / disc)[None]
         else:
             costs = (risk.cvar_excess_cost(y, y_next, params.eta) / disc)[None]
-        new_state = RiskState(inner, y_next, disc * self.gamma_c)
-        return new_state, self._augment(obs, y_next, disc * self.gamma_c, params), reward, costs, term, trunc, info
+        new_state = RiskState(inner, y_next, disc * self.gamma_c, state.time + 1.0)
+        obs = self._augment(obs, y_next, disc * self.gamma_c, state.time + 1.0, params)
+        return new_state, obs, reward, costs, term, trunc, info
 
     def observation_space(self, params: RiskParams):
         space = self.env.observation_space(params.inner)
-        return Box(-jnp.inf, jnp.inf, (space.shape[0] + 2,))
+        return Box(-jnp.inf, jnp.inf, (space.shape[0] + 2 + int(self.finite_horizon),))
+
+
+def _max_steps(params):
+    """The time limit ``max_steps`` of the innermost parameters that have one."""
+    node = params
+    while not hasattr(node, "max_steps") and hasattr(node, "inner"):
+        node = node.inner
+    if not hasattr(node, "max_steps"):
+        raise ValueError("constraint.finite_horizon needs an environment with a max_steps parameter")
+    return jnp.asarray(node.max_steps)
 
     def action_space(self, params: RiskParams):
         return self.env.action_space(params.inner)

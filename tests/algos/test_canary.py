@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from saferl import struct
+from saferl import config, struct
 from saferl.algos import base
 from saferl.algos.risk import episode_cost_weights
 from saferl.core import constraints, networks, risk
@@ -64,6 +64,26 @@ def _channel_sums(surrogate, costs, gamma_c, rho=1.0, eta=0.0):
 
     _, discounted = jax.lax.scan(body, state, jnp.arange(len(costs), dtype=jnp.float32))
     return np.asarray(discounted.sum(0))
+
+
+def test_finite_horizon_augmentation_observes_time_over_the_time_limit():
+    from saferl.envs.toy import ToyReach
+
+    base = ToyReach()
+    plain = RiskAugmentation(base, "cantelli", 1.0)
+    timed = RiskAugmentation(base, "cantelli", 1.0, finite_horizon=True)
+    params = timed.lift_params(base.default_params(), rho=10.0)
+    assert timed.observation_space(params).shape[0] == plain.observation_space(params).shape[0] + 1
+    state, obs = timed.reset(jax.random.PRNGKey(0), params)
+    assert float(obs[-1]) == 0.0
+    for t in range(1, 4):
+        state, obs, *_ = timed.step(state, jnp.zeros(base.action_space(base.default_params()).shape), params)
+        np.testing.assert_allclose(float(obs[-1]), t / base.default_params().max_steps, rtol=1e-6)
+    with pytest.raises(config.ConfigError, match="finite_horizon must be true or false"):
+        config.resolve({"algo": "canary", "env": "IcyLake", "constraint": {"finite_horizon": "yes"}})
+    cfg = config.resolve({"algo": "canary", "env": "IcyLake", "constraint": {"finite_horizon": True}})
+    assert cfg["constraint"]["finite_horizon"] is True
+    assert config.resolve({"algo": "canary", "env": "IcyLake"})["constraint"]["finite_horizon"] is False
 
 
 @pytest.mark.parametrize("gamma_c", [0.9, 1.0])
