@@ -113,12 +113,14 @@ def progress_rows(metrics: dict, first_iteration: int, steps_per_iteration: int,
 def write_progress(run_dir: Path, rows: list[dict]) -> None:
     if not rows:
         return
-    columns = FIXED_COLUMNS + sorted(k for k in rows[0] if k not in FIXED_COLUMNS)
+    # the union of all rows' keys: a run resumed by a newer saferl may log a metric the older rows lack
+    names = {k for row in rows for k in row}
+    columns = [k for k in FIXED_COLUMNS if k in names] + sorted(names - set(FIXED_COLUMNS))
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=columns)
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: (f"{row[k]:.6g}" if isinstance(row[k], float) else row[k]) for k in columns})
+        writer.writerow({k: (f"{row[k]:.6g}" if isinstance(row[k], float) else row.get(k, "")) for k in columns})
     write_text_atomic(Path(run_dir) / "progress.csv", out.getvalue())
 
 

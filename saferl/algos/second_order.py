@@ -8,17 +8,13 @@ One update of every member is
     2. gradients at theta_k of the surrogates (C-TRPO eq. 6 and 15)
            g   = grad_theta  E[pi / pi_k  A_r]                      (reward, ascent direction)
            b_i = grad_theta  s * E[pi / pi_k  A_c,i]                (cost channel i)
-       where ``s = L``, the mean episode length, turns the per-sample cost surrogate into a
-       change of the episode cost J_c that the constraint bounds: J_c(pi) - J_c(pi_k) ~
-       E_tau[sum_t gamma_c^t ratio_t A_c,t] = L * mean(gamma_c^t ratio A_c), the per-episode
-       form, with gamma_c the constraint's cost discount (1 = undiscounted episode cost, the
-       Safety-Gymnasium/OmniSafe convention; OmniSafe divides c by L instead, the same
-       linearised constraint).  The advantages themselves use GAE with ``cost_gamma`` (0.99),
-       a variance-reduction horizon: mean(ratio A_c) then estimates the change of the per-step
-       cost rate.  (Until session 3 ``s`` was 1 / (1 - cost_gamma) = 100 whenever cost_gamma
-       < 1, the occupancy form of a *discounted* constraint, which on 1000-step PointGoal1
-       episodes under-stated b by 10x against the undiscounted J_c and let CPO settle above
-       its limit; docs/design.md);
+       where ``s`` turns the per-sample cost surrogate into a change of J_c:
+       ``s = 1 / (1 - cost_gamma)``, the occupancy form of C-TRPO eq. 15/59 (CPO eq. 10), or, for
+       VaR constraints and ``cost_gamma = 1``, the mean episode length L (the per-episode form
+       E_tau[sum_t gamma_c^t ratio_t A_t] = L * mean(gamma_c^t ratio A), :mod:`saferl.algos.risk`).
+       With J_c the undiscounted episode cost (as in OmniSafe, whose CPO uses s = 1) the
+       1 / (1 - cost_gamma) form is a heuristic; session 3 tried s = L for expected constraints
+       and reverted it (docs/design.md: CPO sat in case 1 above its limit);
     3. H^-1 g and H^-1 b_i by conjugate gradients with Fisher-vector products of the
        mean KL between the batch's (old) distributions and the new ones
        (:mod:`saferl.core.trust_region`), on every ``fvp_subsample``-th sample;
@@ -42,7 +38,7 @@ import optax
 from jax.flatten_util import ravel_pytree
 
 from saferl.algos.base import AgentState, Algorithm
-from saferl.algos.risk import RiskConstrained, episode_cost_weights
+from saferl.algos.risk import RiskConstrained
 from saferl.core import trust_region as tr
 from saferl.core.fitting import minibatch_epochs
 
@@ -111,12 +107,13 @@ class TrustRegionAlgorithm(RiskConstrained, Algorithm):
         return normalize(batch.advantages[:, 0]), adv_c
 
     def surrogate_scale(self, batch):
-        """L, the mean length of the batch's finished episodes (the rollout length if none finished):
-        ``L * mean(gamma_c^t ratio A_c)`` estimates the change of the episode cost J_c (see the
-        module docstring; the gamma_c^t weights are applied in :meth:`update`)."""
+        """s: the cost surrogate is ``s * mean(ratio * A_c)`` (see the module docstring)."""
+        gamma_c = float(self.hp["cost_gamma"])
+        if gamma_c < 1.0 and not self.is_risk:
+            return jnp.asarray(1.0 / (1.0 - gamma_c), jnp.float32)  # C-TRPO eq. 15/59, CPO eq. 10
         length = jnp.asarray(batch.episodes["length"], jnp.float32)
         steps = batch.rollout_shape[0] if batch.rollout_shape else batch.obs.shape[0]
-        length = jnp.where(jnp.isfinite(length), length, float(steps))
+        length = jnp.where(jnp.isfinite(length), length, float(steps))  # no episode finished: the rollout
         return jnp.maximum(length, 1.0)
 
     def mean_kl(self, params, batch):
@@ -214,9 +211,6 @@ class TrustRegionAlgorithm(RiskConstrained, Algorithm):
 
     def update(self, agent, batch, key):
         agent, batch, risk_metrics = self.prepare_batch(agent, batch)
-        if not self.is_risk:  # risk constraints weight their own channel in prepare_batch
-            weights = episode_cost_weights(batch.timestep, agent.constraint.gamma_c)
-            batch = batch.replace(advantages=batch.advantages.at[:, 1:].multiply(weights[:, None]))
         agent, metrics = self.before_update(agent, batch)
         metrics = {**risk_metrics, **metrics}
         agent, step_metrics = self.policy_step(agent, batch)
