@@ -120,7 +120,8 @@ def write_progress(run_dir: Path, rows: list[dict]) -> None:
     writer = csv.DictWriter(out, fieldnames=columns)
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: (f"{row[k]:.6g}" if isinstance(row[k], float) else row.get(k, "")) for k in columns})
+        values = {k: row.get(k, "") for k in columns}
+        writer.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in values.items()})
     write_text_atomic(Path(run_dir) / "progress.csv", out.getvalue())
 
 

@@ -95,6 +95,15 @@ def test_mismatched_checkpoint_names_the_differing_entries(tmp_path):
         runs.load_checkpoint(tmp_path, {**state, "actor": {"w": np.zeros((2, 4), np.float32)}})
 
 
+def test_progress_keeps_rows_written_before_a_new_metric(tmp_path):
+    old = [{"iteration": 1, "env_steps": 10, "seed": 0, "episode_return": 1.5}]
+    new = [{"iteration": 2, "env_steps": 20, "seed": 0, "episode_return": 2.5, "cost_surrogate_change": -0.25}]
+    runs.write_progress(tmp_path, old + new)
+    rows = runs.read_progress(tmp_path)
+    assert [r["episode_return"] for r in rows] == [1.5, 2.5]
+    assert np.isnan(rows[0]["cost_surrogate_change"]) and rows[1]["cost_surrogate_change"] == -0.25
+
+
 def test_final_statistics_use_last_ten_percent():
     rows = [{"iteration": i, "seed": s, "env_steps": i, "episode_return": float(i + 100 * s)}
             for i in range(1, 21) for s in (0, 1)]
