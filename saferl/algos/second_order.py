@@ -75,6 +75,10 @@ class TrustRegionAlgorithm(RiskConstrained, Algorithm):
         # Fisher-vector products on every k-th sample of the batch (rllab's TRPO ``subsample_factor``,
         # OmniSafe's ``fvp_sample_freq``): 4 halves CPO's update time on PointGoal1 (16k samples -> 4k)
         fvp_subsample=4,
+        # multiplies the cost surrogate's scale s (and so b): 1 is the consistent choice; OmniSafe's CPO
+        # corresponds to (1 - cost_gamma) for expected constraints (s = 1, b per sample, c per episode),
+        # which sends CPO to its recovery case whenever the constraint is violated
+        cost_scale_multiplier=1.0,
         critic_lr=1e-3,
         critic_epochs=10,
         critic_minibatches=16,
@@ -107,7 +111,14 @@ class TrustRegionAlgorithm(RiskConstrained, Algorithm):
         return normalize(batch.advantages[:, 0]), adv_c
 
     def surrogate_scale(self, batch):
-        """s: the cost surrogate is ``s * mean(ratio * A_c)`` (see the module docstring)."""
+        """s: the cost surrogate is ``s * mean(ratio * A_c)`` (see the module docstring), times
+        ``hparams.cost_scale_multiplier``."""
+        multiplier = float(self.hp.get("cost_scale_multiplier", 1.0))
+        if not multiplier > 0.0:
+            raise ValueError(f"hparams.cost_scale_multiplier must be > 0, got {multiplier}")
+        return multiplier * self._surrogate_scale(batch)
+
+    def _surrogate_scale(self, batch):
         gamma_c = float(self.hp["cost_gamma"])
         if gamma_c < 1.0 and not self.is_risk:
             return jnp.asarray(1.0 / (1.0 - gamma_c), jnp.float32)  # C-TRPO eq. 15/59, CPO eq. 10
