@@ -39,6 +39,11 @@ class Canary(CPO):
         max_grad_norm=0.5,
         critic_epochs=5,
         critic_minibatches=16,
+        # b per sample (s = 1), c per episode, as OmniSafe's CPO: with gamma_c = 1 the consistent scale is the
+        # episode length, but on PointGoal1 Canary's b is then noise-dominated (split-half agreement ~0,
+        # benchmarks/gradient_agreement.py), CPO sits in case 1 and the constraint never tightens; with
+        # s = 1 it recovers while J_C > 0 (P 0.008, 64 envs x 2 seeds, docs/design.md)
+        cost_scale="per_sample",
     )
     config_defaults = {
         # value normalisation (PopArt) is ours: the augmented-cost critic's targets are ~C^2 (10^4 at

@@ -75,10 +75,10 @@ class TrustRegionAlgorithm(RiskConstrained, Algorithm):
         # Fisher-vector products on every k-th sample of the batch (rllab's TRPO ``subsample_factor``,
         # OmniSafe's ``fvp_sample_freq``): 4 halves CPO's update time on PointGoal1 (16k samples -> 4k)
         fvp_subsample=4,
-        # multiplies the cost surrogate's scale s (and so b): 1 is the consistent choice; OmniSafe's CPO
-        # corresponds to (1 - cost_gamma) for expected constraints (s = 1, b per sample, c per episode),
-        # which sends CPO to its recovery case whenever the constraint is violated
-        cost_scale_multiplier=1.0,
+        # the cost surrogate's scale s: "episode" (the module docstring: 1 / (1 - cost_gamma), or the mean
+        # episode length L for VaR constraints) or "per_sample" (s = 1: b per sample against c per episode, as
+        # OmniSafe's CPO; with a noise-dominated b it sends CPO to its recovery case while c > 0)
+        cost_scale="episode",
         critic_lr=1e-3,
         critic_epochs=10,
         critic_minibatches=16,
@@ -112,11 +112,13 @@ class TrustRegionAlgorithm(RiskConstrained, Algorithm):
 
     def surrogate_scale(self, batch):
         """s: the cost surrogate is ``s * mean(ratio * A_c)`` (see the module docstring), times
-        ``hparams.cost_scale_multiplier``."""
-        multiplier = float(self.hp.get("cost_scale_multiplier", 1.0))
-        if not multiplier > 0.0:
-            raise ValueError(f"hparams.cost_scale_multiplier must be > 0, got {multiplier}")
-        return multiplier * self._surrogate_scale(batch)
+        or 1 with ``hparams.cost_scale: per_sample``."""
+        mode = self.hp.get("cost_scale", "episode")
+        if mode not in ("episode", "per_sample"):
+            raise ValueError(f"hparams.cost_scale must be 'episode' or 'per_sample', got {mode!r}")
+        if mode == "per_sample":
+            return jnp.ones((), jnp.float32)
+        return self._surrogate_scale(batch)
 
     def _surrogate_scale(self, batch):
         gamma_c = float(self.hp["cost_gamma"])
