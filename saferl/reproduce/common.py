@@ -9,6 +9,7 @@ bootstrap confidence intervals, and draws the learning curves.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -42,10 +43,15 @@ def train_or_resume(cfg: dict, run_dir: Path, show_progress: bool) -> dict:
     if (run_dir / "config.yaml").is_file():
         existing = runs.load_run_config(run_dir)
         if existing != cfg:  # a run written before a new config key existed resolves to the same config
+            raw = existing
             try:
                 existing = configlib.resolve(existing)
             except configlib.ConfigError:
                 pass
+            filled = sorted(set(_flat_keys(existing)) - set(_flat_keys(raw)))
+            if existing == cfg and filled:
+                print(f"note: reusing {run_dir}, written before {', '.join(filled)} existed; it is taken to have "
+                      "had today's defaults for them (move it away to retrain)", file=sys.stderr)
         if existing != cfg:
             raise runs.RunError(f"{run_dir} holds a run with another config; choose another --out")
         summary_path = run_dir / "summary.json"
@@ -56,6 +62,12 @@ def train_or_resume(cfg: dict, run_dir: Path, show_progress: bool) -> dict:
         if (run_dir / runs.CHECKPOINT).is_file():
             return runs.train(cfg, run_dir, resume=True, show_progress=show_progress)
     return runs.train(cfg, run_dir, show_progress=show_progress)
+
+
+def _flat_keys(node, prefix=""):
+    if not isinstance(node, dict):
+        return [prefix.rstrip(".")]
+    return [k for key, value in node.items() for k in _flat_keys(value, f"{prefix}{key}.")]
 
 
 def compare_algorithms(methods: list[tuple[str, str, dict]], env: str, out: Path, base: dict,
