@@ -142,6 +142,7 @@ def resolve(user: dict) -> dict:
     from saferl.core import constraints
     from saferl.envs import base as envs
 
+    user = copy.deepcopy(user)  # never change the caller's dict
     unknown = set(user) - set(TOP_LEVEL)
     if unknown:
         raise ConfigError(f"unknown config key {sorted(unknown)[0]!r}; allowed: {', '.join(TOP_LEVEL)}")

@@ -27,3 +27,19 @@ def test_foundation_pointgoal_smoke(tmp_path):
 def test_unknown_scale_is_rejected(tmp_path):
     with pytest.raises(ValueError, match="unknown scale"):
         reproduce.run("foundation-pointgoal", "galactic", tmp_path)
+
+
+def test_reusing_a_run_written_before_a_config_key_existed_is_said(tmp_path, capsys):
+    import json
+
+    from saferl import config as configlib
+    from saferl.reproduce.common import train_or_resume
+
+    cfg = configlib.resolve({"algo": "canary", "env": "IcyLake"})
+    old = {**cfg, "constraint": {k: v for k, v in cfg["constraint"].items() if k != "finite_horizon"}}
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "config.yaml").write_text(configlib.dump(old))
+    (run_dir / "summary.json").write_text(json.dumps({"interrupted": False, "marker": 1}))
+    assert train_or_resume(cfg, run_dir, show_progress=False)["marker"] == 1
+    assert "constraint.finite_horizon" in capsys.readouterr().err

@@ -41,17 +41,12 @@ def bootstrap_mean(values, reps: int = 2000, seed: int = 0) -> tuple[float, floa
 def train_or_resume(cfg: dict, run_dir: Path, show_progress: bool) -> dict:
     run_dir = Path(run_dir)
     if (run_dir / "config.yaml").is_file():
+        # resolved again, so a run written before a new config key existed compares equal: say so
         existing = runs.load_run_config(run_dir)
-        if existing != cfg:  # a run written before a new config key existed resolves to the same config
-            raw = existing
-            try:
-                existing = configlib.resolve(existing)
-            except configlib.ConfigError:
-                pass
-            filled = sorted(set(_flat_keys(existing)) - set(_flat_keys(raw)))
-            if existing == cfg and filled:
-                print(f"note: reusing {run_dir}, written before {', '.join(filled)} existed; it is taken to have "
-                      "had today's defaults for them (move it away to retrain)", file=sys.stderr)
+        filled = sorted(set(_flat_keys(existing)) - set(_flat_keys(configlib.load_yaml(run_dir / "config.yaml"))))
+        if existing == cfg and filled:
+            print(f"note: reusing {run_dir}, written before {', '.join(filled)} existed; it is taken to have "
+                  "had today's defaults for them (move it away to retrain)", file=sys.stderr)
         if existing != cfg:
             raise runs.RunError(f"{run_dir} holds a run with another config; choose another --out")
         summary_path = run_dir / "summary.json"
