@@ -111,8 +111,8 @@ class TrustRegionAlgorithm(RiskConstrained, Algorithm):
         return normalize(batch.advantages[:, 0]), adv_c
 
     def surrogate_scale(self, batch):
-        """s: the cost surrogate is ``s * mean(ratio * A_c)`` (see the module docstring), times
-        or 1 with ``hparams.cost_scale: per_sample``."""
+        """s: the cost surrogate is ``s * mean(ratio * A_c)`` (see the module docstring); s = 1 with
+        ``hparams.cost_scale: per_sample``."""
         mode = self.hp.get("cost_scale", "episode")
         if mode not in ("episode", "per_sample"):
             raise ValueError(f"hparams.cost_scale must be 'episode' or 'per_sample', got {mode!r}")

@@ -102,6 +102,9 @@ class RiskAugmentation(Wrapper):
         space = self.env.observation_space(params.inner)
         return Box(-jnp.inf, jnp.inf, (space.shape[0] + 2 + int(self.finite_horizon),))
 
+    def action_space(self, params: RiskParams):
+        return self.env.action_space(params.inner)
+
 
 def _max_steps(params):
     """The time limit ``max_steps`` of the innermost parameters that have one."""
@@ -111,6 +114,3 @@ def _max_steps(params):
     if not hasattr(node, "max_steps"):
         raise ValueError("constraint.finite_horizon needs an environment with a max_steps parameter")
     return jnp.asarray(node.max_steps)
-
-    def action_space(self, params: RiskParams):
-        return self.env.action_space(params.inner)
