@@ -24,21 +24,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from saferl import runs
-from saferl.core.rollout import collect, episode_means, make_batch
 from saferl.train import Trainer
 
 
 def agreement(trainer: Trainer, runner, key):
     algo = trainer.algo
-    agent = runner.agent
-    env_params = algo.rollout_env_params(agent, trainer.env_params)
-    _, _, traj = collect(trainer.venv, env_params, trainer.actor, agent.actor_params, runner.env_state, runner.obs,
-                         key, trainer.num_steps)
-    batch = make_batch(traj, trainer.critics, agent.critic_params, trainer.gammas, algo.hp["gae_lambda"],
-                       trainer.end_at_truncation)
-    previous = jax.tree.map(lambda x: jnp.nan_to_num(x, nan=0.0), runner.episodes)
-    batch = batch.replace(episodes=episode_means(batch, previous, *(algo.risk_levels(agent) or ())))
-    agent, batch, _ = algo.prepare_batch(agent, batch)
+    _, _, batch = trainer.rollout_batch(runner, key)
+    agent, batch, _ = algo.prepare_batch(runner.agent, batch)
     adv_r, adv_c = algo.advantages(batch)
     num_envs = batch.rollout_shape[1]
     first = (jnp.arange(adv_r.shape[0]) % num_envs < num_envs // 2).astype(jnp.float32)

@@ -115,19 +115,25 @@ class Trainer:
             episodes.update(violation=nan, excess=nan)
         return RunnerState(agent, env_state, obs, k_run, episodes, jnp.zeros((), jnp.int32), jnp.zeros((), jnp.float32))
 
-    def iteration(self, runner: RunnerState):
-        key, k_roll, k_upd = jax.random.split(runner.key, 3)
+    def rollout_batch(self, runner: RunnerState, key: jax.Array):
+        """One rollout with the runner's policy, its GAE batch and the episode estimates:
+        ``(env_state, obs, batch)`` with ``batch.episodes`` filled."""
         agent = runner.agent
         env_params = self.algo.rollout_env_params(agent, self.env_params)
         env_state, obs, traj = collect(self.venv, env_params, self.actor, agent.actor_params,
-                                       runner.env_state, runner.obs, k_roll, self.num_steps)
+                                       runner.env_state, runner.obs, key, self.num_steps)
         batch = make_batch(traj, self.critics, agent.critic_params, self.gammas, self.algo.hp["gae_lambda"],
                            self.end_at_truncation)
         # With no finished episode in the batch, zeros stand in for the (NaN) initial estimate.
         previous = jax.tree.map(lambda x: jnp.nan_to_num(x, nan=0.0), runner.episodes)
         levels = self.algo.risk_levels(agent)
-        estimate = episode_means(batch, previous, *(levels or ()))
-        batch = batch.replace(episodes=estimate)
+        return env_state, obs, batch.replace(episodes=episode_means(batch, previous, *(levels or ())))
+
+    def iteration(self, runner: RunnerState):
+        key, k_roll, k_upd = jax.random.split(runner.key, 3)
+        agent = runner.agent
+        env_state, obs, batch = self.rollout_batch(runner, k_roll)
+        estimate = batch.episodes
         # PopArt: move the value normalisation to this batch's targets (values unchanged)
         agent = agent.replace(critic_params=self.critics.update_normalizer(agent.critic_params, batch.returns))
         agent, algo_metrics = self.algo.update(agent, batch, k_upd)
