@@ -196,9 +196,31 @@ def load_run_config(run_dir: Path) -> dict:
     if not path.is_file():
         raise RunError(f"{str(run_dir)!r} is not a run directory: no config.yaml")
     try:
-        return configlib.resolve(configlib.load_yaml(path))
+        raw = configlib.load_yaml(path)
+        return with_legacy_values(raw, configlib.resolve(raw))
     except configlib.ConfigError as err:
         raise RunError(f"config.yaml of {str(run_dir)!r} is invalid: {err}") from None
+
+
+# Config keys added after runs existed whose default is not what the code did before the key existed:
+# a config.yaml without the key gets this value (what its run was trained with), not today's default,
+# so that resuming keeps the run's behaviour and a reproduce target does not mistake it for today's config.
+LEGACY_VALUES = {
+    ("hparams", "cost_scale"): "episode",  # every trust-region method before session 3; CPO's default is per_sample
+}
+
+
+def with_legacy_values(raw: dict, resolved: dict) -> dict:
+    for path, value in LEGACY_VALUES.items():
+        node_raw, node = raw, resolved
+        for key in path[:-1]:
+            node_raw, node = (node_raw or {}).get(key), node.get(key)
+            if not isinstance(node, dict):
+                break
+        else:
+            if path[-1] in node and path[-1] not in (node_raw or {}):
+                node[path[-1]] = value
+    return resolved
 
 
 # --------------------------------------------------------------------------- the driver

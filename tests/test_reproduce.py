@@ -43,3 +43,19 @@ def test_reusing_a_run_written_before_a_config_key_existed_is_said(tmp_path, cap
     (run_dir / "summary.json").write_text(json.dumps({"interrupted": False, "marker": 1}))
     assert train_or_resume(cfg, run_dir, show_progress=False)["marker"] == 1
     assert "constraint.finite_horizon" in capsys.readouterr().err
+
+
+def test_ctrpo_pointgoal_checks_and_methods():
+    from saferl.reproduce import ctrpo
+
+    labels = [label for label, _, _ in ctrpo.POINTGOAL_METHODS]
+    assert len(set(labels)) == len(labels)
+    assert {"C-TRPO", "CPO", "PCPO", "TRPO-Lag", "PPO-Lag", "TRPO"} <= set(labels)
+    rows = [{"method": "C-TRPO", "cost_regret": 1000.0, "final_return": 8.0, "within_limit": True},
+            {"method": "CPO", "cost_regret": 1300.0, "final_return": 11.0, "within_limit": False},
+            {"method": "CPO+margin", "cost_regret": 900.0, "final_return": -1.0, "within_limit": True}]
+    checks = ctrpo.pointgoal_checks(rows)
+    assert checks["within_limit_plus_10pct"] == {"C-TRPO": True, "CPO": False, "CPO+margin": True}
+    assert checks["ctrpo_regret_below_CPO"] is True and checks["ctrpo_regret_below_CPO+margin"] is False
+    assert checks["ctrpo_return_over_CPO_return"] == pytest.approx(8.0 / 11.0)
+    assert checks["ctrpo_return_over_CPO+margin_return"] is None  # no ratio against a non-positive return

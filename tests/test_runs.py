@@ -111,3 +111,20 @@ def test_final_statistics_use_last_ten_percent():
     # last 10% of 20 iterations = iterations 19 and 20
     assert stats["per_seed"] == [19.5, 119.5]
     assert stats["mean"] == pytest.approx(69.5) and stats["std"] == pytest.approx(50.0)
+
+
+def test_a_run_written_before_a_key_existed_keeps_what_it_was_trained_with(tmp_path):
+    """hparams.cost_scale did not exist when the first trust-region runs were written; they used the
+    episode scale, which is no longer CPO's default: loading such a run must not switch it."""
+    from saferl import config as configlib
+
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.mkdir(), new.mkdir()
+    (old / "config.yaml").write_text("algo: cpo\nenv: ToyReach\n")
+    (new / "config.yaml").write_text("algo: cpo\nenv: ToyReach\nhparams:\n  cost_scale: per_sample\n")
+    assert runs.load_run_config(old)["hparams"]["cost_scale"] == "episode"
+    assert runs.load_run_config(new)["hparams"]["cost_scale"] == "per_sample"
+    assert configlib.resolve({"algo": "cpo", "env": "ToyReach"})["hparams"]["cost_scale"] == "per_sample"
+    # an algorithm without the key is left alone
+    (old / "config.yaml").write_text("algo: ppo\nenv: ToyReach\n")
+    assert "cost_scale" not in runs.load_run_config(old)["hparams"]

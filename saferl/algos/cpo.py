@@ -29,6 +29,10 @@ from saferl.core import cpo_dual as cd
 class CPO(TrustRegionAlgorithm):
     name = "cpo"
     description = "CPO (Achiam et al. 2017): trust-region step within the linearised cost constraints (one or several)."
+    # b per sample against c per episode (s = 1), OmniSafe's CPO convention: on PointGoal1 (limit 25, 5 seeds x 2M)
+    # it ended at cost 31.5 / return 11.4 where the occupancy scale 1 / (1 - gamma_c) gave 37.4 / 13.1 -- b is
+    # noise-dominated there and the larger scale makes CPO trust it (docs/design.md). "episode" keeps the latter.
+    defaults = dict(TrustRegionAlgorithm.defaults, cost_scale="per_sample")
 
     def direction(self, grads, hinv_g, hinv_B):
         """(step x, case, reward_must_improve) for the CPO subproblem."""

@@ -19,6 +19,5 @@ class CPOVaR(CPO):
     description = "CPO (VaR): CPO on the indicator 1(C >= rho) with limit epsilon (Canary Sec. 3.4 baseline)."
     constraint_kinds = ("var",)
     risk_surrogates = ("indicator",)
-    # the same cost-surrogate convention as Canary, so that the Canary baselines differ only in the surrogate
-    defaults = dict(CPO.defaults, cost_scale="per_sample")
+    # (CPO's cost-surrogate convention, per_sample, is also Canary's: the Canary baselines differ only in the surrogate)
     config_defaults = {"constraint": {"type": "var", "surrogate": "indicator"}}

@@ -12,9 +12,9 @@ One update of every member is
        ``s = 1 / (1 - cost_gamma)``, the occupancy form of C-TRPO eq. 15/59 (CPO eq. 10), or, for
        VaR constraints and ``cost_gamma = 1``, the mean episode length L (the per-episode form
        E_tau[sum_t gamma_c^t ratio_t A_t] = L * mean(gamma_c^t ratio A), :mod:`saferl.algos.risk`).
-       With J_c the undiscounted episode cost (as in OmniSafe, whose CPO uses s = 1) the
-       1 / (1 - cost_gamma) form is a heuristic; session 3 tried s = L for expected constraints
-       and reverted it (docs/design.md: CPO sat in case 1 above its limit);
+       With J_c the undiscounted episode cost the 1 / (1 - cost_gamma) form is a heuristic;
+       ``hparams.cost_scale: per_sample`` sets s = 1 (OmniSafe's CPO; CPO's and the Canary
+       family's default, docs/design.md says why);
     3. H^-1 g and H^-1 b_i by conjugate gradients with Fisher-vector products of the
        mean KL between the batch's (old) distributions and the new ones
        (:mod:`saferl.core.trust_region`), on every ``fvp_subsample``-th sample;
@@ -79,6 +79,10 @@ class TrustRegionAlgorithm(RiskConstrained, Algorithm):
         # episode length L for VaR constraints) or "per_sample" (s = 1: b per sample against c per episode, as
         # OmniSafe's CPO; with a noise-dominated b it sends CPO to its recovery case while c > 0)
         cost_scale="episode",
+        # learned safety margin (the ``learn_margin`` option of OpenAI's safety-starter-agents CPO, Ray et al.
+        # 2019): before each step margin <- max(0, margin + lr (J_c - b)) and the step sees c = J_c - b + margin,
+        # an integral term that removes the steady offset above b of a noisy step rule; 0 = off (CPO as published)
+        cost_margin_lr=0.0,
         critic_lr=1e-3,
         critic_epochs=10,
         critic_minibatches=16,
@@ -140,11 +144,33 @@ class TrustRegionAlgorithm(RiskConstrained, Algorithm):
         ratio = jnp.exp(self.actor.log_prob(dist, batch.action) - batch.log_prob)
         return jnp.mean(ratio * adv_r), scale * jnp.mean(ratio[:, None] * adv_c, axis=0)
 
+    def init_extra(self, constraint):
+        extra = super().init_extra(constraint)
+        lr = float(self.hp.get("cost_margin_lr", 0.0))
+        if not lr >= 0.0:
+            raise ValueError(f"hparams.cost_margin_lr must be >= 0 (0 = no learned margin), got {lr!r}")
+        if lr > 0.0:  # only then, so that runs without a margin keep their checkpoint layout
+            extra = {**extra, "cost_margin": jnp.zeros((self.num_constraints,), jnp.float32)}
+        return extra
+
     def constraint_data(self, agent, batch):
+        """(J_c, b) per constraint; b is lowered by the learned margin when there is one."""
         m = self.num_constraints
         cost = jnp.asarray(batch.episodes["discounted_cost"], jnp.float32).reshape(-1)[:m]
         limit = jnp.broadcast_to(self.constraint_limit(agent, batch), (m,))
+        if "cost_margin" in agent.extra:
+            limit = limit - agent.extra["cost_margin"]
         return cost, limit
+
+    def update_margin(self, agent, batch):
+        """margin <- max(0, margin + cost_margin_lr (J_c - b)) against the unshifted b (no-op without one)."""
+        if "cost_margin" not in agent.extra:
+            return agent, {}
+        m = self.num_constraints
+        cost = jnp.asarray(batch.episodes["discounted_cost"], jnp.float32).reshape(-1)[:m]
+        limit = jnp.broadcast_to(self.constraint_limit(agent, batch), (m,))
+        margin = next_margin(agent.extra["cost_margin"], cost, limit, float(self.hp["cost_margin_lr"]))
+        return agent.replace(extra={**agent.extra, "cost_margin": margin}), {"cost_margin": margin[0]}
 
     # ---- gradients, H^-1 v, line search --------------------------------------------------
     def gradients(self, agent, batch, adv_r, adv_c) -> Gradients:
@@ -224,14 +250,23 @@ class TrustRegionAlgorithm(RiskConstrained, Algorithm):
 
     def update(self, agent, batch, key):
         agent, batch, risk_metrics = self.prepare_batch(agent, batch)
+        agent, margin_metrics = self.update_margin(agent, batch)
         agent, metrics = self.before_update(agent, batch)
-        metrics = {**risk_metrics, **metrics}
+        metrics = {**risk_metrics, **margin_metrics, **metrics}
         agent, step_metrics = self.policy_step(agent, batch)
         agent, critic_loss = self.fit_critics(agent, batch, key)
         return agent, {**metrics, **step_metrics, "critic_loss": critic_loss}
 
     def metrics_names(self):
-        return ("kl", "surrogate_improvement", "cost_surrogate_change", "accepted", "backtracks", "critic_loss")
+        margin = ("cost_margin",) if float(self.hp.get("cost_margin_lr", 0.0)) > 0 else ()
+        return margin + ("kl", "surrogate_improvement", "cost_surrogate_change", "accepted", "backtracks",
+                         "critic_loss")
+
+
+def next_margin(margin, cost, limit, lr):
+    """The learned margin's step: max(0, margin + lr (J_c - b)); J_c NaN (no finished episode) keeps it."""
+    new = jnp.maximum(margin + lr * (cost - limit), 0.0)
+    return jnp.where(jnp.isfinite(cost), new, margin)
 
 
 def natural_step(g, hinv_g, delta):

@@ -2,7 +2,9 @@
 
 ``LagrangeState`` is a pytree so it lives inside the compiled training state.
 The update ascends the dual: lambda <- max(0, lambda + lr * (J_c - b)), with plain
-gradient ascent (Ray et al.) or Adam on the loss -lambda (J_c - b) (OmniSafe's choice).
+gradient ascent (Ray et al.) or Adam on the loss -lambda (J_c - b) (OmniSafe's choice);
+or the PID Lagrangian of Stooke et al., whose proportional and derivative terms damp the
+oscillation of the integral-only (gradient ascent) multiplier.
 """
 
 from __future__ import annotations
@@ -44,20 +46,39 @@ def update(state: LagrangeState, cost_estimate: jax.Array, limit: jax.Array, kin
 @struct.dataclass
 class PIDLagrangeState:
     multiplier: jax.Array
-    integral: jax.Array
-    previous_cost: jax.Array
-    smoothed_delta: jax.Array
+    integral: jax.Array  # I = [I + Ki e]_+
+    smoothed_error: jax.Array  # EMA of e = J_c - b (the proportional term)
+    cost_history: jax.Array  # (d_delay,) EMA-smoothed J_c of the last updates, oldest first
+    started: jax.Array  # False until the first J_c arrived
 
 
-def pid_init() -> PIDLagrangeState:
+def pid_init(initial: float = 0.0, d_delay: int = 10) -> PIDLagrangeState:
+    if int(d_delay) < 1:
+        raise ValueError(f"pid_d_delay must be an integer >= 1, got {d_delay!r}")
     z = jnp.zeros((), jnp.float32)
-    return PIDLagrangeState(z, z, z, z)
+    return PIDLagrangeState(jnp.asarray(max(float(initial), 0.0), jnp.float32), z, z,
+                            jnp.zeros((int(d_delay),), jnp.float32), jnp.zeros((), bool))
 
 
-def pid_update(state: PIDLagrangeState, cost_estimate, limit, kp: float, ki: float, kd: float, delta_ema: float = 0.95):
-    """PID Lagrangian (Stooke et al. 2020, Alg. 2): lambda = [Kp e + Ki sum e + Kd (dJ_c)_+]_+."""
-    error = cost_estimate - limit
+def pid_update(state: PIDLagrangeState, cost_estimate, limit, kp: float, ki: float, kd: float,
+               p_ema: float = 0.95, d_ema: float = 0.95, max_multiplier: float = 100.0) -> PIDLagrangeState:
+    """PID Lagrangian (Stooke, Achiam, Abbeel 2020, Alg. 2), with the EMA smoothing of their Sec. 5:
+
+        e = J_c - b,   P = EMA_p(e),   I = [I + Ki e]_+,   D = [EMA_d(J_c)_now - EMA_d(J_c)_{d_delay ago}]_+,
+        lambda = clip(Kp P + I + Kd D, 0, max_multiplier).
+
+    The derivative looks back ``len(cost_history) - 1`` updates; the first J_c fills the history (no kick
+    from a zero start).  ``cost_estimate`` NaN (no finished episode) leaves the state unchanged."""
+    cost = jnp.asarray(cost_estimate, jnp.float32)
+    error = cost - limit
+    first = ~state.started
+    smoothed_error = jnp.where(first, error, p_ema * state.smoothed_error + (1.0 - p_ema) * error)
+    previous = jnp.where(first, cost, state.cost_history[-1])
+    smoothed_cost = d_ema * previous + (1.0 - d_ema) * cost
+    history = jnp.where(first, jnp.full_like(state.cost_history, cost), state.cost_history)
+    history = jnp.concatenate([history[1:], smoothed_cost[None]])
+    derivative = jnp.maximum(smoothed_cost - history[0], 0.0)
     integral = jnp.maximum(state.integral + ki * error, 0.0)
-    smoothed = delta_ema * state.smoothed_delta + (1 - delta_ema) * (cost_estimate - state.previous_cost)
-    multiplier = jnp.maximum(kp * error + integral + kd * jnp.maximum(smoothed, 0.0), 0.0)
-    return PIDLagrangeState(multiplier, integral, cost_estimate, smoothed)
+    multiplier = jnp.clip(kp * smoothed_error + integral + kd * derivative, 0.0, max_multiplier)
+    new = PIDLagrangeState(multiplier, integral, smoothed_error, history, jnp.ones((), bool))
+    return jax.tree.map(lambda a, b: jnp.where(jnp.isfinite(cost), a, b), new, state)

@@ -193,3 +193,34 @@ def test_ctrpo_with_two_constraints_trains():
     assert metrics["episode_cost"].shape[-1] == 30 and "episode_cost_1" in metrics
     assert float(np.mean(metrics["episode_cost"][:, -8:])) <= 1.2 * LIMIT
     assert float(np.mean(metrics["episode_cost_1"][:, -8:])) <= 1.2 * 5.0
+
+
+# --------------------------------------------------------------------------- learned margin (safety-starter-agents)
+
+
+def test_next_margin_integrates_the_violation_and_never_goes_negative():
+    from saferl.algos.second_order import next_margin
+
+    margin = jnp.array([1.0, 0.5])
+    got = next_margin(margin, jnp.array([30.0, 20.0]), jnp.array([25.0, 25.0]), 0.1)
+    np.testing.assert_allclose(np.asarray(got), [1.5, 0.0])  # 1 + 0.1 * 5; max(0, 0.5 - 0.5)
+    kept = next_margin(margin, jnp.array([jnp.nan, 27.0]), jnp.array([25.0, 25.0]), 0.1)  # no finished episode
+    np.testing.assert_allclose(np.asarray(kept), [1.0, 0.7])
+
+
+def test_cpo_step_sees_the_limit_lowered_by_the_learned_margin():
+    algo = make_algo("cpo", cost_margin_lr=0.2)
+    agent = agent_for(algo, LIMIT)
+    np.testing.assert_array_equal(np.asarray(agent.extra["cost_margin"]), [0.0])
+    batch = make_batch(algo, agent.actor_params, cost=LIMIT + 5.0)
+    agent, metrics = algo.update_margin(agent, batch)
+    np.testing.assert_allclose(float(metrics["cost_margin"]), 0.2 * 5.0, rtol=1e-6)
+    adv_r, adv_c = algo.advantages(batch)
+    grads = algo.gradients(agent, batch, adv_r, adv_c)
+    np.testing.assert_allclose(np.asarray(grads.c), [5.0 + 1.0], rtol=1e-6)  # J_c - (b - margin)
+    # without a margin the agent state has no entry (old checkpoints keep their layout) and c = J_c - b
+    plain = make_algo("cpo")
+    assert "cost_margin" not in agent_for(plain, LIMIT).extra
+    with pytest.raises(ValueError, match="cost_margin_lr must be >= 0"):
+        make_algo("cpo", cost_margin_lr=-0.1).init_extra(
+            constraints.Constraint(limit=jnp.float32(1.0), epsilon=jnp.float32(1.0), gamma_c=jnp.float32(1.0)))
