@@ -45,6 +45,24 @@ def test_reusing_a_run_written_before_a_config_key_existed_is_said(tmp_path, cap
     assert "constraint.finite_horizon" in capsys.readouterr().err
 
 
+def test_a_cpo_run_from_before_cost_scale_is_not_taken_for_todays_cpo(tmp_path):
+    """It was trained with the episode scale; today's CPO defaults to per_sample (runs.LEGACY_VALUES)."""
+    import json
+
+    from saferl import config as configlib, runs
+    from saferl.reproduce.common import train_or_resume
+
+    cfg = configlib.resolve({"algo": "cpo", "env": "ToyReach"})
+    assert cfg["hparams"]["cost_scale"] == "per_sample"
+    old = {**cfg, "hparams": {k: v for k, v in cfg["hparams"].items() if k != "cost_scale"}}
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "config.yaml").write_text(configlib.dump(old))
+    (run_dir / "summary.json").write_text(json.dumps({"interrupted": False}))
+    with pytest.raises(runs.RunError, match="another config"):
+        train_or_resume(cfg, run_dir, show_progress=False)
+
+
 def test_ctrpo_pointgoal_checks_and_methods():
     from saferl.reproduce import ctrpo
 

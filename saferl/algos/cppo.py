@@ -41,6 +41,12 @@ Deviations from Ying et al. (their code, github.com/yingchengyang/CPPO, src/spin
   D_hat) and clips lambda to [0.001, 0.1] -- neither is used here;
 * lambda follows the shared Lagrangian (Adam on the dual, lr ``lagrange_lr``, as OmniSafe's
   PPO-Lag) rather than plain gradient ascent; ``--set hparams.lagrange_optimizer=sgd`` gives theirs;
+* lambda starts at 10 (``lagrange_init``), as in the public JAX CPPO below (10-100).  The CVaR
+  penalty's advantage, A_x / (eps rho), is non-zero only on the rare steps past eta, so lambda
+  must be O(10) before it weighs against the standardised reward advantage, and Adam moves it
+  by ~``lagrange_lr`` per iteration: from 0, CPPO did not constrain in 2M PointGoal1 steps
+  (P_hat 0.115 at lr 0.035, 0.087 at lr 0.14, return ~24.5, like PPO's); from 10, P_hat 0.043,
+  return 7.4 (5 seeds, rho 100, eps 0.05) -- the paper's CPPO: 0.025, return 6.5;
 * eta starts at rho (theirs: the hparam nu_start); the critic of the excess channel does not
   see eta, which moves between rollouts (slowly: at most eta_lr (1 / eps - 1) rho up and
   eta_lr rho down per iteration).
@@ -74,7 +80,7 @@ class CPPO(PPOLag):
                    "constraint, eta by a gradient step (Canary Sec. 6.1 baseline).")
     constraint_kinds = ("var",)
     risk_surrogates = ("cvar",)
-    defaults = dict(PPOLag.defaults, eta_lr=0.01)  # eta_lr: in units of rho per iteration
+    defaults = dict(PPOLag.defaults, eta_lr=0.01, lagrange_init=10.0)  # eta_lr: in units of rho per iteration
     config_defaults = {"constraint": {"type": "var", "surrogate": "cvar"}}
 
     def next_eta(self, agent, batch):

@@ -44,8 +44,10 @@ def train_or_resume(cfg: dict, run_dir: Path, show_progress: bool) -> dict:
         # resolved again, so a run written before a new config key existed compares equal: say so
         existing = runs.load_run_config(run_dir)
         filled = sorted(set(_flat_keys(existing)) - set(_flat_keys(configlib.load_yaml(run_dir / "config.yaml"))))
+        legacy = {".".join(path) for path in runs.LEGACY_VALUES}
         if existing == cfg and filled:
-            print(f"note: reusing {run_dir}, written before {', '.join(filled)} existed; it is taken to have "
+            said = [k + (" (the value it was trained with)" if k in legacy else "") for k in filled]
+            print(f"note: reusing {run_dir}, written before {', '.join(said)} existed; it is taken to have "
                   "had today's defaults for them (move it away to retrain)", file=sys.stderr)
         if existing != cfg:
             raise runs.RunError(f"{run_dir} holds a run with another config; choose another --out")

@@ -166,15 +166,18 @@ POINTGOAL_SCALES = {
 # CPO (hparams.cost_margin_lr, saferl/algos/second_order.py), an integral term on J_c - b; without it CPO and
 # PCPO settle above the limit on PointGoal1 at this budget (their cost gradient b is noise-dominated).
 # "TRPO-Lag (SGD)": plain gradient ascent on the multiplier (lr in units of J_c), whose step shrinks with the
-# violation, instead of OmniSafe's Adam (a near-constant step: the multiplier overshoots and oscillates).
+# violation, instead of OmniSafe's Adam (a near-constant step: the multiplier overshoots and oscillates);
+# "TRPO-Lag (PID)": Stooke et al.'s PID multiplier with OmniSafe's CPPO-PID gains.
 MARGIN = {"hparams": {"cost_margin_lr": 0.05}}
 SGD_DUAL = {"hparams": {"lagrange_optimizer": "sgd", "lagrange_lr": 0.005}}
 POINTGOAL_METHODS = [("C-TRPO", "ctrpo", {}), ("CPO", "cpo", {}), ("CPO+margin", "cpo", MARGIN),
                      ("PCPO", "pcpo", {}), ("PCPO+margin", "pcpo", MARGIN), ("TRPO-Lag", "trpo_lag", {}),
-                     ("TRPO-Lag (SGD)", "trpo_lag", SGD_DUAL), ("PPO-Lag", "ppo_lag", {}), ("TRPO", "trpo", {})]
+                     ("TRPO-Lag (SGD)", "trpo_lag", SGD_DUAL),
+                     ("TRPO-Lag (PID)", "trpo_lag", {"hparams": {"lagrange_optimizer": "pid"}}),
+                     ("PPO-Lag", "ppo_lag", {}), ("TRPO", "trpo", {})]
 
 
-@target("ctrpo-pointgoal", "C-TRPO vs CPO, PCPO (each also with a learned margin), TRPO-Lag (Adam and SGD dual), "
+@target("ctrpo-pointgoal", "C-TRPO vs CPO, PCPO (each also with a learned margin), TRPO-Lag (Adam, SGD, PID dual), "
         "PPO-Lag, TRPO on PointGoal1, cost limit 25 (+ cost regret)")
 def run_pointgoal(scale: str, out: Path) -> dict:
     from saferl.reproduce.common import compare_algorithms
