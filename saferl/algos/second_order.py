@@ -153,11 +153,14 @@ class TrustRegionAlgorithm(RiskConstrained, Algorithm):
             extra = {**extra, "cost_margin": jnp.zeros((self.num_constraints,), jnp.float32)}
         return extra
 
-    def constraint_data(self, agent, batch):
-        """(J_c, b) per constraint; b is lowered by the learned margin when there is one."""
+    def _cost_and_limit(self, agent, batch):
         m = self.num_constraints
         cost = jnp.asarray(batch.episodes["discounted_cost"], jnp.float32).reshape(-1)[:m]
-        limit = jnp.broadcast_to(self.constraint_limit(agent, batch), (m,))
+        return cost, jnp.broadcast_to(self.constraint_limit(agent, batch), (m,))
+
+    def constraint_data(self, agent, batch):
+        """(J_c, b) per constraint; b is lowered by the learned margin when there is one."""
+        cost, limit = self._cost_and_limit(agent, batch)
         if "cost_margin" in agent.extra:
             limit = limit - agent.extra["cost_margin"]
         return cost, limit
@@ -166,9 +169,7 @@ class TrustRegionAlgorithm(RiskConstrained, Algorithm):
         """margin <- max(0, margin + cost_margin_lr (J_c - b)) against the unshifted b (no-op without one)."""
         if "cost_margin" not in agent.extra:
             return agent, {}
-        m = self.num_constraints
-        cost = jnp.asarray(batch.episodes["discounted_cost"], jnp.float32).reshape(-1)[:m]
-        limit = jnp.broadcast_to(self.constraint_limit(agent, batch), (m,))
+        cost, limit = self._cost_and_limit(agent, batch)
         margin = next_margin(agent.extra["cost_margin"], cost, limit, float(self.hp["cost_margin_lr"]))
         return agent.replace(extra={**agent.extra, "cost_margin": margin}), {"cost_margin": margin[0]}
 
