@@ -174,11 +174,11 @@ POINTGOAL_METHODS = [("C-TRPO", "ctrpo", {}), ("CPO", "cpo", {}), ("CPO+margin",
                      ("PCPO", "pcpo", {}), ("PCPO+margin", "pcpo", MARGIN), ("TRPO-Lag", "trpo_lag", {}),
                      ("TRPO-Lag (SGD)", "trpo_lag", SGD_DUAL),
                      ("TRPO-Lag (PID)", "trpo_lag", {"hparams": {"lagrange_optimizer": "pid"}}),
-                     ("PPO-Lag", "ppo_lag", {}), ("TRPO", "trpo", {})]
+                     ("PPO-Lag", "ppo_lag", {}), ("CPPO-PID", "cppo_pid", {}), ("TRPO", "trpo", {})]
 
 
 @target("ctrpo-pointgoal", "C-TRPO vs CPO, PCPO (each also with a learned margin), TRPO-Lag (Adam, SGD, PID dual), "
-        "PPO-Lag, TRPO on PointGoal1, cost limit 25 (+ cost regret)")
+        "PPO-Lag, CPPO-PID, TRPO on PointGoal1, cost limit 25 (+ cost regret)")
 def run_pointgoal(scale: str, out: Path) -> dict:
     from saferl.reproduce.common import compare_algorithms
 
