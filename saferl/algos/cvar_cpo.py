@@ -82,8 +82,8 @@ class CVaRCPO(CPO):
     risk_surrogates = ("cvar",)
     # K quantiles at the midpoints (2k+1)/(2K), fitted for critic_epochs x critic_minibatches Adam steps;
     # kappa of the quantile-Huber loss in cost units
-    # cost_scale: the same convention as Canary (see saferl/algos/canary.py)
-    defaults = dict(CPO.defaults, quantiles=64, quantile_lr=1e-3, quantile_kappa=1.0, cost_scale="per_sample")
+    # (cost_scale: CPO's per_sample, which is also Canary's)
+    defaults = dict(CPO.defaults, quantiles=64, quantile_lr=1e-3, quantile_kappa=1.0)
     config_defaults = {"constraint": {"type": "var", "surrogate": "cvar"}}
 
     @property
