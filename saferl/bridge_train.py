@@ -4,10 +4,10 @@
 rollout moved to the host.  One iteration is
 
     T host steps of N environments (one jitted actor call per step) -> Trajectory (T, N, ...)
-    -> one jitted call: make_batch (critics, GAE) -> episode_means -> algorithm.update
+    -> one jitted call: make_batch (critics, GAE) -> episode_estimates -> algorithm.update
 
 The ``Trajectory`` holds the same arrays the compiled rollout produces, and the
-update is the same ``make_batch`` / ``episode_means`` / ``algo.update`` code that
+update is the same ``make_batch`` / ``episode_estimates`` / ``algo.update`` code that
 ``Trainer.iteration`` runs, so an algorithm behaves the same on both paths.
 Observation normalisation uses the same :class:`RunningStatistics`, updated
 inside the jitted actor call exactly as ``NormalizeObservation`` does.
@@ -31,7 +31,7 @@ import numpy as np
 from saferl import config as configlib
 from saferl.algos import base as algos
 from saferl.core import constraints, networks
-from saferl.core.rollout import Trajectory, episode_means, make_batch
+from saferl.core.rollout import Trajectory, episode_estimates, initial_episodes, make_batch
 from saferl.envs import base as envs
 from saferl.envs.gym_bridge import BRIDGE_OPTIONS, PREFIX, HostVecEnv, as_env_list, is_gym_id, make_gym_env
 from saferl.envs.wrappers import RunningStatistics
@@ -171,7 +171,7 @@ class GymTrainer:
         """``Trainer.iteration`` after its rollout: critics and GAE, episode means, the algorithm's update."""
         batch = make_batch(traj, self.critics, agent.critic_params, self.gammas, self.algo.hp["gae_lambda"])
         previous = jax.tree.map(lambda x: jnp.nan_to_num(x, nan=0.0), episodes)
-        estimate = episode_means(batch, previous)
+        estimate = episode_estimates(batch, previous)
         batch = batch.replace(episodes=estimate)
         agent = agent.replace(critic_params=self.critics.update_normalizer(agent.critic_params, batch.returns))
         agent, algo_metrics = self.algo.update(agent, batch, key)
@@ -187,11 +187,7 @@ class GymTrainer:
         self.agent = jax.jit(self.algo.init)(k_agent, self.constraint)  # one compile, not one per op
         env_seeds = np.asarray(jax.random.randint(k_env, (self.num_envs,), 0, 2**31 - 1)).tolist()
         self.stats, self.obs = jax.jit(self.start)(self.venv.reset(env_seeds))
-        nan = jnp.asarray(jnp.nan, jnp.float32)
-        cost_nan = jnp.full((self.env_cost_channels,), jnp.nan, jnp.float32)
-        self.episodes = {"return": nan, "cost": cost_nan, "discounted_cost": cost_nan,
-                         "discounted_cost_sq": cost_nan, "length": nan,
-                         "count": jnp.zeros((), jnp.float32)}
+        self.episodes = initial_episodes(self.env_cost_channels, False, constraints.window(self.config["constraint"]))
         self.iteration, self.env_steps = 0, 0
 
     def collect(self, key) -> Trajectory:

@@ -183,6 +183,7 @@ def resolve(user: dict) -> dict:
     try:
         constraint = constraints.from_config(cfg["constraint"])
         horizon = constraints.finite_horizon(cfg["constraint"])
+        window = constraints.window(cfg["constraint"])
     except ValueError as err:
         raise ConfigError(str(err)) from None
     if constraint.kind not in algo_cls.constraint_kinds:
@@ -198,6 +199,8 @@ def resolve(user: dict) -> dict:
     cfg["constraint"] = constraints.to_config(constraint)
     if constraint.kind == "var":
         cfg["constraint"]["finite_horizon"] = horizon
+    else:
+        cfg["constraint"]["window"] = window
     try:
         cfg["hparams"] = algo_cls.resolve_hparams(cfg.get("hparams"))
     except ValueError as err:

@@ -23,7 +23,7 @@ import numpy as np
 from saferl import struct
 from saferl.algos import base as algos
 from saferl.core import constraints, networks
-from saferl.core.rollout import Batch, collect, episode_means, make_batch
+from saferl.core.rollout import Batch, collect, episode_estimates, initial_episodes, make_batch
 from saferl.envs import base as envs
 from saferl.envs.wrappers import AutoReset, ClipAction, EpisodeStatistics, NormalizeObservation, VecEnv
 
@@ -107,12 +107,8 @@ class Trainer:
         k_agent, k_env, k_run = jax.random.split(key, 3)
         agent = self.algo.init(k_agent, self.constraint)
         env_state, obs = self.venv.reset(k_env, self.algo.rollout_env_params(agent, self.env_params))
-        nan = jnp.asarray(jnp.nan, jnp.float32)
-        channels = jnp.full((self.env_cost_channels,), jnp.nan, jnp.float32)
-        episodes = {"return": nan, "cost": channels, "discounted_cost": channels, "discounted_cost_sq": channels,
-                    "length": nan, "count": jnp.zeros((), jnp.float32)}
-        if self.constraint.kind == "var":
-            episodes.update(violation=nan, excess=nan)
+        episodes = initial_episodes(self.env_cost_channels, self.constraint.kind == "var",
+                                    constraints.window(self.config["constraint"]))
         return RunnerState(agent, env_state, obs, k_run, episodes, jnp.zeros((), jnp.int32), jnp.zeros((), jnp.float32))
 
     def rollout_batch(self, runner: RunnerState, key: jax.Array):
@@ -127,7 +123,7 @@ class Trainer:
         # With no finished episode in the batch, zeros stand in for the (NaN) initial estimate.
         previous = jax.tree.map(lambda x: jnp.nan_to_num(x, nan=0.0), runner.episodes)
         levels = self.algo.risk_levels(agent)
-        return env_state, obs, batch.replace(episodes=episode_means(batch, previous, *(levels or ())))
+        return env_state, obs, batch.replace(episodes=episode_estimates(batch, previous, *(levels or ())))
 
     def iteration(self, runner: RunnerState):
         key, k_roll, k_upd = jax.random.split(runner.key, 3)

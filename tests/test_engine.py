@@ -262,3 +262,49 @@ def test_auto_reset_pool_consumes_fresh_resets_in_turn():
     refreshed = env.refresh(state, params)
     assert int(refreshed.pool_index) == 0
     assert not np.allclose(np.asarray(refreshed.pool[1])[:, 0], pool_obs)
+
+
+@pytest.mark.parametrize("size", [1, 3, 7])
+def test_cost_window_is_the_mean_of_the_last_episodes_across_batches(size):
+    """constraint.window: J_c is the mean of the last W finished episodes (OmniSafe's 50-episode
+    EpCost window), whatever the number of episodes per batch -- against a numpy deque."""
+    import collections
+
+    from saferl.core.rollout import cost_window_mean, initial_episodes, push_cost_window
+
+    rng = np.random.default_rng(size)
+    window = initial_episodes(2, window=size)["cost_window"]
+    reference = collections.deque(maxlen=size)
+    assert np.isnan(np.asarray(cost_window_mean(window))).all()
+    push = jax.jit(push_cost_window)
+    for _ in range(25):
+        done = rng.random(24) < rng.choice([0.0, 0.1, 0.5, 1.0])  # fixed batch size: one compile
+        costs = rng.normal(size=(24, 2)).astype(np.float32)
+        window = push(window, jnp.asarray(done), jnp.asarray(costs))
+        reference.extend(costs[done])
+        expected = np.mean(reference, axis=0) if reference else np.full(2, np.nan)
+        np.testing.assert_allclose(np.asarray(cost_window_mean(window)), expected, atol=1e-5)
+
+
+def test_episode_estimates_replace_only_the_cost_estimate_with_the_window():
+    from saferl.core.rollout import Batch, episode_estimates, initial_episodes
+
+    def batch(done, cost):
+        done = jnp.asarray(done)
+        cost = jnp.asarray(cost, jnp.float32)[:, None]
+        n = done.shape[0]
+        return Batch(obs=None, action=None, log_prob=None, dist={}, advantages=None, returns=None, values=None,
+                     episode_done=done, episode_return=cost * 10, episode_cost=cost, episode_discounted_cost=cost,
+                     episode_length=jnp.full((n,), 5, jnp.int32))
+
+    first = episode_estimates(batch([1, 0, 1], [2.0, 9.0, 4.0]), initial_episodes(1, window=3))
+    np.testing.assert_allclose(first["discounted_cost"], [3.0])
+    second = episode_estimates(batch([0, 1, 1], [9.0, 6.0, 8.0]), first)
+    np.testing.assert_allclose(second["discounted_cost"], [(4.0 + 6.0 + 8.0) / 3])  # the last three episodes
+    np.testing.assert_allclose(second["cost"], [7.0])  # the batch's own means are kept for the rest
+    np.testing.assert_allclose(second["return"], 70.0)
+    third = episode_estimates(batch([0, 0, 0], [1.0, 1.0, 1.0]), second)  # no episode ended: unchanged
+    np.testing.assert_allclose(third["discounted_cost"], second["discounted_cost"])
+    plain = episode_estimates(batch([0, 1, 1], [9.0, 6.0, 8.0]), initial_episodes(1))
+    assert "cost_window" not in plain
+    np.testing.assert_allclose(plain["discounted_cost"], [7.0])

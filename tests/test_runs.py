@@ -9,7 +9,7 @@ from saferl import config, runs
 
 CFG = {
     "algo": "ppo_lag", "env": "ToyReach", "total_steps": 4 * 400, "seeds": 2, "num_envs": 4, "rollout_steps": 100,
-    "iterations_per_chunk": 1, "constraint": {"type": "expected", "limit": 10.0},
+    "iterations_per_chunk": 1, "constraint": {"type": "expected", "limit": 10.0, "window": 8},  # window: resumed too
     "hparams": {"minibatches": 2, "epochs": 2},
     "network": {"actor_hidden": [16], "critic_hidden": [16]},
 }
@@ -128,3 +128,41 @@ def test_a_run_written_before_a_key_existed_keeps_what_it_was_trained_with(tmp_p
     # an algorithm without the key is left alone
     (old / "config.yaml").write_text("algo: ppo\nenv: ToyReach\n")
     assert "cost_scale" not in runs.load_run_config(old)["hparams"]
+    # constraint.window (session 5) defaults to what runs before it did: J_c from each batch's episodes
+    assert runs.load_run_config(old)["constraint"]["window"] == 0
+
+
+@pytest.mark.parametrize("bad", [-1, 2.5, True, "50"])
+def test_bad_cost_window_is_named(bad):
+    with pytest.raises(config.ConfigError, match="constraint.window"):
+        config.resolve({"algo": "cpo", "env": "ToyReach", "constraint": {"type": "expected", "window": bad}})
+
+
+def test_a_var_constraint_takes_no_cost_window():
+    with pytest.raises(config.ConfigError, match="unknown constraint.window"):
+        config.resolve({"algo": "canary", "env": "IcyLake", "constraint": {"type": "var", "window": 50}})
+    assert "window" not in config.resolve({"algo": "canary", "env": "IcyLake"})["constraint"]
+
+
+def test_trainer_hands_the_algorithm_the_windowed_cost_estimate():
+    """What the algorithm reads as J_c (batch.episodes["discounted_cost"]) after two rollouts is the mean
+    of the last ``window`` episodes of both batches, not of the second batch alone."""
+    import jax
+
+    from saferl.train import RunnerState, Trainer
+
+    window = 6
+    cfg = config.resolve({**CFG, "seeds": 1, "constraint": {"type": "expected", "limit": 10.0, "window": window}})
+    trainer = Trainer(cfg)
+    runner = jax.jit(trainer.init)(jax.random.PRNGKey(0))
+    rollout = jax.jit(trainer.rollout_batch)
+    finished = []
+    for key in jax.random.split(jax.random.PRNGKey(1), 2):
+        env_state, obs, batch = rollout(runner, key)
+        done = np.asarray(batch.episode_done)
+        finished.extend(np.asarray(batch.episode_discounted_cost)[done, 0])
+        runner = RunnerState(runner.agent, env_state, obs, runner.key, batch.episodes, runner.iteration,
+                             runner.env_steps)
+    assert len(finished) > window  # ToyReach's episodes are short: both batches contribute
+    np.testing.assert_allclose(np.asarray(batch.episodes["discounted_cost"])[0], np.mean(finished[-window:]),
+                               rtol=1e-5)

@@ -270,6 +270,13 @@ def next_margin(margin, cost, limit, lr):
     return jnp.where(jnp.isfinite(cost), new, margin)
 
 
+def onto_trust_region(step, matvec, delta):
+    """``step`` scaled back onto the boundary x^T H x = 2 delta when it lies outside it (unchanged inside):
+    what a backtracking line search long enough to reach the trust region would find, in one step."""
+    quad = jnp.maximum(jnp.vdot(step, matvec(step)), jnp.finfo(step.dtype).tiny)
+    return step * jnp.minimum(1.0, jnp.sqrt(2.0 * delta / quad))
+
+
 def natural_step(g, hinv_g, delta):
     """sqrt(2 delta / g^T H^-1 g) H^-1 g: the step to the trust-region boundary (C-TRPO eq. 19)."""
     q = jnp.maximum(jnp.vdot(g, hinv_g), jnp.finfo(hinv_g.dtype).tiny)

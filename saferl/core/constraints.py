@@ -12,6 +12,12 @@ Two kinds, chosen by ``type`` in the config's ``constraint`` section:
   ``cantelli`` (Canary eq. 20/28), ``indicator`` (eq. 13-14) or ``cvar`` (eq. 15); see
   :mod:`saferl.core.risk`.  The default surrogate is the algorithm's first accepted one.
 
+An ``expected`` constraint also takes ``window``: with ``window`` > 0, J_c, the cost estimate
+every expected-cost method reads, is the mean discounted cost of the last ``window`` finished
+episodes, carried across iterations (OmniSafe's and SafePO's ``Metrics/EpCost`` is a 50-episode
+window, as is the C-TRPO authors' code).  The default 0 takes the episodes that finished in the
+current batch only: J_c of the current policy, as CPO's and C-TRPO's updates are written.
+
 The numbers are traced values (a pytree of arrays), so a compiled training
 program can be reused, or vmapped, across cost limits and violation thresholds.
 """
@@ -61,7 +67,7 @@ def from_config(section: dict) -> Constraint:
     kind = section.pop("type", "expected")
     if kind not in KINDS:
         raise ValueError(f"constraint.type must be one of {', '.join(KINDS)}; got {kind!r}")
-    allowed = {"expected": {"limit", "gamma_c"}, "var": {"rho", "epsilon", "gamma_c", "surrogate", "finite_horizon"}}[kind]
+    allowed = {"expected": {"limit", "gamma_c", "window"}, "var": {"rho", "epsilon", "gamma_c", "surrogate", "finite_horizon"}}[kind]
     unknown = set(section) - allowed
     if unknown:
         raise ValueError(
@@ -106,6 +112,20 @@ def finite_horizon(section: dict) -> bool:
     value = (section or {}).get("finite_horizon", False)
     if not isinstance(value, bool):
         raise ValueError(f"constraint.finite_horizon must be true or false, got {value!r}")
+    return value
+
+
+DEFAULT_WINDOW = 0  # this batch's episodes; 50 is OmniSafe's / SafePO's Metrics/EpCost window
+
+
+def window(section: dict) -> int:
+    """``constraint.window`` of an expected-cost constraint (see the module docstring); 0 for ``var``."""
+    section = section or {}
+    if section.get("type", "expected") != "expected":
+        return 0
+    value = section.get("window", DEFAULT_WINDOW)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"constraint.window must be an integer >= 0 (episodes; 0 = this batch's only), got {value!r}")
     return value
 
 

@@ -164,6 +164,56 @@ def make_batch(traj: Trajectory, critics, critic_params, gammas, lam, end_at_tru
     )
 
 
+def initial_episodes(cost_channels: int, var: bool = False, window: int = 0) -> dict:
+    """The episode estimate before any episode finished (NaN means, count 0); with ``window`` > 0
+    also an empty ring buffer of the last ``window`` episodes' discounted costs (:func:`push_cost_window`)."""
+    nan = jnp.asarray(jnp.nan, jnp.float32)
+    channels = jnp.full((cost_channels,), jnp.nan, jnp.float32)
+    episodes = {"return": nan, "cost": channels, "discounted_cost": channels, "discounted_cost_sq": channels,
+                "length": nan, "count": jnp.zeros((), jnp.float32)}
+    if var:
+        episodes.update(violation=nan, excess=nan)
+    if window > 0:
+        episodes["cost_window"] = {"values": jnp.zeros((window, cost_channels), jnp.float32),
+                                   "filled": jnp.zeros((), jnp.int32), "next": jnp.zeros((), jnp.int32)}
+    return episodes
+
+
+def push_cost_window(window: dict, done, costs) -> dict:
+    """Append the costs ``(B, C)`` of the episodes that ended in a batch (``done`` (B,), samples in time
+    order) to a ring buffer of the last W episodes: ``values`` (W, C), ``filled`` <= W, ``next`` (the slot
+    of the oldest entry once full).  Of more than W new episodes only the last W are kept."""
+    size = window["values"].shape[0]
+    done = done.astype(jnp.int32)
+    n = jnp.sum(done)
+    rank = jnp.cumsum(done) - 1  # 0, 1, ... over the finished episodes, in time order
+    keep = (done > 0) & (rank >= n - size)
+    slot = jnp.where(keep, (window["next"] + rank) % size, size)  # size: out of bounds, dropped
+    values = window["values"].at[slot].set(costs.astype(jnp.float32), mode="drop")
+    return {"values": values, "filled": jnp.minimum(window["filled"] + n, size), "next": (window["next"] + n) % size}
+
+
+def cost_window_mean(window: dict):
+    """Mean over the filled entries of a cost window, (C,); NaN while it is empty."""
+    size = window["values"].shape[0]
+    mask = (jnp.arange(size) < window["filled"]).astype(jnp.float32)[:, None]  # filled in slot order until full
+    mean = jnp.sum(window["values"] * mask, axis=0) / jnp.maximum(window["filled"], 1).astype(jnp.float32)
+    return jnp.where(window["filled"] > 0, mean, jnp.nan)
+
+
+def episode_estimates(batch: Batch, previous: dict, rho=None, eta=None) -> dict:
+    """:func:`episode_means`, and where ``previous`` holds a cost window (``constraint.window``) the window
+    updated with this batch's episodes, whose mean replaces ``discounted_cost`` (J_c) once it holds one."""
+    if "cost_window" not in previous:
+        return episode_means(batch, previous, rho, eta)
+    rest = {key: value for key, value in previous.items() if key != "cost_window"}
+    estimate = episode_means(batch, rest, rho, eta)
+    window = push_cost_window(previous["cost_window"], batch.episode_done, batch.episode_discounted_cost)
+    estimate["discounted_cost"] = jnp.where(window["filled"] > 0, cost_window_mean(window),
+                                            estimate["discounted_cost"])
+    return {**estimate, "cost_window": window}
+
+
 def episode_means(batch: Batch, previous: Any, rho=None, eta=None):
     """Means over the episodes completed in ``batch``; ``previous`` where none completed.
 

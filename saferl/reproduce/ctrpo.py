@@ -164,7 +164,7 @@ POINTGOAL_SCALES = {
 }
 # (label, algorithm, config overrides).  "+margin": the learned safety margin of OpenAI's safety-starter-agents
 # CPO (hparams.cost_margin_lr, saferl/algos/second_order.py), an integral term on J_c - b; without it CPO and
-# PCPO settle above the limit on PointGoal1 at this budget (their cost gradient b is noise-dominated).
+# PCPO settle a few units above the limit on PointGoal1 at this budget (their cost gradient b is noise-dominated).
 # "TRPO-Lag (SGD)": plain gradient ascent on the multiplier (lr in units of J_c), whose step shrinks with the
 # violation, instead of OmniSafe's Adam (a near-constant step: the multiplier overshoots and oscillates);
 # "TRPO-Lag (PID)": Stooke et al.'s PID multiplier with OmniSafe's CPPO-PID gains.

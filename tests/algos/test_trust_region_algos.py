@@ -84,6 +84,38 @@ def test_cpo_feasible_active_step_satisfies_the_linearised_constraint(cpo_setup)
     assert float(cost[0]) <= -float(grads.c[0]) + 1e-6 and float(metrics["kl"]) <= delta
 
 
+def test_onto_trust_region_rescales_only_steps_outside_it():
+    from saferl.algos.second_order import onto_trust_region
+
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(6, 6))
+    h = a @ a.T + 0.1 * np.eye(6)
+    matvec = lambda v: jnp.asarray(h, jnp.float32) @ v  # noqa: E731
+    delta = 0.01
+    for scale in (0.01, 10.0, 1e4):
+        x = jnp.asarray(scale * rng.normal(size=6), jnp.float32)
+        y = np.asarray(onto_trust_region(x, matvec, delta))
+        quad = float(x @ h @ x)
+        if quad <= 2 * delta:
+            np.testing.assert_allclose(y, x)
+        else:
+            np.testing.assert_allclose(y @ h @ y, 2 * delta, rtol=1e-4)
+            np.testing.assert_allclose(y / np.linalg.norm(y), x / np.linalg.norm(x), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("cost_scale", ["episode", "per_sample"])
+def test_pcpo_step_with_a_violation_the_trust_region_cannot_absorb(cost_scale):
+    """A violation far beyond what one step can undo: the projected step points down the cost gradient,
+    lies on the trust-region boundary (not far outside it, where every backtrack would fail) and is taken."""
+    algo = make_algo("pcpo", cg_damping=1e-3, cost_scale=cost_scale)
+    agent = agent_for(algo, LIMIT)
+    batch = make_batch(algo, agent.actor_params, cost=LIMIT + 1e4)
+    new, metrics = jax.jit(algo.policy_step)(agent, batch)
+    _, cost = _surrogates(algo, new.actor_params, batch)
+    assert float(metrics["accepted"]) == 1.0 and float(metrics["backtracks"]) <= 3
+    assert float(cost[0]) < 0 and float(metrics["kl"]) <= algo.hp["target_kl"]
+
+
 def test_trpo_full_step_has_kl_close_to_delta():
     algo = make_algo("trpo", cg_damping=1e-3, cg_iters=30)
     agent = agent_for(algo, LIMIT)
