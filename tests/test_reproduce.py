@@ -77,3 +77,9 @@ def test_ctrpo_pointgoal_checks_and_methods():
     assert checks["ctrpo_regret_below_CPO"] is True and checks["ctrpo_regret_below_CPO+margin"] is False
     assert checks["ctrpo_return_over_CPO_return"] == pytest.approx(8.0 / 11.0)
     assert checks["ctrpo_return_over_CPO+margin_return"] is None  # no ratio against a non-positive return
+    rows += [{"method": "C-TRPO (no hyst.)", "cost_regret": 1100.0, "final_return": 9.0, "within_limit": False},
+             {"method": "CPO (hyst.)", "cost_regret": 1200.0, "final_return": 9.0, "within_limit": True}]
+    checks = ctrpo.pointgoal_checks(rows)
+    assert checks["ctrpo_no_hyst_regret_below_CPO (hyst.)"] is True
+    assert checks["ctrpo_return_over_CPO (hyst.)_return"] == pytest.approx(8.0 / 9.0)
+    assert "ctrpo_no_hyst_regret_below_CPO" not in checks

@@ -14,6 +14,11 @@ mean KL <= delta, every cost surrogate change stays within ``max(0, -c_i)`` (so
 ``J_c + change <= b`` where the origin is feasible, and the cost does not grow
 where it is not) and -- when the current policy is feasible (cases 2-4) -- the
 reward surrogate does not decrease.
+
+Hysteresis (``hparams.hysteresis`` h < 1; default 1 = off): "CPO hyst." of the C-TRPO paper's ablation
+(App. D.2, Fig. 10), C-TRPO's recovery rule given to CPO: once CPO has taken a recovery step it keeps
+taking them, ``-sqrt(2 delta / s_V) H^-1 B 1_V`` on the constraints V with J_c,i > h b_i, until every
+J_c,i <= h b_i.  The flag lives in ``agent.extra["recovering"]`` only when h < 1.
 """
 
 from __future__ import annotations
@@ -32,7 +37,32 @@ class CPO(TrustRegionAlgorithm):
     # b per sample against c per episode (s = 1), OmniSafe's CPO convention: on PointGoal1 (limit 25, 5 seeds x 2M)
     # it ended at cost 31.5 / return 11.4 where the occupancy scale 1 / (1 - gamma_c) gave 37.4 / 13.1 -- b is
     # noise-dominated there and the larger scale makes CPO trust it (docs/design.md). "episode" keeps the latter.
-    defaults = dict(TrustRegionAlgorithm.defaults, cost_scale="per_sample")
+    defaults = dict(TrustRegionAlgorithm.defaults, cost_scale="per_sample", hysteresis=1.0)
+
+    def init_extra(self, constraint):
+        extra = super().init_extra(constraint)
+        h = float(self.hp["hysteresis"])
+        if not 0.0 < h <= 1.0:
+            raise ValueError(f"hparams.hysteresis must be in (0, 1] (1 = no hysteresis), got {h!r}")
+        if h < 1.0:  # only then, so that runs without it keep their checkpoint layout
+            extra = {**extra, "recovering": jnp.asarray(False)}
+        return extra
+
+    def hold_recovery(self, agent, grads, hinv_B, step, case, reward_check):
+        """With hysteresis: stay in recovery while some J_c,i > h b_i after a recovery step (module docstring)."""
+        if "recovering" not in agent.extra:
+            return step, case, reward_check, {}
+        over = grads.cost > float(self.hp["hysteresis"]) * grads.limit
+        hold = agent.extra["recovering"] & jnp.any(over)
+        weights = over.astype(hinv_B.dtype)
+        direction = weights @ hinv_B  # H^-1 B 1_V
+        s_v = jnp.maximum(jnp.vdot(weights @ grads.B, direction), jnp.finfo(direction.dtype).tiny)
+        recovery = -jnp.sqrt(2.0 * self.hp["target_kl"] / s_v) * direction
+        recovery_case = -1.0 if self.num_constraints > 1 else float(cd.CASE_INFEASIBLE)
+        step = jnp.where(hold, recovery, step)
+        case = jnp.where(hold, recovery_case, case)
+        recovering = case == recovery_case
+        return step, case, reward_check & ~hold, {"recovering": recovering}
 
     def direction(self, grads, hinv_g, hinv_B):
         """(step x, case, reward_must_improve) for the CPO subproblem."""
@@ -55,6 +85,7 @@ class CPO(TrustRegionAlgorithm):
         grads = self.gradients(agent, batch, adv_r, adv_c)
         hinv = self.solve(self.fisher_matvec(agent, batch), jnp.concatenate([grads.g[None], grads.B]))
         step, case, reward_check = self.direction(grads, hinv[0], hinv[1:])
+        step, case, reward_check, extra = self.hold_recovery(agent, grads, hinv[1:], step, case, reward_check)
         tolerance = jnp.maximum(-grads.c, 0.0)
 
         def accept(m, m0):
@@ -64,7 +95,7 @@ class CPO(TrustRegionAlgorithm):
 
         params, metrics = self.line_search(agent, batch, adv_r, adv_c, grads.scale, step, accept)
         metrics.update(case=case, cost_estimate=grads.cost[0])
-        return agent.replace(actor_params=params), metrics
+        return agent.replace(actor_params=params, extra={**agent.extra, **extra}), metrics
 
     def metrics_names(self):
         return ("case", "cost_estimate") + super().metrics_names()

@@ -170,15 +170,20 @@ POINTGOAL_SCALES = {
 # "TRPO-Lag (PID)": Stooke et al.'s PID multiplier with OmniSafe's CPPO-PID gains.
 MARGIN = {"hparams": {"cost_margin_lr": 0.05}}
 SGD_DUAL = {"hparams": {"lagrange_optimizer": "sgd", "lagrange_lr": 0.005}}
-POINTGOAL_METHODS = [("C-TRPO", "ctrpo", {}), ("CPO", "cpo", {}), ("CPO+margin", "cpo", MARGIN),
+# "CPO (hyst.)" and "C-TRPO (no hyst.)": the paper's ablation (App. D.2, Fig. 10) -- C-TRPO's recovery
+# hysteresis (b_H = 0.8 b) given to CPO, and taken from C-TRPO.
+HYST = {"hparams": {"hysteresis": 0.8}}
+POINTGOAL_METHODS = [("C-TRPO", "ctrpo", {}), ("C-TRPO (no hyst.)", "ctrpo", {"hparams": {"hysteresis": 1.0}}),
+                     ("CPO", "cpo", {}), ("CPO (hyst.)", "cpo", HYST), ("CPO+margin", "cpo", MARGIN),
                      ("PCPO", "pcpo", {}), ("PCPO+margin", "pcpo", MARGIN), ("TRPO-Lag", "trpo_lag", {}),
                      ("TRPO-Lag (SGD)", "trpo_lag", SGD_DUAL),
                      ("TRPO-Lag (PID)", "trpo_lag", {"hparams": {"lagrange_optimizer": "pid"}}),
                      ("PPO-Lag", "ppo_lag", {}), ("CPPO-PID", "cppo_pid", {}), ("TRPO", "trpo", {})]
 
 
-@target("ctrpo-pointgoal", "C-TRPO vs CPO, PCPO (each also with a learned margin), TRPO-Lag (Adam, SGD, PID dual), "
-        "PPO-Lag, CPPO-PID, TRPO on PointGoal1, cost limit 25 (+ cost regret)")
+@target("ctrpo-pointgoal", "C-TRPO (with and without hysteresis) vs CPO (plain, with hysteresis, with a learned "
+        "margin), PCPO (plain, margin), TRPO-Lag (Adam, SGD, PID dual), PPO-Lag, CPPO-PID, TRPO on PointGoal1, "
+        "cost limit 25 (+ cost regret)")
 def run_pointgoal(scale: str, out: Path) -> dict:
     from saferl.reproduce.common import compare_algorithms
 
@@ -194,11 +199,13 @@ def pointgoal_checks(rows: list[dict]) -> dict:
     against CPO's (with both returns, since "at comparable return" is a judgement)."""
     by = {row["method"]: row for row in rows}
     checks = {"within_limit_plus_10pct": {label: row.get("within_limit") for label, row in by.items()}}
-    ctrpo = by.get("C-TRPO")
-    for label in ("CPO", "CPO+margin"):
-        if ctrpo and label in by:
-            other = by[label]
-            checks[f"ctrpo_regret_below_{label}"] = bool(ctrpo["cost_regret"] < other["cost_regret"])
-            checks[f"ctrpo_return_over_{label}_return"] = (ctrpo["final_return"] / other["final_return"]
+    pairs = [("C-TRPO", "CPO"), ("C-TRPO", "CPO+margin"), ("C-TRPO", "CPO (hyst.)"),
+             ("C-TRPO (no hyst.)", "CPO (hyst.)")]  # the last: the paper's ablation claim (App. D.2)
+    for mine, label in pairs:
+        if mine in by and label in by:
+            ours, other = by[mine], by[label]
+            key = "ctrpo" if mine == "C-TRPO" else "ctrpo_no_hyst"
+            checks[f"{key}_regret_below_{label}"] = bool(ours["cost_regret"] < other["cost_regret"])
+            checks[f"{key}_return_over_{label}_return"] = (ours["final_return"] / other["final_return"]
                                                            if other["final_return"] > 0 else None)
     return checks

@@ -84,6 +84,37 @@ def test_cpo_feasible_active_step_satisfies_the_linearised_constraint(cpo_setup)
     assert float(cost[0]) <= -float(grads.c[0]) + 1e-6 and float(metrics["kl"]) <= delta
 
 
+def test_cpo_hysteresis_holds_recovery_until_below_the_hysteresis_threshold():
+    """"CPO hyst." (C-TRPO paper, App. D.2): after a recovery step CPO keeps recovering while
+    h b < J_c <= b, with CPO's own recovery step; without a preceding recovery, or below h b, it is CPO."""
+    algo = make_algo("cpo", cg_damping=1e-3, hysteresis=0.8)
+    plain = make_algo("cpo", cg_damping=1e-3)
+    assert "recovering" not in agent_for(plain, LIMIT).extra  # no hysteresis: checkpoint layout unchanged
+    agent = agent_for(algo, LIMIT)
+    assert not bool(agent.extra["recovering"])
+    step = jax.jit(algo.policy_step)
+    far = make_batch(algo, agent.actor_params, cost=LIMIT + 40.0)
+    recovered, metrics = step(agent, far)
+    assert int(metrics["case"]) == cd.CASE_INFEASIBLE and bool(recovered.extra["recovering"])
+    between = make_batch(algo, agent.actor_params, cost=0.9 * LIMIT)  # h b < J_c <= b
+    held, metrics = step(recovered, between)
+    assert int(metrics["case"]) == cd.CASE_INFEASIBLE and bool(held.extra["recovering"])
+    # the held step is CPO's recovery step -sqrt(2 delta / s) H^-1 b: the same parameters as the case-0 step
+    # taken on the same gradients, whatever J_c
+    flat = lambda a: ravel_pytree(a.actor_params)[0]  # noqa: E731
+    held_dir = flat(held) - flat(recovered)
+    far_dir = flat(step(recovered, make_batch(algo, agent.actor_params, cost=LIMIT + 40.0))[0]) - flat(recovered)
+    np.testing.assert_allclose(held_dir, far_dir, rtol=1e-4, atol=1e-7)
+    _, cost = _surrogates(algo, held.actor_params, between)
+    assert float(cost[0]) < 0
+    fresh, metrics = step(agent.replace(extra={**agent.extra, "recovering": jnp.asarray(False)}), between)
+    assert int(metrics["case"]) != cd.CASE_INFEASIBLE and not bool(fresh.extra["recovering"])  # plain CPO
+    below, metrics = step(recovered, make_batch(algo, agent.actor_params, cost=0.5 * LIMIT))
+    assert int(metrics["case"]) != cd.CASE_INFEASIBLE and not bool(below.extra["recovering"])
+    with pytest.raises(ValueError, match="hysteresis"):
+        agent_for(make_algo("cpo", hysteresis=0.0), LIMIT)
+
+
 def test_onto_trust_region_rescales_only_steps_outside_it():
     from saferl.algos.second_order import onto_trust_region
 
