@@ -1,8 +1,9 @@
 """PPO (Schulman et al. 2017): clipped surrogate, minibatch epochs, KL early stop.
 
 The update is the template the first-order constrained methods reuse: they
-override :meth:`PPO.before_update` (multiplier updates) and
-:meth:`PPO.policy_advantage` (how reward and cost advantages combine).
+override :meth:`PPO.before_update` (multiplier updates), :meth:`PPO.policy_advantage`
+(how reward and cost advantages combine) and, where the loss itself differs (FOCOPS,
+P3O), :meth:`PPO.policy_loss` with :meth:`PPO.loss_inputs` and ``kl_stop_factor``.
 """
 
 from __future__ import annotations
@@ -53,12 +54,26 @@ class PPO(Algorithm):
         lr_decay_steps=0,
     )
 
+    #: the epochs stop once the epoch's mean KL estimate exceeds kl_stop_factor * target_kl
+    kl_stop_factor = 1.5
+
     # ---- hooks for the constrained variants -----------------------------------------
     def before_update(self, agent: AgentState, batch):
         return agent, {}
 
     def policy_advantage(self, agent: AgentState, batch):
         return normalize(batch.advantages[:, 0])
+
+    def loss_inputs(self, agent: AgentState, batch) -> dict:
+        """Per-sample arrays (leading axis B) the loss needs beyond obs, action, log_prob, advantage and
+        the old distribution ``dist``; they are minibatched with the rest."""
+        return {}
+
+    def policy_loss(self, agent: AgentState, dist, log_prob, mb):
+        """(loss to minimise, KL estimate for the early stop) of one minibatch; PPO's clipped surrogate
+        (eq. 7) and the estimate E[(r - 1) - log r] of KL(pi_old || pi)."""
+        loss = clipped_surrogate_loss(log_prob, mb["log_prob"], mb["advantage"], self.hp["clip"])
+        return loss, approx_kl(log_prob, mb["log_prob"])
 
     # ---- the update -------------------------------------------------------------------
     def update(self, agent: AgentState, batch, key):
@@ -75,13 +90,14 @@ class PPO(Algorithm):
         n_mb = int(hp["minibatches"])
         mb_size = size // n_mb
         actor_opt, critic_opt = self.actor_optimizer(), self.critic_optimizer()
+        start = agent  # what the losses read (multipliers, constraint): fixed during the epochs
 
         def actor_loss(params, mb):
             dist = self.actor.distribution(params, mb["obs"])
             log_prob = self.actor.log_prob(dist, mb["action"])
-            loss = clipped_surrogate_loss(log_prob, mb["log_prob"], mb["advantage"], hp["clip"])
+            loss, kl = self.policy_loss(start, dist, log_prob, mb)
             entropy = jnp.mean(self.actor.entropy(dist))
-            return loss - hp["entropy_coef"] * entropy, (approx_kl(log_prob, mb["log_prob"]), entropy)
+            return loss - hp["entropy_coef"] * entropy, (kl, entropy)
 
         def critic_loss(params, mb):
             return self.critics.loss(params, mb["obs"], mb["returns"])
@@ -101,8 +117,8 @@ class PPO(Algorithm):
             state = jax.tree.map(lambda n, o: jnp.where(stopped, o, n), new, state)
             return (state, stopped), (a_loss, c_loss, kl, entropy)
 
-        data = {"obs": batch.obs, "action": batch.action, "log_prob": batch.log_prob,
-                "advantage": advantage, "returns": batch.returns}
+        data = {"obs": batch.obs, "action": batch.action, "log_prob": batch.log_prob, "dist": batch.dist,
+                "advantage": advantage, "returns": batch.returns, **self.loss_inputs(agent, batch)}
 
         def epoch(carry, epoch_key):
             state, stopped = carry
@@ -111,7 +127,7 @@ class PPO(Algorithm):
             (state, _), (a_loss, c_loss, kl, entropy) = jax.lax.scan(minibatch_step, (state, stopped), mbs)
             epoch_kl = jnp.mean(kl)
             # OmniSafe-style early stop: skip the remaining epochs once KL exceeds the target.
-            stopped = stopped | ((hp["target_kl"] > 0) & (epoch_kl > 1.5 * hp["target_kl"]))
+            stopped = stopped | ((hp["target_kl"] > 0) & (epoch_kl > self.kl_stop_factor * hp["target_kl"]))
             return (state, stopped), (jnp.mean(a_loss), jnp.mean(c_loss), epoch_kl, jnp.mean(entropy), ~stopped)
 
         keys = jax.random.split(key, int(hp["epochs"]))

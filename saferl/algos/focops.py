@@ -1,0 +1,56 @@
+"""FOCOPS (Zhang, Vuong, Ross 2020, "First Order Constrained Optimization in Policy Space"), a
+C-TRPO baseline.
+
+FOCOPS solves the trust-region problem in the space of policies in closed form,
+
+    pi*(a|s) ∝ pi_k(a|s) exp((A_r(s, a) - nu A_c(s, a)) / lambda)                     (eq. 8)
+
+and projects it back onto the parametric family by minimising, per minibatch,
+
+    L(theta) = E_s[ (D_KL(pi_theta || pi_k)[s] - (1/lambda) E_a[r (A_r - nu A_c)]) 1{D_KL[s] <= eta} ]   (eq. 10-11)
+
+with r = pi_theta / pi_k: the per-state indicator drops states that already moved more than
+eta.  The cost multiplier takes one projected gradient step per update before the epochs,
+nu <- clip(nu + alpha_nu (J_c - b), 0, nu_max) (Sec. 5; :mod:`saferl.algos.lagrangian` with
+``lagrange_optimizer: sgd``), and the epochs stop once the mean KL(pi_theta || pi_k) exceeds
+delta (``target_kl``).  Defaults are the paper's (Table 3): lambda 1.5, eta = delta = 0.02,
+alpha_nu 0.01, nu_max 2.  Advantages as PPO-Lag: A_r standardised, A_c centred.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from saferl.algos.base import register
+from saferl.algos.ppo import normalize
+from saferl.algos.ppo_lag import PPOLag
+
+
+@register
+class FOCOPS(PPOLag):
+    name = "focops"
+    description = "FOCOPS (Zhang et al. 2020): first-order projection of the optimal nonparametric policy."
+    defaults = dict(PPOLag.defaults, lagrange_optimizer="sgd", lagrange_lr=0.01, multiplier_max=2.0,
+                    temperature=1.5, state_kl_bound=0.02, target_kl=0.02)
+    kl_stop_factor = 1.0  # stop at delta itself
+
+    def before_update(self, agent, batch):
+        agent, metrics = super().before_update(agent, batch)
+        state = agent.extra["lagrange"]
+        capped = state.replace(multiplier=jnp.minimum(state.multiplier, float(self.hp["multiplier_max"])))
+        return agent.replace(extra={**agent.extra, "lagrange": capped}), {**metrics,
+                                                                         "lagrange_multiplier": capped.multiplier}
+
+    def policy_advantage(self, agent, batch):
+        """A_r - nu A_c, the exponent of eq. 8 (not divided by 1 + nu as in PPO-Lag)."""
+        cost_adv = batch.advantages[:, 1] - jnp.mean(batch.advantages[:, 1])
+        return normalize(batch.advantages[:, 0]) - agent.extra["lagrange"].multiplier * cost_adv
+
+    def policy_loss(self, agent, dist, log_prob, mb):
+        """Eq. 10-11: per-state KL(pi_theta || pi_k) minus the weighted surrogate, on the states within eta."""
+        state_kl = self.actor.kl(dist, mb["dist"])
+        ratio = jnp.exp(log_prob - mb["log_prob"])
+        inside = jax.lax.stop_gradient(state_kl <= self.hp["state_kl_bound"]).astype(state_kl.dtype)
+        loss = jnp.mean((state_kl - ratio * mb["advantage"] / self.hp["temperature"]) * inside)
+        return loss, jnp.mean(state_kl)

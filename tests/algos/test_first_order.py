@@ -1,0 +1,115 @@
+"""The first-order baselines of the C-TRPO paper: FOCOPS, IPO, P3O -- their losses against hand
+computations, and short learning runs on ToyReach (unconstrained optimum ~45 cost, limit 10)."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from saferl.algos import base
+from saferl.algos.ipo import barrier_penalty
+from saferl.algos.p3o import exact_penalty_cost_loss
+from saferl.core import constraints, networks
+from saferl.core.rollout import Batch
+
+from test_ppo import _train  # noqa: E402  (the ToyReach training helper)
+
+LIMIT = 10.0
+
+
+def _algo(name, **hp):
+    cls = base.get(name)
+    return cls(cls.resolve_hparams(hp), networks.GaussianActor(3, 2, (8,)), networks.Critics(3, 2, (8,)), "expected")
+
+
+def _gauss_kl(m1, s1, m2, s2):
+    """KL(N(m1, s1^2) || N(m2, s2^2)) summed over action dimensions."""
+    return np.sum(np.log(s2 / s1) + (s1**2 + (m1 - m2) ** 2) / (2 * s2**2) - 0.5, axis=-1)
+
+
+def test_focops_loss_is_eq_10_with_the_per_state_indicator():
+    algo = _algo("focops")
+    rng = np.random.default_rng(0)
+    n = 64
+    old = {"mean": rng.normal(size=(n, 2)).astype(np.float32), "log_std": np.full((n, 2), -0.5, np.float32)}
+    new = {"mean": old["mean"] + rng.normal(scale=0.1, size=(n, 2)).astype(np.float32),
+           "log_std": np.full((n, 2), -0.48, np.float32)}
+    action = rng.normal(size=(n, 2)).astype(np.float32)
+    adv = rng.normal(size=n).astype(np.float32)
+    old_lp = np.asarray(algo.actor.log_prob(jax.tree.map(jnp.asarray, old), jnp.asarray(action)))
+    new_lp = algo.actor.log_prob(jax.tree.map(jnp.asarray, new), jnp.asarray(action))
+    mb = {"dist": jax.tree.map(jnp.asarray, old), "log_prob": jnp.asarray(old_lp), "advantage": jnp.asarray(adv)}
+    loss, kl = algo.policy_loss(None, jax.tree.map(jnp.asarray, new), new_lp, mb)
+    state_kl = _gauss_kl(new["mean"], np.exp(new["log_std"]), old["mean"], np.exp(old["log_std"]))  # KL(pi || pi_k)
+    ratio = np.exp(np.asarray(new_lp) - old_lp)
+    inside = state_kl <= 0.02
+    assert 0 < inside.sum() < n  # both sides of the indicator occur
+    expected = np.mean((state_kl - ratio * adv / 1.5) * inside)
+    np.testing.assert_allclose(float(loss), expected, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(float(kl), state_kl.mean(), rtol=1e-4)
+
+
+def test_focops_multiplier_takes_one_projected_step_onto_0_nu_max():
+    algo = _algo("focops")
+    constraint = constraints.Constraint(limit=jnp.float32(LIMIT), epsilon=jnp.float32(1.0), gamma_c=jnp.float32(1.0))
+    agent = algo.init(jax.random.PRNGKey(0), constraint)
+
+    def step(agent, cost):
+        batch = Batch(obs=None, action=None, log_prob=None, dist={}, advantages=None, returns=None, values=None,
+                      episode_done=None, episode_return=None, episode_cost=None, episode_discounted_cost=None,
+                      episode_length=None, episodes={"discounted_cost": jnp.asarray([cost], jnp.float32)})
+        return algo.before_update(agent, batch)[0]
+
+    agent = step(agent, LIMIT + 30.0)
+    assert float(agent.extra["lagrange"].multiplier) == pytest.approx(0.01 * 30.0)  # nu + alpha_nu (J_c - b)
+    for _ in range(10):
+        agent = step(agent, LIMIT + 300.0)
+    assert float(agent.extra["lagrange"].multiplier) == pytest.approx(2.0)  # nu_max
+    agent = step(agent, LIMIT - 1000.0)
+    assert float(agent.extra["lagrange"].multiplier) == 0.0
+
+
+def test_ipo_penalty_is_the_log_barriers_weight_on_the_cost_gradient():
+    """grad_theta log(b - J(theta)) / t = -kappa grad J with kappa = 1 / (t (b - J)) (IPO eq. 6-7)."""
+    t, b = 20.0, 10.0
+
+    def cost(theta):
+        return 6.0 + jnp.sum(theta**2) + theta[0]
+
+    theta = jnp.asarray([0.3, -0.7, 1.1])
+    barrier_grad = jax.grad(lambda th: jnp.log(b - cost(th)) / t)(theta)
+    kappa = barrier_penalty(cost(theta), b, t, penalty_max=1e9)
+    np.testing.assert_allclose(barrier_grad, -kappa * jax.grad(cost)(theta), rtol=1e-5)
+    assert float(barrier_penalty(9.99, b, t, 1.0)) == 1.0  # capped near the boundary
+    assert float(barrier_penalty(12.0, b, t, 1.0)) == 1.0  # and beyond it, where the barrier is undefined
+    assert float(barrier_penalty(5.0, b, t, 1.0)) == pytest.approx(1.0 / (20.0 * 5.0))
+
+
+def test_p3o_exact_penalty_matches_its_definition():
+    rng = np.random.default_rng(1)
+    ratio = np.exp(rng.normal(scale=0.3, size=200)).astype(np.float32)
+    adv_c = rng.normal(size=200).astype(np.float32)
+    clipped = np.clip(ratio, 0.8, 1.2)
+    surrogate = np.mean(np.maximum(ratio * adv_c, clipped * adv_c))  # pessimistic for the cost
+    for slack in (-1.0, -surrogate + 0.05, 0.3):
+        got = float(exact_penalty_cost_loss(jnp.asarray(ratio), jnp.asarray(adv_c), slack, 0.2, 20.0))
+        np.testing.assert_allclose(got, 20.0 * max(surrogate + slack, 0.0), rtol=1e-5, atol=1e-6)
+    # inside the linearised constraint the penalty and its gradient vanish (the exact penalty is inactive)
+    grad = jax.grad(lambda r: exact_penalty_cost_loss(r, jnp.asarray(adv_c), -1.0, 0.2, 20.0))(jnp.asarray(ratio))
+    assert float(jnp.abs(grad).max()) == 0.0
+
+
+@pytest.fixture(scope="module")
+def toy_runs():
+    return {algo: _train(algo) for algo in ("focops", "ipo", "p3o")}
+
+
+@pytest.mark.parametrize("algo", ["focops", "ipo", "p3o"])
+def test_first_order_baselines_respect_the_limit_and_still_move(toy_runs, algo):
+    metrics = toy_runs[algo]
+    cost = np.nanmean(metrics["episode_cost"][:, -8:])
+    print(f"{algo}: cost {cost:.2f}, return {np.nanmean(metrics['episode_return'][:, -8:]):.2f}")
+    assert cost <= 1.25 * LIMIT, cost  # PPO on the same task: ~45 (tests/algos/test_ppo.py)
+    assert np.min(np.nanmean(metrics["episode_return"][:, -8:], axis=0)) > 5.0  # not the do-nothing policy (0)
