@@ -12,7 +12,7 @@ and projects it back onto the parametric family by minimising, per minibatch,
 with r = pi_theta / pi_k: the per-state indicator drops states that already moved more than
 eta.  The cost multiplier takes one projected gradient step per update before the epochs,
 nu <- clip(nu + alpha_nu (J_c - b), 0, nu_max) (Sec. 5; :mod:`saferl.algos.lagrangian` with
-``lagrange_optimizer: sgd``), and the epochs stop once the mean KL(pi_theta || pi_k) exceeds
+``lagrange_optimizer: sgd``, capped by ``multiplier_max``), and the epochs stop once the mean KL(pi_theta || pi_k) exceeds
 delta (``target_kl``).  Defaults are the paper's (Table 3): lambda 1.5, eta = delta = 0.02,
 alpha_nu 0.01, nu_max 2.  Advantages as PPO-Lag: A_r standardised, A_c centred.
 """
@@ -34,13 +34,6 @@ class FOCOPS(PPOLag):
     defaults = dict(PPOLag.defaults, lagrange_optimizer="sgd", lagrange_lr=0.01, multiplier_max=2.0,
                     temperature=1.5, state_kl_bound=0.02, target_kl=0.02)
     kl_stop_factor = 1.0  # stop at delta itself
-
-    def before_update(self, agent, batch):
-        agent, metrics = super().before_update(agent, batch)
-        state = agent.extra["lagrange"]
-        capped = state.replace(multiplier=jnp.minimum(state.multiplier, float(self.hp["multiplier_max"])))
-        return agent.replace(extra={**agent.extra, "lagrange": capped}), {**metrics,
-                                                                         "lagrange_multiplier": capped.multiplier}
 
     def policy_advantage(self, agent, batch):
         """A_r - nu A_c, the exponent of eq. 8 (not divided by 1 + nu as in PPO-Lag)."""

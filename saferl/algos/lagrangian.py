@@ -41,6 +41,8 @@ class Lagrangian:
         else:
             state = lagrange.update(agent.extra["lagrange"], cost_estimate, limit, hp["lagrange_optimizer"],
                                     hp["lagrange_lr"])
+        if "multiplier_max" in hp:  # FOCOPS' nu_max, CUP's upper bound
+            state = state.replace(multiplier=jnp.minimum(state.multiplier, float(hp["multiplier_max"])))
         agent = agent.replace(extra={**agent.extra, "lagrange": state})
         return agent, {"lagrange_multiplier": state.multiplier, "cost_estimate": cost_estimate}
 

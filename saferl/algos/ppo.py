@@ -84,8 +84,16 @@ class PPO(Algorithm):
         agent, ppo_metrics = self.ppo_epochs(agent, batch, advantage, key)
         return agent, {**metrics, **ppo_metrics}
 
-    def ppo_epochs(self, agent: AgentState, batch, advantage, key):
+    def ppo_epochs(self, agent: AgentState, batch, advantage, key, *, loss=None, inputs=None, fit_critics=True,
+                   epochs=None, target_kl=None, kl_stop_factor=None):
+        """Minibatch epochs of Adam on ``loss`` (default :meth:`policy_loss`) and, with ``fit_critics``, on the
+        critics' MSE; the epochs stop once an epoch's mean KL estimate exceeds ``kl_stop_factor * target_kl``.
+        ``inputs`` (default :meth:`loss_inputs`) are extra per-sample arrays for the loss.  CUP runs it twice."""
         hp = self.hp
+        loss = loss or self.policy_loss
+        epochs = int(hp["epochs"] if epochs is None else epochs)
+        target_kl = hp["target_kl"] if target_kl is None else target_kl
+        kl_stop_factor = self.kl_stop_factor if kl_stop_factor is None else kl_stop_factor
         size = batch.obs.shape[0]
         n_mb = int(hp["minibatches"])
         mb_size = size // n_mb
@@ -95,9 +103,9 @@ class PPO(Algorithm):
         def actor_loss(params, mb):
             dist = self.actor.distribution(params, mb["obs"])
             log_prob = self.actor.log_prob(dist, mb["action"])
-            loss, kl = self.policy_loss(start, dist, log_prob, mb)
+            value, kl = loss(start, dist, log_prob, mb)
             entropy = jnp.mean(self.actor.entropy(dist))
-            return loss - hp["entropy_coef"] * entropy, (kl, entropy)
+            return value - hp["entropy_coef"] * entropy, (kl, entropy)
 
         def critic_loss(params, mb):
             return self.critics.loss(params, mb["obs"], mb["returns"])
@@ -105,20 +113,19 @@ class PPO(Algorithm):
         def minibatch_step(carry, mb):
             state, stopped = carry
             (a_loss, (kl, entropy)), a_grad = jax.value_and_grad(actor_loss, has_aux=True)(state.actor_params, mb)
-            c_loss, c_grad = jax.value_and_grad(critic_loss)(state.critic_params, mb)
             a_upd, a_opt = actor_opt.update(a_grad, state.actor_opt_state, state.actor_params)
-            c_upd, c_opt = critic_opt.update(c_grad, state.critic_opt_state, state.critic_params)
-            new = state.replace(
-                actor_params=optax.apply_updates(state.actor_params, a_upd),
-                critic_params=optax.apply_updates(state.critic_params, c_upd),
-                actor_opt_state=a_opt,
-                critic_opt_state=c_opt,
-            )
+            new = state.replace(actor_params=optax.apply_updates(state.actor_params, a_upd), actor_opt_state=a_opt)
+            c_loss = jnp.zeros(())
+            if fit_critics:
+                c_loss, c_grad = jax.value_and_grad(critic_loss)(state.critic_params, mb)
+                c_upd, c_opt = critic_opt.update(c_grad, state.critic_opt_state, state.critic_params)
+                new = new.replace(critic_params=optax.apply_updates(state.critic_params, c_upd), critic_opt_state=c_opt)
             state = jax.tree.map(lambda n, o: jnp.where(stopped, o, n), new, state)
             return (state, stopped), (a_loss, c_loss, kl, entropy)
 
+        extra = self.loss_inputs(agent, batch) if inputs is None else inputs
         data = {"obs": batch.obs, "action": batch.action, "log_prob": batch.log_prob, "dist": batch.dist,
-                "advantage": advantage, "returns": batch.returns, **self.loss_inputs(agent, batch)}
+                "advantage": advantage, "returns": batch.returns, **extra}
 
         def epoch(carry, epoch_key):
             state, stopped = carry
@@ -127,10 +134,10 @@ class PPO(Algorithm):
             (state, _), (a_loss, c_loss, kl, entropy) = jax.lax.scan(minibatch_step, (state, stopped), mbs)
             epoch_kl = jnp.mean(kl)
             # OmniSafe-style early stop: skip the remaining epochs once KL exceeds the target.
-            stopped = stopped | ((hp["target_kl"] > 0) & (epoch_kl > self.kl_stop_factor * hp["target_kl"]))
+            stopped = stopped | ((target_kl > 0) & (epoch_kl > kl_stop_factor * target_kl))
             return (state, stopped), (jnp.mean(a_loss), jnp.mean(c_loss), epoch_kl, jnp.mean(entropy), ~stopped)
 
-        keys = jax.random.split(key, int(hp["epochs"]))
+        keys = jax.random.split(key, epochs)
         (agent, _), (a_loss, c_loss, kl, entropy, ran) = jax.lax.scan(epoch, (agent, jnp.asarray(False)), keys)
         metrics = {
             "actor_loss": a_loss[0],

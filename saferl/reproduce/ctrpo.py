@@ -179,12 +179,12 @@ POINTGOAL_METHODS = [("C-TRPO", "ctrpo", {}), ("C-TRPO (no hyst.)", "ctrpo", {"h
                      ("TRPO-Lag (SGD)", "trpo_lag", SGD_DUAL),
                      ("TRPO-Lag (PID)", "trpo_lag", {"hparams": {"lagrange_optimizer": "pid"}}),
                      ("PPO-Lag", "ppo_lag", {}), ("CPPO-PID", "cppo_pid", {}), ("FOCOPS", "focops", {}),
-                     ("IPO", "ipo", {}), ("P3O", "p3o", {}), ("TRPO", "trpo", {})]
+                     ("IPO", "ipo", {}), ("P3O", "p3o", {}), ("CUP", "cup", {}), ("TRPO", "trpo", {})]
 
 
 @target("ctrpo-pointgoal", "C-TRPO (with and without hysteresis) vs CPO (plain, with hysteresis, with a learned "
-        "margin), PCPO (plain, margin), TRPO-Lag (Adam, SGD, PID dual), PPO-Lag, CPPO-PID, FOCOPS, IPO, P3O, TRPO "
-        "on PointGoal1, cost limit 25 (+ cost regret)")
+        "margin), PCPO (plain, margin), TRPO-Lag (Adam, SGD, PID dual), PPO-Lag, CPPO-PID, FOCOPS, IPO, P3O, CUP, "
+        "TRPO on PointGoal1, cost limit 25 (+ cost regret)")
 def run_pointgoal(scale: str, out: Path) -> dict:
     from saferl.reproduce.common import compare_algorithms
 
