@@ -87,6 +87,30 @@ def test_ipo_penalty_is_the_log_barriers_weight_on_the_cost_gradient():
     assert float(barrier_penalty(5.0, b, t, 1.0)) == pytest.approx(1.0 / (20.0 * 5.0))
 
 
+def test_ipo_recovers_on_the_cost_alone_where_the_barrier_is_undefined():
+    algo = _algo("ipo")
+    rng = np.random.default_rng(3)
+    adv = jnp.asarray(rng.normal(size=(50, 2)), jnp.float32)
+    constraint = constraints.Constraint(limit=jnp.float32(LIMIT), epsilon=jnp.float32(1.0), gamma_c=jnp.float32(1.0))
+    agent = algo.init(jax.random.PRNGKey(0), constraint)
+
+    def advantage(algo, cost):
+        batch = Batch(obs=None, action=None, log_prob=None, dist={}, advantages=adv, returns=None, values=None,
+                      episode_done=None, episode_return=None, episode_cost=None, episode_discounted_cost=None,
+                      episode_length=None, episodes={"discounted_cost": jnp.asarray([cost], jnp.float32)})
+        return np.asarray(algo.policy_advantage(agent, batch))
+
+    a_r = (adv[:, 0] - adv[:, 0].mean()) / (adv[:, 0].std() + 1e-8)
+    a_c = adv[:, 1] - adv[:, 1].mean()
+    kappa = 1.0 / (20.0 * (LIMIT - 5.0))
+    np.testing.assert_allclose(advantage(algo, 5.0), (a_r - kappa * a_c) / (1 + kappa), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(advantage(algo, LIMIT + 3.0), -a_c / (a_c.std() + 1e-8), rtol=1e-5, atol=1e-6)
+    capped = _algo("ipo", infeasible="cap")
+    np.testing.assert_allclose(advantage(capped, LIMIT + 3.0), (a_r - a_c) / 2.0, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="hparams.infeasible"):
+        _algo("ipo", infeasible="ignore").init(jax.random.PRNGKey(0), constraint)
+
+
 def test_p3o_exact_penalty_matches_its_definition():
     rng = np.random.default_rng(1)
     ratio = np.exp(rng.normal(scale=0.3, size=200)).astype(np.float32)
