@@ -13,7 +13,7 @@ One update of every member is
        VaR constraints and ``cost_gamma = 1``, the mean episode length L (the per-episode form
        E_tau[sum_t gamma_c^t ratio_t A_t] = L * mean(gamma_c^t ratio A), :mod:`saferl.algos.risk`).
        With J_c the undiscounted episode cost the 1 / (1 - cost_gamma) form is a heuristic;
-       ``hparams.cost_scale: per_sample`` sets s = 1 (OmniSafe's CPO; CPO's and the Canary
+       ``hparams.cost_scale: per_sample`` sets s = 1 (OmniSafe's CPO and PCPO; CPO's, PCPO's and the Canary
        family's default, docs/design.md says why);
     3. H^-1 g and H^-1 b_i by conjugate gradients with Fisher-vector products of the
        mean KL between the batch's (old) distributions and the new ones
