@@ -24,6 +24,16 @@ def _algo(name, **hp):
     return cls(cls.resolve_hparams(hp), networks.GaussianActor(3, 2, (8,)), networks.Critics(3, 2, (8,)), "expected")
 
 
+CONSTRAINT = constraints.Constraint(limit=jnp.float32(LIMIT), epsilon=jnp.float32(1.0), gamma_c=jnp.float32(1.0))
+
+
+def _episodes_batch(cost, advantages=None):
+    """A batch holding only what a multiplier or penalty reads: J_c (and the advantages)."""
+    return Batch(obs=None, action=None, log_prob=None, dist={}, advantages=advantages, returns=None, values=None,
+                 episode_done=None, episode_return=None, episode_cost=None, episode_discounted_cost=None,
+                 episode_length=None, episodes={"discounted_cost": jnp.asarray([cost], jnp.float32)})
+
+
 def _gauss_kl(m1, s1, m2, s2):
     """KL(N(m1, s1^2) || N(m2, s2^2)) summed over action dimensions."""
     return np.sum(np.log(s2 / s1) + (s1**2 + (m1 - m2) ** 2) / (2 * s2**2) - 0.5, axis=-1)
@@ -53,14 +63,10 @@ def test_focops_loss_is_eq_10_with_the_per_state_indicator():
 
 def test_focops_multiplier_takes_one_projected_step_onto_0_nu_max():
     algo = _algo("focops")
-    constraint = constraints.Constraint(limit=jnp.float32(LIMIT), epsilon=jnp.float32(1.0), gamma_c=jnp.float32(1.0))
-    agent = algo.init(jax.random.PRNGKey(0), constraint)
+    agent = algo.init(jax.random.PRNGKey(0), CONSTRAINT)
 
     def step(agent, cost):
-        batch = Batch(obs=None, action=None, log_prob=None, dist={}, advantages=None, returns=None, values=None,
-                      episode_done=None, episode_return=None, episode_cost=None, episode_discounted_cost=None,
-                      episode_length=None, episodes={"discounted_cost": jnp.asarray([cost], jnp.float32)})
-        return algo.before_update(agent, batch)[0]
+        return algo.before_update(agent, _episodes_batch(cost))[0]
 
     agent = step(agent, LIMIT + 30.0)
     assert float(agent.extra["lagrange"].multiplier) == pytest.approx(0.01 * 30.0)  # nu + alpha_nu (J_c - b)
@@ -91,14 +97,10 @@ def test_ipo_recovers_on_the_cost_alone_where_the_barrier_is_undefined():
     algo = _algo("ipo")
     rng = np.random.default_rng(3)
     adv = jnp.asarray(rng.normal(size=(50, 2)), jnp.float32)
-    constraint = constraints.Constraint(limit=jnp.float32(LIMIT), epsilon=jnp.float32(1.0), gamma_c=jnp.float32(1.0))
-    agent = algo.init(jax.random.PRNGKey(0), constraint)
+    agent = algo.init(jax.random.PRNGKey(0), CONSTRAINT)
 
     def advantage(algo, cost):
-        batch = Batch(obs=None, action=None, log_prob=None, dist={}, advantages=adv, returns=None, values=None,
-                      episode_done=None, episode_return=None, episode_cost=None, episode_discounted_cost=None,
-                      episode_length=None, episodes={"discounted_cost": jnp.asarray([cost], jnp.float32)})
-        return np.asarray(algo.policy_advantage(agent, batch))
+        return np.asarray(algo.policy_advantage(agent, _episodes_batch(cost, adv)))
 
     a_r = (adv[:, 0] - adv[:, 0].mean()) / (adv[:, 0].std() + 1e-8)
     a_c = adv[:, 1] - adv[:, 1].mean()
@@ -108,7 +110,7 @@ def test_ipo_recovers_on_the_cost_alone_where_the_barrier_is_undefined():
     capped = _algo("ipo", infeasible="cap")
     np.testing.assert_allclose(advantage(capped, LIMIT + 3.0), (a_r - a_c) / 2.0, rtol=1e-5, atol=1e-6)
     with pytest.raises(ValueError, match="hparams.infeasible"):
-        _algo("ipo", infeasible="ignore").init(jax.random.PRNGKey(0), constraint)
+        _algo("ipo", infeasible="ignore").init(jax.random.PRNGKey(0), CONSTRAINT)
 
 
 def test_p3o_exact_penalty_matches_its_definition():
@@ -153,8 +155,7 @@ def test_cup_projection_stage_lowers_the_cost_surrogate():
     cls = base.get("cup")
     algo = cls(cls.resolve_hparams({"minibatches": 4, "epochs": 5, "actor_lr": 1e-3}),
                networks.GaussianActor(3, 1, (16,)), networks.Critics(3, 2, (8,)), "expected")
-    constraint = constraints.Constraint(limit=jnp.float32(LIMIT), epsilon=jnp.float32(1.0), gamma_c=jnp.float32(1.0))
-    agent = algo.init(jax.random.PRNGKey(0), constraint)
+    agent = algo.init(jax.random.PRNGKey(0), CONSTRAINT)
     batch = make_batch(algo, agent.actor_params, cost=LIMIT)  # J_c = b: the multiplier's Adam step is 0
     update = jax.jit(algo.update)
 
