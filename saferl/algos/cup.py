@@ -12,7 +12,8 @@ Each update has two first-order stages on the same batch (CUP Algorithm 1):
    factor of CUP's bound (Theorem 1), until the mean KL from pi_{k+1/2} exceeds ``target_kl``.
 
 The multiplier nu ascends the dual on J_c - b before the stages (Adam, initial 0.001, capped at 2,
-as the CUP authors' OmniSafe implementation); A_r and A_c are standardised.
+as the CUP authors' OmniSafe implementation); A_r is standardised, A_c only centred (OmniSafe
+standardises it too; docs/design.md says why not here).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import jax
 import jax.numpy as jnp
 
 from saferl.algos.base import register
-from saferl.algos.ppo import normalize
+from saferl.algos.ppo import centred_cost_advantage, normalize
 from saferl.algos.ppo_lag import PPOLag
 
 
@@ -50,7 +51,7 @@ class CUP(PPOLag):
         reward_adv = normalize(batch.advantages[:, 0])
         agent, improve = self.ppo_epochs(agent, batch, reward_adv, k_improve)
         inputs = {"mid_dist": self.actor.distribution(agent.actor_params, batch.obs),  # pi_{k+1/2}
-                  "cost_advantage": batch.advantages[:, 1] - jnp.mean(batch.advantages[:, 1])}
+                  "cost_advantage": centred_cost_advantage(batch)}
         agent, project = self.ppo_epochs(agent, batch, reward_adv, k_project, loss=self.projection_loss,
                                          inputs=inputs, fit_critics=False, epochs=self.hp["projection_epochs"],
                                          kl_stop_factor=1.0)

@@ -23,7 +23,7 @@ import jax
 import jax.numpy as jnp
 
 from saferl.algos.base import register
-from saferl.algos.ppo import normalize
+from saferl.algos.ppo import centred_cost_advantage, normalize
 from saferl.algos.ppo_lag import PPOLag
 
 
@@ -37,8 +37,7 @@ class FOCOPS(PPOLag):
 
     def policy_advantage(self, agent, batch):
         """A_r - nu A_c, the exponent of eq. 8 (not divided by 1 + nu as in PPO-Lag)."""
-        cost_adv = batch.advantages[:, 1] - jnp.mean(batch.advantages[:, 1])
-        return normalize(batch.advantages[:, 0]) - agent.extra["lagrange"].multiplier * cost_adv
+        return normalize(batch.advantages[:, 0]) - agent.extra["lagrange"].multiplier * centred_cost_advantage(batch)
 
     def policy_loss(self, agent, dist, log_prob, mb):
         """Eq. 10-11: per-state KL(pi_theta || pi_k) minus the weighted surrogate, on the states within eta."""

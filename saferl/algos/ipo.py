@@ -21,8 +21,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from saferl.algos.base import register
-from saferl.algos.lagrangian import first
-from saferl.algos.ppo import PPO, normalize
+from saferl.algos.ppo import PPO, centred_cost_advantage, cost_and_limit, normalize
 
 
 def barrier_penalty(cost, limit, t, penalty_max):
@@ -40,8 +39,7 @@ class IPO(PPO):
     INFEASIBLE = ("recover", "cap")
 
     def penalty(self, agent, batch):
-        cost = batch.episodes["discounted_cost"][0]
-        return barrier_penalty(cost, first(self.constraint_limit(agent, batch)), float(self.hp["barrier_t"]),
+        return barrier_penalty(*cost_and_limit(self, agent, batch), float(self.hp["barrier_t"]),
                                float(self.hp["penalty_max"]))
 
     def init_extra(self, constraint):
@@ -51,16 +49,16 @@ class IPO(PPO):
         return super().init_extra(constraint)
 
     def recovering(self, agent, batch):
-        cost = batch.episodes["discounted_cost"][0]
-        return jnp.asarray(self.hp["infeasible"] == "recover") & (cost >= first(self.constraint_limit(agent, batch)))
+        cost, limit = cost_and_limit(self, agent, batch)
+        return jnp.asarray(self.hp["infeasible"] == "recover") & (cost >= limit)
 
     def before_update(self, agent, batch):
-        return agent, {"penalty": self.penalty(agent, batch), "cost_estimate": batch.episodes["discounted_cost"][0],
+        return agent, {"penalty": self.penalty(agent, batch), "cost_estimate": cost_and_limit(self, agent, batch)[0],
                        "recovering": self.recovering(agent, batch).astype(jnp.float32)}
 
     def policy_advantage(self, agent, batch):
         kappa = self.penalty(agent, batch)
-        cost_adv = batch.advantages[:, 1] - jnp.mean(batch.advantages[:, 1])
+        cost_adv = centred_cost_advantage(batch)
         barrier = (normalize(batch.advantages[:, 0]) - kappa * cost_adv) / (1.0 + kappa)
         # recovery: PPO's clipped surrogate on -A_c is the pessimistic clip of the cost surrogate
         return jnp.where(self.recovering(agent, batch), -normalize(cost_adv), barrier)

@@ -53,7 +53,3 @@ class Lagrangian:
 
     def metrics_names(self):
         return ("lagrange_multiplier", "cost_estimate") + super().metrics_names()
-
-
-def first(x):
-    return jnp.ravel(x)[0]

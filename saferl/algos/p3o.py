@@ -17,8 +17,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from saferl.algos.base import register
-from saferl.algos.lagrangian import first
-from saferl.algos.ppo import PPO, normalize
+from saferl.algos.ppo import PPO, cost_and_limit, normalize
 
 
 def exact_penalty_cost_loss(ratio, cost_advantage, slack, clip, kappa):
@@ -35,11 +34,11 @@ class P3O(PPO):
     defaults = dict(PPO.defaults, kappa=20.0)
 
     def slack(self, agent, batch):
-        cost = batch.episodes["discounted_cost"][0]
-        return (1.0 - float(self.hp["cost_gamma"])) * (cost - first(self.constraint_limit(agent, batch)))
+        cost, limit = cost_and_limit(self, agent, batch)
+        return (1.0 - float(self.hp["cost_gamma"])) * (cost - limit)
 
     def before_update(self, agent, batch):
-        return agent, {"cost_slack": self.slack(agent, batch), "cost_estimate": batch.episodes["discounted_cost"][0]}
+        return agent, {"cost_slack": self.slack(agent, batch), "cost_estimate": cost_and_limit(self, agent, batch)[0]}
 
     def loss_inputs(self, agent, batch):
         size = batch.obs.shape[0]

@@ -27,7 +27,7 @@ class PCPO(TrustRegionAlgorithm):
     # b per sample against c per episode (s = 1), as OmniSafe's and SafePO's PCPO (the C-TRPO paper's baseline):
     # a violation then projects far outside the trust region and the step, scaled back onto it, descends the
     # cost.  On PointGoal1 (limit 25, 5 seeds x 2M) the occupancy scale 1 / (1 - gamma_c) settled at cost 39.8 /
-    # return 21.3, this at 27.7 / 9.1 (docs/design.md); "episode" keeps the former.
+    # return 21.3, this at 29.5 / 10.9 (docs/design.md); "episode" keeps the former.
     defaults = dict(TrustRegionAlgorithm.defaults, cost_scale="per_sample")
 
     def policy_step(self, agent, batch):

@@ -33,6 +33,16 @@ def normalize(x):
     return (x - jnp.mean(x)) / (jnp.std(x) + 1e-8)
 
 
+def centred_cost_advantage(batch):
+    """A_c of the first cost channel, centred only: its scale stays that of the cost it predicts."""
+    return batch.advantages[:, 1] - jnp.mean(batch.advantages[:, 1])
+
+
+def cost_and_limit(algo, agent, batch):
+    """(J_c, b) of the first constraint: the batch's episode-cost estimate and the limit it is held to."""
+    return batch.episodes["discounted_cost"][0], jnp.ravel(algo.constraint_limit(agent, batch))[0]
+
+
 @register
 class PPO(Algorithm):
     name = "ppo"

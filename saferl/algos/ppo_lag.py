@@ -7,11 +7,10 @@ clipped surrogate of (A_r - lambda A_c) / (1 + lambda).
 
 from __future__ import annotations
 
-import jax.numpy as jnp
 
 from saferl.algos.base import register
-from saferl.algos.lagrangian import LAGRANGE_DEFAULTS, Lagrangian, first
-from saferl.algos.ppo import PPO, normalize
+from saferl.algos.lagrangian import LAGRANGE_DEFAULTS, Lagrangian
+from saferl.algos.ppo import PPO, centred_cost_advantage, cost_and_limit, normalize
 from saferl.algos.risk import RiskConstrained
 
 
@@ -24,9 +23,7 @@ class PPOLag(Lagrangian, RiskConstrained, PPO):
 
     def before_update(self, agent, batch):
         # J_c: mean cost (discount gamma_c of the constraint) of the episodes completed in the batch
-        return self.update_multiplier(agent, batch.episodes["discounted_cost"][0], first(self.constraint_limit(agent, batch)))
+        return self.update_multiplier(agent, *cost_and_limit(self, agent, batch))
 
     def policy_advantage(self, agent, batch):
-        reward_adv = normalize(batch.advantages[:, 0])
-        cost_adv = batch.advantages[:, 1] - jnp.mean(batch.advantages[:, 1])
-        return self.lagrangian_advantage(agent, reward_adv, cost_adv)
+        return self.lagrangian_advantage(agent, normalize(batch.advantages[:, 0]), centred_cost_advantage(batch))
