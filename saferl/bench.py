@@ -27,7 +27,7 @@ def env_only(env_name: str, num_envs: int, seeds: int, steps: int = 1000) -> flo
     """Random-action steps/s of ``seeds x num_envs`` auto-resetting environments."""
     env = envs.make(env_name)
     params = env.default_params()
-    pool = configlib.ENV_DEFAULTS.get(env_name, {}).get("reset_pool", 0)
+    pool = envs.config_defaults(env_name).get("reset_pool", 0)
     venv = VecEnv(AutoReset(EpisodeStatistics(env), pool_size=pool), num_envs)
     space = env.action_space(params)
 
@@ -63,7 +63,7 @@ def training(algo: str, env_name: str, num_envs: int, seeds: int, chunks: int = 
     trainer = Trainer(cfg)
     runners = trainer.init_all()
     start = time.perf_counter()
-    compiled = jax.jit(jax.vmap(trainer.chunk)).lower(runners).compile()
+    compiled = trainer.compile_chunk(runners)
     compile_s = time.perf_counter() - start
     runners, _ = compiled(runners)
     jax.block_until_ready(runners)

@@ -1,25 +1,29 @@
-"""Training on Gymnasium environments: host rollout, compiled update.
+"""Training on Gymnasium environments: host rollout, the shared learner.
 
-``GymTrainer(config, env)`` is the compiled :class:`~saferl.train.Trainer` with the
-rollout moved to the host.  One iteration is
+``GymTrainer(config, env)`` steps Gymnasium-API environments on the host and learns with the
+same :class:`saferl.train.Learner` as the compiled :class:`~saferl.train.Trainer`.  One iteration is
 
     T host steps of N environments (one jitted actor call per step) -> Trajectory (T, N, ...)
-    -> one jitted call: make_batch (critics, GAE) -> episode_estimates -> algorithm.update
+    -> one jitted call of ``Learner.learn`` (critics, GAE, episode estimates, algorithm update)
 
-The ``Trajectory`` holds the same arrays the compiled rollout produces, and the
-update is the same ``make_batch`` / ``episode_estimates`` / ``algo.update`` code that
-``Trainer.iteration`` runs, so an algorithm behaves the same on both paths.
-Observation normalisation uses the same :class:`RunningStatistics`, updated
-inside the jitted actor call exactly as ``NormalizeObservation`` does.
+The ``Trajectory`` holds the arrays the compiled rollout produces, and observations are
+normalised by the same :func:`~saferl.envs.wrappers.normalization_step` as ``NormalizeObservation``,
+so an algorithm behaves the same on both paths.
 
-Seeds: one ``GymTrainer`` trains one seed (``seed_index`` picks which of the
-config's ``seeds``); :func:`run` trains them one after another.  The agent of
-seed ``i`` starts from the same parameters as seed ``i`` of the compiled Trainer.
+Seeds: one ``GymTrainer`` trains one seed (``seed_index`` picks which of the config's ``seeds``);
+:func:`run` trains them one after another.  The agent of seed ``i`` starts from the same
+parameters as seed ``i`` of the compiled Trainer.  A checkpoint holds every seed's learner state
+(agent, episode estimates, observation statistics, key, iteration); a Gymnasium environment's own
+state cannot be saved, so a resumed seed continues with freshly reset environments: the same
+agent, but not the same numbers an uninterrupted run would give.
+
+An algorithm that wraps the environment (a VaR constraint's cost-state augmentation) gets its JAX
+wrappers applied around the host step (:mod:`saferl.envs.host_wrappers`): the augmented observations
+and per-step costs come from the code the compiled rollout runs.
 """
 
 from __future__ import annotations
 
-import math
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -29,13 +33,16 @@ import jax.numpy as jnp
 import numpy as np
 
 from saferl import config as configlib
+from saferl import runs
 from saferl.algos import base as algos
-from saferl.core import constraints, networks
-from saferl.core.rollout import Trajectory, episode_estimates, initial_episodes, make_batch
+from saferl.core import constraints
+from saferl.core.rollout import Trajectory
 from saferl.envs import base as envs
 from saferl.envs.gym_bridge import BRIDGE_OPTIONS, PREFIX, HostVecEnv, as_env_list, is_gym_id, make_gym_env
-from saferl.envs.wrappers import RunningStatistics
-from saferl.train import Trainer
+from saferl.envs.host_wrappers import HostStepLeaf, HostWrappers
+from saferl.envs.wrappers import RunningStatistics, normalization_step
+from saferl.spaces import Box
+from saferl.train import Learner, iteration_schedule, probe_algorithm, seed_keys
 
 OBS_CLIP = 10.0  # NormalizeObservation's default
 
@@ -61,23 +68,6 @@ def _env_name(env) -> str:
     return PREFIX + getattr(env, "__name__", type(env).__name__)
 
 
-def _unsupported_wrapper(algo, constraint_config: dict) -> bool:
-    """Whether the algorithm wraps the environment (state augmentation): JAX wrappers cannot wrap gym envs."""
-
-    class Probe(envs.Environment):
-        def observation_space(self, params):
-            return envs.Box(-1.0, 1.0, (1,))
-
-        def action_space(self, params):
-            return envs.Box(-1.0, 1.0, (1,))
-
-    env = Probe()
-    try:
-        return algo.wrap_env(env, constraint_config) is not env
-    except Exception:
-        return True
-
-
 class GymTrainer:
     """Train one seed of a saferl algorithm on Gymnasium environments.
 
@@ -88,9 +78,6 @@ class GymTrainer:
     the ``env_params``), a list of environments or a ``gymnasium.vector.SyncVectorEnv``
     (``num_envs`` is then their number), or None to build ``config["env"]``.
     """
-
-    # the compiled Trainer's per-iteration metrics; it reads .constraint and .env_cost_channels
-    iteration_metrics = Trainer.iteration_metrics
 
     def __init__(self, config: dict, env: Any = None, seed_index: int = 0):
         user = dict(config)
@@ -107,43 +94,65 @@ class GymTrainer:
             raise ValueError(f"seed_index must be in [0, {cfg['seeds']}), got {seed_index}")
         self.config, self.seed_index = cfg, int(seed_index)
         self.seed = cfg["seed"] + self.seed_index
-        self.constraint = constraints.from_config(cfg["constraint"])
-        algo_cls = algos.get(cfg["algo"])
-        probe = algo_cls(cfg["hparams"], None, None, self.constraint.kind, self.constraint.surrogate)
-        if _unsupported_wrapper(probe, cfg["constraint"]):
-            raise ValueError(f"algorithm {algo_cls.name} augments the environment (wrap_env), "
-                             "which the Gymnasium bridge does not support yet")
         options = {k: v for k, v in cfg["env_params"].items() if k in BRIDGE_OPTIONS}
         env_kwargs = {k: v for k, v in cfg["env_params"].items() if k not in BRIDGE_OPTIONS}
         if env_list is None:
             source = cfg["env"] if env is None else env
             env_list = [make_gym_env(source, **env_kwargs) for _ in range(cfg["num_envs"])]
-        self.venv = HostVecEnv(env_list, gamma_c=float(self.constraint.gamma_c), probe_seed=self.seed, **options)
-
-        self.env_cost_channels = self.venv.cost_channels
-        num_channels = algo_cls.cost_channels(self.env_cost_channels)
-        if num_channels != self.env_cost_channels:
+        gamma_c = float(constraints.from_config(cfg["constraint"]).gamma_c)
+        self.venv = HostVecEnv(env_list, gamma_c=gamma_c, probe_seed=self.seed, name=cfg["env"], **options)
+        self.num_envs_given = len(env_list)
+        channels = self.venv.cost_channels
+        try:
+            self.wrappers = self._host_wrappers(cfg, env_kwargs)
+        except ValueError:
             self.venv.close()
-            raise ValueError(f"algorithm {algo_cls.name} adds cost channels to the environment's "
-                             f"{self.env_cost_channels}, which the Gymnasium bridge does not support yet")
-        net = cfg["network"]
-        obs_dim = self.venv.obs_dim
-        self.actor = networks.make_actor(obs_dim, self.venv.action_space, net["actor_hidden"], net["activation"],
-                                         net.get("init_log_std", -0.5))
-        self.critics = networks.Critics(obs_dim, 1 + num_channels, tuple(net["critic_hidden"]), net["activation"],
-                                        normalize=bool(net.get("value_normalization", False)))
-        self.algo = algo_cls(cfg["hparams"], self.actor, self.critics, self.constraint.kind, self.constraint.surrogate)
-        self.gammas = jnp.asarray(self.algo.channel_gammas(), jnp.float32)
+            raise
+        obs_dim, wrapped_channels = self.venv.obs_dim, channels
+        if self.wrappers is not None:
+            obs_dim, wrapped_channels = self.wrappers.obs_dim, self.wrappers.cost_channels
+        self.learner = Learner(cfg, obs_dim, self.venv.action_space, channels, wrapped_channels)
+        self.actor, self.algo = self.learner.actor, self.learner.algo
         self.normalize = bool(cfg["normalize_observations"])
         self.num_steps, self.num_envs = int(cfg["rollout_steps"]), int(cfg["num_envs"])
         self.steps_per_iteration = self.num_steps * self.num_envs
 
         self._act = jax.jit(self.act)
         self._observe_act = jax.jit(self.observe_act)
+        self._wrap_reset, self._wrap_step = jax.jit(self.wrap_reset), jax.jit(self.wrap_step)
         self._update = None  # compiled on the first iteration (timed)
         self.timings = {"rollout_seconds": 0.0, "update_seconds": 0.0, "compile_seconds": 0.0}
         self.history: list[dict] = []
         self.reset()
+
+    def _host_wrappers(self, cfg: dict, env_kwargs: dict) -> HostWrappers | None:
+        """The algorithm's environment wrappers around the host step, or None when it adds none."""
+        spec = getattr(self.venv.envs[0], "spec", None)
+        leaf = HostStepLeaf(Box(-np.inf, np.inf, (self.venv.obs_dim,)), self.venv.action_space,
+                            max_steps=int(env_kwargs.get("max_episode_steps") or getattr(spec, "max_episode_steps", 0)
+                                          or 0))
+        if cfg["constraint"]["type"] == "var" and self.venv.cost_channels != 1:
+            raise ValueError(f"a VaR constraint needs an environment with one cost signal; {cfg['env']} has "
+                             f"{self.venv.cost_channels}")
+        if cfg["constraint"].get("finite_horizon") and not leaf.max_steps:
+            raise ValueError(f"constraint.finite_horizon needs the time limit of {cfg['env']}: register it with "
+                             "max_episode_steps")
+        wrapped = probe_algorithm(cfg).wrap_env(leaf, cfg["constraint"])
+        if wrapped is leaf:
+            return None
+        if wrapped.unwrapped is not leaf:
+            raise ValueError(f"algorithm {cfg['algo']} augments the environment with {type(wrapped).__name__}, "
+                             "which does not wrap it, so it cannot run around a Gymnasium environment")
+        return HostWrappers(wrapped, leaf, self.num_envs_given)
+
+    def _rollout_params(self, agent):
+        return lambda params: self.algo.rollout_env_params(agent, params)
+
+    def wrap_reset(self, agent, raw_obs):
+        return self.wrappers.reset(self._rollout_params(agent), raw_obs)
+
+    def wrap_step(self, agent, states, step_arrays):
+        return self.wrappers.step(self._rollout_params(agent), states, *step_arrays)
 
     # ------------------------------------------------------------------ pure functions (jitted)
     def act(self, actor_params, obs, key):
@@ -156,39 +165,49 @@ class GymTrainer:
         stats = RunningStatistics.create(raw_obs.shape[1:]).update(raw_obs)
         return stats, stats.normalize(raw_obs, OBS_CLIP) if self.normalize else raw_obs
 
-    def observe(self, stats: RunningStatistics, raw_obs, raw_final_obs):
-        """What ``NormalizeObservation.step`` does: update on the new observations, normalise both."""
-        if not self.normalize:
-            return stats, raw_obs, raw_final_obs
-        stats = stats.update(raw_obs)
-        return stats, stats.normalize(raw_obs, OBS_CLIP), stats.normalize(raw_final_obs, OBS_CLIP)
-
     def observe_act(self, actor_params, stats, raw_obs, raw_final_obs, key):
-        stats, obs, final_obs = self.observe(stats, raw_obs, raw_final_obs)
+        stats, obs, final_obs = normalization_step(stats, raw_obs, raw_final_obs, OBS_CLIP, self.normalize)
         return (stats, obs, final_obs) + self.act(actor_params, obs, key)
 
     def update(self, agent: algos.AgentState, episodes: dict, traj: Trajectory, key):
-        """``Trainer.iteration`` after its rollout: critics and GAE, episode means, the algorithm's update."""
-        batch = make_batch(traj, self.critics, agent.critic_params, self.gammas, self.algo.hp["gae_lambda"])
-        previous = jax.tree.map(lambda x: jnp.nan_to_num(x, nan=0.0), episodes)
-        estimate = episode_estimates(batch, previous)
-        batch = batch.replace(episodes=estimate)
-        agent = agent.replace(critic_params=self.critics.update_normalizer(agent.critic_params, batch.returns))
-        agent, algo_metrics = self.algo.update(agent, batch, key)
-        metrics = self.iteration_metrics(batch, agent)
-        metrics.update(algo_metrics)
-        return agent, estimate, metrics
+        """:meth:`saferl.train.Learner.learn`: ``(agent, episodes, metrics)``."""
+        return self.learner.learn(agent, episodes, traj, key)
 
     # ------------------------------------------------------------------ host loop
     def reset(self) -> None:
         """Fresh agent and environments; keys split as in ``Trainer.init``."""
-        key = jax.random.split(jax.random.PRNGKey(self.config["seed"]), self.config["seeds"])[self.seed_index]
+        key = seed_keys(self.config)[self.seed_index]
         k_agent, k_env, self.key = jax.random.split(key, 3)
-        self.agent = jax.jit(self.algo.init)(k_agent, self.constraint)  # one compile, not one per op
-        env_seeds = np.asarray(jax.random.randint(k_env, (self.num_envs,), 0, 2**31 - 1)).tolist()
-        self.stats, self.obs = jax.jit(self.start)(self.venv.reset(env_seeds))
-        self.episodes = initial_episodes(self.env_cost_channels, False, constraints.window(self.config["constraint"]))
+        self.agent = jax.jit(self.learner.init_agent)(k_agent)  # one compile, not one per op
+        self.start_envs(k_env)
+        self.episodes = self.learner.init_episodes()
         self.iteration, self.env_steps = 0, 0
+
+    def start_envs(self, key, stats: RunningStatistics | None = None) -> None:
+        """Reset every environment (seeds drawn from ``key``); the observation statistics start from the
+        first observations, or continue from ``stats``."""
+        env_seeds = np.asarray(jax.random.randint(key, (self.num_envs,), 0, 2**31 - 1)).tolist()
+        raw = self.venv.reset(env_seeds)
+        if self.wrappers is not None:
+            self.wrapper_states, raw = self._wrap_reset(self.agent, raw)
+        if stats is None:
+            self.stats, self.obs = jax.jit(self.start)(raw)
+        else:
+            self.stats = stats
+            self.obs = np.asarray(stats.normalize(jnp.asarray(raw), OBS_CLIP)) if self.normalize else raw
+
+    def state(self) -> dict:
+        """The learner state a checkpoint keeps (everything but the environments)."""
+        return {"agent": self.agent, "episodes": self.episodes, "stats": self.stats, "key": self.key,
+                "iteration": np.asarray(self.iteration, np.int32)}
+
+    def restore(self, state: dict) -> None:
+        """Continue from :meth:`state`, with the environments reset afresh (their state is not saved)."""
+        self.agent, self.episodes = state["agent"], state["episodes"]
+        self.iteration = int(state["iteration"])
+        self.env_steps = self.iteration * self.steps_per_iteration
+        self.key, k_env = jax.random.split(state["key"])
+        self.start_envs(k_env, stats=state["stats"])
 
     def collect(self, key) -> Trajectory:
         """``rollout_steps`` host steps of all environments, as a ``Trajectory`` of numpy arrays ``(T, N, ...)``."""
@@ -201,6 +220,10 @@ class GymTrainer:
             obs, action, log_prob, dist = jax.device_get((obs, action, log_prob, dist))
             policy.append((obs, action, log_prob, dist))
             step = self.venv.step(action)
+            if self.wrappers is not None:  # the algorithm's wrappers, on what the host step returned
+                self.wrapper_states, step.obs, step.final_obs, step.cost = jax.device_get(self._wrap_step(
+                    self.agent, self.wrapper_states, (step.final_obs, step.reward, step.cost, step.terminated,
+                                                      step.truncated, step.obs, step.episode_done)))
             # normalise what the step returned and act on it: one call per step.  The action drawn
             # after the last step is dropped: the next iteration acts with the updated policy.
             self.stats, obs, step.final_obs, action, log_prob, dist = self._observe_act(
@@ -235,7 +258,7 @@ class GymTrainer:
         """Train for ``total_steps`` more environment steps (default: the config's); returns one dict per iteration."""
         steps = self.config["total_steps"] if total_steps is None else int(total_steps)
         rows = []
-        for _ in range(max(1, math.ceil(steps / self.steps_per_iteration))):
+        for _ in range(max(1, -(-steps // self.steps_per_iteration))):
             row = self.iterate()
             rows.append(row)
             self.history.append(row)
@@ -252,57 +275,80 @@ class GymTrainer:
         self.venv.close()
 
 
-def run(cfg: dict, run_dir: Path, env: Any = None, show_progress: bool = True) -> dict:
-    """``runs.train`` for a ``gym:`` environment: seeds one after another; progress.csv and summary.json.
-
-    No checkpoints: a Gymnasium environment's state cannot be saved, so ``--resume`` is not offered.
-    """
-    from saferl import runs
-    from saferl.runio import write_text_atomic
-
+def run(cfg: dict, run_dir: Path, env: Any = None, show_progress: bool = True, resume: bool = False) -> dict:
+    """:func:`saferl.runs.train` for a ``gym:`` environment: seeds one after another, a checkpoint of
+    every seed's learner state after each chunk of iterations, Ctrl-C and ``resume`` as there."""
     cfg = resolve_config(cfg)
     run_dir = Path(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
+    seeds = runs.seed_ids(cfg)
+    first = GymTrainer(cfg, env, seed_index=0)
+    per_chunk, num_chunks = iteration_schedule(cfg, first.steps_per_iteration)
+    total_iterations = per_chunk * num_chunks
+    # every seed's state, stacked on a leading axis: the checkpoint's structure
+    states = jax.tree.map(lambda x: np.stack([np.asarray(x)] * len(seeds)), first.state())
     rows: list[dict] = []
-    totals = {"wall_seconds": 0.0, "compile_seconds": 0.0}
-    steps_done, busy = 0, 0.0
-    interrupted = False
-    bar = None
+    if resume:
+        states, _ = runs.load_checkpoint(run_dir, states)
+        done = np.asarray(states["iteration"]).tolist()
+        rows = [r for r in runs.read_progress(run_dir) if r["iteration"] <= done[seeds.index(r["seed"])]]
+    else:
+        done = [0] * len(seeds)
+    recorder = runs.Recorder(run_dir, cfg, rows, show_progress, total_iterations * first.steps_per_iteration * len(seeds),
+                             sum(done) * first.steps_per_iteration, resumed=resume)
+    interrupted, trainer = False, first
+    if all(d >= total_iterations for d in done):
+        first.close()
     try:
-        for index, seed in enumerate(runs.seed_ids(cfg)):
-            trainer = GymTrainer(cfg, env, seed_index=index)
-            if index == 0:
-                write_text_atomic(run_dir / "config.yaml", configlib.dump(cfg))
-            if show_progress:
-                from tqdm import tqdm
-
-                bar = tqdm(total=cfg["total_steps"], unit="step", unit_scale=True, dynamic_ncols=True,
-                           desc=f"{cfg['algo']} {cfg['env']} seed {seed}")
-
-            def log(row, seed=seed, bar=bar):
-                rows.append({**row, "seed": seed})
-                if row["iteration"] % 10 == 0:
-                    runs.write_progress(run_dir, rows)
-                if bar is not None:
-                    bar.update(row["env_steps"] - bar.n)
-                    bar.set_postfix(ret=f"{row['episode_return']:.2f}", cost=f"{row['episode_cost']:.2f}")
-
-            start = time.time()
+        for index, seed in enumerate(seeds):
+            if done[index] >= total_iterations:
+                continue
+            if trainer is None or trainer.seed_index != index:
+                if trainer is not None:
+                    trainer.close()
+                trainer = GymTrainer(cfg, env, seed_index=index)
+            if resume and done[index] > 0:
+                trainer.restore(jax.tree.map(lambda x, i=index: x[i], states))
             try:
-                trainer.train(callback=log)
+                chunk_rows = []
+                while trainer.iteration < total_iterations:
+                    chunk_rows.append({**trainer.iterate(), "seed": seed})
+                    if not (run_dir / "config.yaml").is_file():
+                        runs.write_config(run_dir, cfg)  # the first update compiled and ran: the run exists
+                    if trainer.iteration % per_chunk and trainer.iteration < total_iterations:
+                        continue
+                    recorder.add(chunk_rows)
+                    states = _with_seed(states, index, trainer.state())
+                    iterations_done = int(np.sum(states["iteration"]))
+                    runs.save_checkpoint(run_dir, states, iterations_done)
+                    recorder.steps_done += len(chunk_rows) * trainer.steps_per_iteration
+                    recorder.progress.update(iterations_done * trainer.steps_per_iteration, trainer.steps_per_second(),
+                                             chunk_rows[-1]["episode_return"], chunk_rows[-1]["episode_cost"])
+                    chunk_rows = []
             finally:
-                totals["wall_seconds"] += time.time() - start
-                totals["compile_seconds"] += trainer.timings["compile_seconds"]
-                busy += trainer.timings["rollout_seconds"] + trainer.timings["update_seconds"]
-                steps_done += trainer.env_steps
+                recorder.compile_seconds += trainer.timings["compile_seconds"]
+                recorder.busy_seconds += trainer.timings["rollout_seconds"] + trainer.timings["update_seconds"]
                 trainer.close()
-                if bar is not None:
-                    bar.close()
+                trainer = None
     except KeyboardInterrupt:
         interrupted = True
-    runs.write_progress(run_dir, rows)
-    timings = {**totals, "steps_per_second": steps_done / max(busy, 1e-9)}
-    summary = runs.write_summary(run_dir, cfg, rows, timings, interrupted)
+        if (run_dir / "config.yaml").is_file():  # the rows and state of the last finished chunk
+            runs.save_checkpoint(run_dir, states, int(np.sum(states["iteration"])))
+    finally:
+        recorder.progress.close()
+    if not (run_dir / "config.yaml").is_file():  # interrupted before the first update: nothing to keep
+        if interrupted:
+            raise KeyboardInterrupt
+        runs.write_config(run_dir, cfg)
+    summary = recorder.finish(interrupted)
     if interrupted:
         raise KeyboardInterrupt
     return summary
+
+
+def _with_seed(states: dict, index: int, state: dict) -> dict:
+    def put(stacked, value):
+        stacked = np.array(stacked)
+        stacked[index] = np.asarray(value)
+        return stacked
+
+    return jax.tree.map(put, states, state)

@@ -19,14 +19,10 @@ class UserError(Exception):
 
 def _setup_jax() -> None:
     os.environ.setdefault("JAX_PLATFORMS", "cpu" if not os.environ.get("SAFERL_GPU") else "")
-    cache = os.environ.get("JAX_COMPILATION_CACHE_DIR", str(Path.home() / ".cache" / "saferl" / "jax"))
-    import jax
+    from saferl import jaxsetup  # the persistent compilation cache: on for accelerators, off on CPU (see there)
 
-    try:
-        jax.config.update("jax_compilation_cache_dir", cache)
-        jax.config.update("jax_persistent_cache_min_compile_time_secs", 1.0)
-    except Exception:  # an older jax without these options: run uncached
-        pass
+    cache = os.environ.get("JAX_COMPILATION_CACHE_DIR", str(Path.home() / ".cache" / "saferl" / "jax"))
+    jaxsetup.configure_compilation_cache(cache, min_compile_secs=1.0)
 
 
 def _cmd_train(args) -> int:
@@ -36,11 +32,14 @@ def _cmd_train(args) -> int:
     if args.resume:
         run_dir = Path(args.resume)
         cfg = runs.load_run_config(run_dir)
-        if cfg["env"].startswith("gym:"):
-            raise UserError("runs on Gymnasium environments (gym:...) cannot be resumed yet")
         if not (run_dir / runs.CHECKPOINT).is_file():
             raise UserError(f"cannot resume {str(run_dir)!r}: it has no checkpoint")
-        summary = runs.train(cfg, run_dir, resume=True, show_progress=not args.quiet)
+        if cfg["env"].startswith("gym:"):
+            from saferl import bridge_train
+
+            summary = bridge_train.run(cfg, run_dir, show_progress=not args.quiet, resume=True)
+        else:
+            summary = runs.train(cfg, run_dir, resume=True, show_progress=not args.quiet)
     else:
         user = configlib.load_yaml(args.config) if args.config else {}
         for key, value in (("algo", args.algo), ("env", args.env), ("total_steps", args.steps),
@@ -88,9 +87,11 @@ def _cmd_list(args) -> int:
     print("environments:")
     for name, desc in envs.registered().items():
         print(f"  {name:<12} {desc}")
-    print("reproduce targets:")
-    for name, desc in reproduce.targets().items():
-        print(f"  {name:<22} {desc}")
+    print("reproduce targets (saferl reproduce TARGET --scale SCALE; expected wall time on 2 CPU cores):")
+    for name, tgt in reproduce.targets().items():
+        print(f"  {name:<22} {tgt.description}" + (f" [--{', --'.join(tgt.options)}]" if tgt.options else ""))
+        for scale in tgt.scales.values():
+            print(f"  {'':<22}   {scale.name:<6} {scale.describe()}")
     return 0
 
 
@@ -143,6 +144,13 @@ def _cmd_reproduce(args) -> int:
         print("  ".join(f"{k:>14}" for k in keys))
         for row in rows:
             print("  ".join(f"{_cell(row.get(k)):>14}" for k in keys))
+    for name, value in result["checks"].items():
+        print(f"check {name}: {_cell(value)}")
+    used = result["runs"]
+    if used:
+        reused = sum(r["reused"] for r in used)
+        print(f"runs: {len(used)} ({len(used) - reused} trained now, {reused} reused), "
+              f"training time {result['runs_training_seconds']:.0f}s")
     print(f"results: {out / 'results.json'} ({result['wall_seconds']:.0f}s)")
     return 0
 
@@ -201,7 +209,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("reproduce", help="run a paper experiment and write results.json and figures")
     p.add_argument("target")
-    p.add_argument("--scale", default="smoke", help="smoke, demo, cpu or full")
+    p.add_argument("--scale", default="smoke",
+                   help="smoke, demo, cpu or full (each target's steps, seeds and expected time: saferl list)")
     p.add_argument("--out")
     p.add_argument("--tune", action="store_true",
                    help="targets that support it (svae-table1): re-select hyper-parameters by the paper's procedure first")
@@ -214,11 +223,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     _setup_jax()
     from saferl.config import ConfigError
+    from saferl.errors import MissingExtraError
     from saferl.runs import RunError
 
     try:
         return args.func(args)
-    except (UserError, ConfigError, RunError) as err:
+    except (UserError, ConfigError, RunError, MissingExtraError) as err:
         print(f"saferl: error: {err}", file=sys.stderr)
         return 2
     except ValueError as err:  # validation errors from constructors (env params, constraints)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import copy
 import math
 from pathlib import Path
-from typing import Any
 
 import yaml
 
@@ -32,24 +31,6 @@ TOP_LEVEL = {
     "hparams": {},
 }
 
-#: per-environment training defaults (applied before the user's config)
-ENV_DEFAULTS: dict[str, dict] = {
-    "PointGoal1": {"num_envs": 16, "rollout_steps": 1000, "reset_pool": 1,
-                   "constraint": {"type": "expected", "limit": 25.0}},
-    "IcyLake": {"num_envs": 16, "rollout_steps": 128, "total_steps": 300_000,
-                "constraint": {"type": "expected", "limit": 3.0}},
-    "EcoAnt": {"num_envs": 16, "rollout_steps": 1000, "constraint": {"type": "expected", "limit": 150.0}},
-}
-
-
-#: per-environment numbers of a VaR constraint (Canary Sec. 6: PointGoal rho = 100, EcoAnt rho = 150)
-ENV_RISK_DEFAULTS: dict[str, dict] = {
-    "PointGoal1": {"rho": 100.0, "epsilon": 0.05, "gamma_c": 1.0},
-    "IcyLake": {"rho": 15.0, "epsilon": 0.05, "gamma_c": 1.0},
-    "EcoAnt": {"rho": 150.0, "epsilon": 0.05, "gamma_c": 1.0},
-}
-
-
 class ConfigError(ValueError):
     """A bad configuration value; the message names the key and what is allowed."""
 
@@ -63,12 +44,20 @@ def load_yaml(path: str | Path) -> dict:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as err:
-        raise ConfigError(f"config file {str(path)!r} is not valid YAML: {err}") from None
+        raise ConfigError(f"config file {str(path)!r} is not valid YAML: {yaml_complaint(err)}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise ConfigError(f"config file {str(path)!r} must hold a mapping, got {type(data).__name__}")
     return _numbers(data)
+
+
+def yaml_complaint(err: yaml.YAMLError) -> str:
+    """The parser's complaint in one line: ``line L, column C: problem``."""
+    mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
+    problem = " ".join(str(getattr(err, "problem", None) or err).split())
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+    return where + problem
 
 
 def _numbers(node):
@@ -91,8 +80,8 @@ def parse_set(items: list[str]) -> dict:
             raise ConfigError(f"malformed --set {item!r}: empty key")
         try:
             value = yaml.safe_load(raw) if raw.strip() else ""
-        except yaml.YAMLError:
-            raise ConfigError(f"malformed --set {item!r}: value {raw!r} is not valid YAML") from None
+        except yaml.YAMLError as err:
+            raise ConfigError(f"malformed --set {item!r}: value {raw!r} is not valid YAML ({yaml_complaint(err)})") from None
         value = _yaml_float(value)
         node = out
         parts = key.split(".")
@@ -163,14 +152,15 @@ def resolve(user: dict) -> dict:
     # algorithm that fixes the constraint type (Canary: var) keeps it over the environment's
     algo_defaults = dict(algo_cls.config_defaults)
     algo_constraint = algo_defaults.pop("constraint", None)
-    cfg = merge(merge(TOP_LEVEL, algo_defaults), ENV_DEFAULTS.get(env_name, {}))
+    gym = env_name.startswith("gym:")
+    cfg = merge(merge(TOP_LEVEL, algo_defaults), {} if gym else envs.config_defaults(env_name))
     if algo_constraint and algo_constraint.get("type") != cfg["constraint"].get("type"):
         cfg["constraint"] = dict(algo_constraint)
     if user_constraint and "type" in user_constraint and user_constraint["type"] != cfg["constraint"].get("type"):
         cfg["constraint"] = {}  # a different constraint type replaces the default section
     cfg = merge(cfg, user)
     if cfg["constraint"].get("type") == "var":
-        cfg["constraint"] = {**ENV_RISK_DEFAULTS.get(env_name, {}), **cfg["constraint"]}
+        cfg["constraint"] = {**({} if gym else envs.risk_defaults(env_name)), **cfg["constraint"]}
         cfg["constraint"].setdefault("surrogate", algo_cls.risk_surrogates[0])
     cfg["algo"] = algo_cls.name
     for key in ("total_steps", "seeds", "num_envs", "rollout_steps", "checkpoint_every"):
@@ -205,29 +195,54 @@ def resolve(user: dict) -> dict:
         cfg["hparams"] = algo_cls.resolve_hparams(cfg.get("hparams"))
     except ValueError as err:
         raise ConfigError(str(err)) from None
-    net = cfg["network"]
+    _check_network(cfg["network"])
+    batch = cfg["num_envs"] * cfg["rollout_steps"]
+    for key in ("minibatches", "critic_minibatches"):
+        mb = cfg["hparams"].get(key)
+        if mb is not None and mb > batch:
+            raise ConfigError(f"hparams.{key} must be between 1 and num_envs * rollout_steps = {batch}, got {mb}")
+    limit = cfg["constraint"].get("limit")
+    if isinstance(limit, list) and len(limit) > 1 and len(limit) > algo_cls.max_constraints:
+        raise ConfigError(f"algorithm {algo_cls.name} enforces {algo_cls.max_constraints} constraint(s); "
+                          f"constraint.limit has {len(limit)} entries")
+    if not gym:
+        _check_env_params(env_name, cfg["env_params"])
+    return cfg
+
+
+def _check_network(net: dict) -> None:
+    from saferl.core.networks import ACTIVATIONS
+
+    unknown = sorted(set(net) - set(TOP_LEVEL["network"]))
+    if unknown:
+        raise ConfigError(f"unknown network.{unknown[0]}; allowed: {', '.join(TOP_LEVEL['network'])}")
     for key in ("actor_hidden", "critic_hidden"):
         sizes = net.get(key)
-        if not isinstance(sizes, list) or not sizes or not all(isinstance(s, int) and s > 0 for s in sizes):
+        if not isinstance(sizes, list) or not sizes or not all(isinstance(s, int) and not isinstance(s, bool)
+                                                                 and s > 0 for s in sizes):
             raise ConfigError(f"network.{key} must be a non-empty list of positive integers, got {sizes!r}")
-    if not isinstance(net.get("value_normalization", False), bool):
+    if net["activation"] not in ACTIVATIONS:
+        raise ConfigError(f"network.activation must be one of {', '.join(ACTIVATIONS)}, got {net['activation']!r}")
+    log_std = net["init_log_std"]
+    if isinstance(log_std, bool) or not isinstance(log_std, (int, float)) or not math.isfinite(log_std):
+        raise ConfigError(f"network.init_log_std must be a finite number, got {log_std!r}")
+    if not isinstance(net["value_normalization"], bool):
         raise ConfigError(f"network.value_normalization must be true or false, got {net['value_normalization']!r}")
-    batch = cfg["num_envs"] * cfg["rollout_steps"]
-    mb = cfg["hparams"].get("minibatches")
-    if mb is not None and (mb < 1 or mb > batch):
-        raise ConfigError(f"hparams.minibatches must be between 1 and num_envs * rollout_steps = {batch}, got {mb}")
-    for key, value in cfg["hparams"].items():
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ConfigError(f"hparams.{key} must be finite, got {value}")
-    return cfg
+
+
+def _check_env_params(env_name: str, overrides: dict) -> None:
+    """Build the environment's parameters with the overrides (a missing extra, e.g. MuJoCo for EcoAnt,
+    is reported here, before anything is written)."""
+    from saferl.envs import base as envs
+    from saferl.train import make_env_params
+
+    if not isinstance(overrides, dict):
+        raise ConfigError(f"env_params must be a mapping, got {overrides!r}")
+    try:
+        make_env_params(envs.make(env_name), overrides)
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
 
 
 def dump(cfg: dict) -> str:
     return yaml.safe_dump(cfg, sort_keys=False)
-
-
-def get_path(cfg: dict, dotted: str) -> Any:
-    node = cfg
-    for part in dotted.split("."):
-        node = node[part]
-    return node

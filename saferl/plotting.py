@@ -1,4 +1,11 @@
-"""``saferl plot``: learning curves across seeds (mean and one standard deviation)."""
+"""Figures: ``saferl plot``'s learning curves and the helpers every reproduce target draws with.
+
+* :func:`pyplot` -- matplotlib's pyplot on the Agg backend (no display needed);
+* :func:`band` -- a curve with a shaded band (mean +- SD, optionally clipped);
+* :func:`seed_band` -- mean +- SD over seeds of a ``(seeds, x)`` array;
+* :func:`save_figure` -- the figure tail: tight layout, atomic PNG write, close; returns the path;
+* :func:`plot_runs` -- return / cost / violation-probability curves of run directories.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +14,64 @@ from pathlib import Path
 import numpy as np
 
 from saferl import runs
+
+
+def pyplot():
+    """``matplotlib.pyplot`` on the Agg backend."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def band(ax, x, mean, sd, label=None, clip=(None, None), color=None, alpha: float = 0.2, style: str = "-",
+         **plot_kw):
+    """Plot ``mean`` against ``x`` with a shaded ``mean +- sd`` band in the line's colour.
+
+    ``clip = (lo, hi)`` bounds the band (scalars or arrays; None: unbounded).  Returns the line."""
+    mean, sd = np.asarray(mean, float), np.asarray(sd, float)
+    kw = dict(plot_kw, label=label)
+    if color is not None:
+        kw["color"] = color
+    line = ax.plot(x, mean, style, **kw)[0]
+    lo, hi = mean - sd, mean + sd
+    if clip[0] is not None:
+        lo = np.maximum(lo, clip[0])
+    if clip[1] is not None:
+        hi = np.minimum(hi, clip[1])
+    fill = {"color": color} if color is not None else {"facecolor": line.get_color()}
+    ax.fill_between(x, lo, hi, alpha=alpha, **fill)
+    return line
+
+
+def seed_band(ax, x, y, label=None, log: bool = True):
+    """Mean +- SD (ddof 1; 0 for one seed) over axis 0 of ``y`` (seeds, len(x)); the band's lower
+    edge is clipped at 0 when every value is nonnegative.  ``log``: logarithmic x axis."""
+    y = np.asarray(y, float)
+    sd = y.std(0, ddof=1) if y.shape[0] > 1 else np.zeros(y.shape[1])
+    line = band(ax, x, y.mean(0), sd, label=label, clip=(0.0 if (y >= 0).all() else None, None))
+    if log:
+        ax.set_xscale("log")
+    return line
+
+
+def save_figure(fig, path: Path, dpi: int = 120, tight: bool = True) -> Path:
+    """Lay ``fig`` out, write it to ``path`` as PNG (atomically: a crash leaves no half-written file)
+    and close it.  Returns ``path``."""
+    path = Path(path)
+    if tight:
+        fig.tight_layout()
+    tmp = path.with_name(f".{path.name}.tmp.png")
+    try:
+        fig.savefig(tmp, dpi=dpi)
+        tmp.replace(path)
+    finally:
+        pyplot().close(fig)
+        if tmp.exists():
+            tmp.unlink()
+    return path
 
 
 def curves(rows: list[dict], metric: str):
@@ -29,11 +94,7 @@ def curves(rows: list[dict], metric: str):
 
 
 def plot_runs(run_dirs: list[Path], out: Path | None = None) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     loaded = []
     for run_dir in run_dirs:
         cfg = runs.load_run_config(run_dir)
@@ -50,9 +111,7 @@ def plot_runs(run_dirs: list[Path], out: Path | None = None) -> Path:
             if metric not in rows[0]:
                 continue
             x, m, s = curves(rows, metric)
-            label = f"{cfg['algo']} ({Path(run_dir).name})"
-            ax.plot(x, m, label=label)
-            ax.fill_between(x, m - s, m + s, alpha=0.2)
+            band(ax, x, m, s, label=f"{cfg['algo']} ({Path(run_dir).name})")
         if metric == "episode_cost" and loaded[0][0]["constraint"]["type"] == "expected":
             ax.axhline(loaded[0][0]["constraint"]["limit"], color="k", ls="--", lw=1, label="cost limit")
         if metric == "violation_probability":
@@ -61,10 +120,4 @@ def plot_runs(run_dirs: list[Path], out: Path | None = None) -> Path:
         ax.set_title(metric.replace("_", " "))
         ax.grid(alpha=0.3)
     np.atleast_1d(axes)[0].legend(fontsize=7)
-    fig.tight_layout()
-    out = Path(out) if out else Path(run_dirs[0]) / "curves.png"
-    tmp = out.with_name(f".{out.name}.tmp.png")
-    fig.savefig(tmp, dpi=110)
-    plt.close(fig)
-    tmp.replace(out)
-    return out
+    return save_figure(fig, Path(out) if out else Path(run_dirs[0]) / "curves.png", dpi=110)

@@ -179,9 +179,30 @@ def write_summary(run_dir: Path, cfg: dict, rows: list[dict], timings: dict, int
         "interrupted": interrupted,
         "constraint": cfg["constraint"],
         "final": final,
+        **provenance_fields(run_dir, cfg, timings.get("wall_seconds", 0.0), resumed=bool(timings.get("resumed"))),
     }
     write_json_atomic(Path(run_dir) / "summary.json", summary)
     return summary
+
+
+def provenance_fields(run_dir: Path, cfg: dict, wall_seconds: float, resumed: bool) -> dict:
+    """``config_hash``, the code's ``git_commit`` and, across the sittings of a resumed run,
+    ``training_seconds`` (their total wall time) and ``git_commits`` (each sitting's, in order)."""
+    from saferl import provenance
+
+    commit = provenance.git_commit()
+    seconds, commits = float(wall_seconds), [commit]
+    path = Path(run_dir) / "summary.json"
+    if resumed and path.is_file():
+        try:
+            previous = json.loads(path.read_text())
+            seconds += float(previous.get("training_seconds", previous.get("wall_seconds", 0.0)))
+            commits = [c for c in previous.get("git_commits", [previous.get("git_commit")])] + commits
+        except (ValueError, TypeError):
+            pass  # an unreadable earlier summary: this sitting's numbers only
+    distinct = [c for i, c in enumerate(commits) if i == 0 or c != commits[i - 1]]
+    return {"config_hash": provenance.config_hash(cfg), "git_commit": commit, "git_commits": distinct,
+            "training_seconds": seconds}
 
 
 def seed_ids(cfg: dict) -> list[int]:
@@ -226,6 +247,80 @@ def with_legacy_values(raw: dict, resolved: dict) -> dict:
 # --------------------------------------------------------------------------- the driver
 
 
+def write_config(run_dir: Path, cfg: dict) -> None:
+    """Create the run directory with its config.  Called only once the program compiled: a rejected
+    value (checked at resolve or at trace time) leaves no directory behind."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(run_dir / "config.yaml", configlib.dump(cfg))
+
+
+class Recorder:
+    """What every driver shares: progress rows and progress.csv, the progress display, timings,
+    the summary, and what Ctrl-C leaves behind.
+
+    ``rows`` are the rows of earlier sittings (a resumed run); ``done_steps`` / ``total_steps`` are
+    per-seed environment steps, shown by the progress display.
+    """
+
+    def __init__(self, run_dir: Path, cfg: dict, rows: list[dict], show_progress: bool, total_steps: int,
+                 done_steps: int = 0, label: str = "", resumed: bool = False):
+        self.run_dir, self.cfg, self.rows = Path(run_dir), cfg, list(rows)
+        self.progress = Progress(total_steps, done_steps, label or f"{cfg['algo']} {cfg['env']} x{cfg['seeds']} seeds",
+                                 enabled=show_progress)
+        self.start = time.time()
+        self.steps_done = 0  # environment steps of this sitting, all seeds
+        self.busy_seconds = 0.0  # seconds spent training (compiles excluded), set by the driver
+        self.compile_seconds = 0.0
+        self.resumed = bool(resumed)
+
+    def add(self, rows: list[dict]) -> None:
+        self.rows += rows
+        write_progress(self.run_dir, self.rows)
+
+    def finish(self, interrupted: bool) -> dict:
+        self.progress.close()
+        timings = {
+            "resumed": self.resumed,
+            "wall_seconds": time.time() - self.start + self.compile_seconds,
+            "compile_seconds": self.compile_seconds,
+            "steps_per_second": self.steps_done / max(self.busy_seconds, 1e-9),
+        }
+        return write_summary(self.run_dir, self.cfg, self.rows, timings, interrupted)
+
+
+class Progress:
+    """A progress bar on a terminal; on anything else (a CI log, a file) one line per update."""
+
+    def __init__(self, total: int, initial: int, label: str, enabled: bool = True):
+        import sys
+
+        self.total, self.done, self.label = int(total), int(initial), label
+        self.enabled, self.bar, self.start, self.start_done = enabled, None, time.time(), int(initial)
+        if enabled and sys.stderr.isatty():
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, initial=initial, unit="step", unit_scale=True, desc=label,
+                            dynamic_ncols=True)
+
+    def update(self, done: int, sps: float, ret: float, cost: float) -> None:
+        if not self.enabled:
+            return
+        if self.bar is not None:
+            self.bar.update(done - self.done)
+            self.bar.set_postfix(sps=f"{sps:,.0f}", ret=f"{ret:.2f}", cost=f"{cost:.2f}")
+        else:
+            import sys
+
+            print(f"{self.label}: {done:,}/{self.total:,} steps ({100.0 * done / max(self.total, 1):.0f}%), "
+                  f"{sps:,.0f} env-steps/s, return {ret:.2f}, cost {cost:.2f}", file=sys.stderr, flush=True)
+        self.done = done
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
 def train(cfg: dict, run_dir: Path, resume: bool = False, show_progress: bool = True, on_chunk=None) -> dict:
     """Train (or resume) a run in ``run_dir``; returns the summary dict.
 
@@ -236,68 +331,46 @@ def train(cfg: dict, run_dir: Path, resume: bool = False, show_progress: bool = 
 
     run_dir = Path(run_dir)
     trainer = Trainer(cfg)
-    seeds = seed_ids(cfg)
     runners = trainer.init_all()
     start_chunk, rows = 0, []
     if resume:
         runners, start_chunk = load_checkpoint(run_dir, runners)
         done_iterations = start_chunk * trainer.iterations_per_chunk
         rows = [r for r in read_progress(run_dir) if r["iteration"] <= done_iterations]
-    else:
-        run_dir.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(run_dir / "config.yaml", configlib.dump(cfg))
-
     t0 = time.time()
-    compiled = jax.jit(jax.vmap(trainer.chunk)).lower(runners).compile()
+    compiled = trainer.compile_chunk(runners)
     compile_seconds = time.time() - t0
-    bar = _progress_bar(show_progress, trainer, start_chunk, cfg)
+    if not resume:
+        write_config(run_dir, cfg)
+    steps_per_chunk = trainer.iterations_per_chunk * trainer.steps_per_iteration
+    recorder = Recorder(run_dir, cfg, rows, show_progress, trainer.num_chunks * steps_per_chunk,
+                        start_chunk * steps_per_chunk, resumed=resume)
+    recorder.compile_seconds = compile_seconds
+    seeds = seed_ids(cfg)
     interrupted = False
-    steps_done = 0
-    run_start = time.time()
     chunk = start_chunk
     try:
         while chunk < trainer.num_chunks:
             runners, metrics = compiled(runners)
             metrics = jax.device_get(metrics)
-            rows += progress_rows(metrics, chunk * trainer.iterations_per_chunk, trainer.steps_per_iteration, seeds)
+            recorder.add(progress_rows(metrics, chunk * trainer.iterations_per_chunk, trainer.steps_per_iteration,
+                                       seeds))
             chunk += 1
-            steps_done += trainer.iterations_per_chunk * trainer.steps_per_iteration * cfg["seeds"]
-            write_progress(run_dir, rows)
+            recorder.steps_done += steps_per_chunk * cfg["seeds"]
+            recorder.busy_seconds = time.time() - recorder.start
             if chunk % cfg["checkpoint_every"] == 0 or chunk == trainer.num_chunks:
                 save_checkpoint(run_dir, runners, chunk)
-            if bar is not None:
-                bar.update(trainer.iterations_per_chunk * trainer.steps_per_iteration)
-                elapsed = max(time.time() - run_start, 1e-9)
-                bar.set_postfix(sps=f"{steps_done / elapsed:,.0f}",
-                                ret=f"{np.nanmean(metrics['episode_return'][:, -1]):.2f}",
-                                cost=f"{np.nanmean(metrics['episode_cost'][:, -1]):.2f}")
+            recorder.progress.update(chunk * steps_per_chunk, recorder.steps_done / max(recorder.busy_seconds, 1e-9),
+                                     float(np.nanmean(metrics["episode_return"][:, -1])),
+                                     float(np.nanmean(metrics["episode_cost"][:, -1])))
             if on_chunk is not None:
                 on_chunk(chunk, runners)
     except KeyboardInterrupt:
         interrupted = True
         save_checkpoint(run_dir, runners, chunk)
-        write_progress(run_dir, rows)
     finally:
-        if bar is not None:
-            bar.close()
-    run_seconds = time.time() - run_start
-    timings = {
-        "wall_seconds": run_seconds + compile_seconds,
-        "compile_seconds": compile_seconds,
-        "steps_per_second": steps_done / max(run_seconds, 1e-9),
-    }
-    summary = write_summary(run_dir, cfg, rows, timings, interrupted)
+        recorder.progress.close()
+    summary = recorder.finish(interrupted)
     if interrupted:
         raise KeyboardInterrupt
     return summary
-
-
-def _progress_bar(show: bool, trainer, start_chunk: int, cfg: dict):
-    if not show:
-        return None
-    from tqdm import tqdm
-
-    total = trainer.num_chunks * trainer.iterations_per_chunk * trainer.steps_per_iteration
-    initial = start_chunk * trainer.iterations_per_chunk * trainer.steps_per_iteration
-    return tqdm(total=total, initial=initial, unit="step", unit_scale=True,
-                desc=f"{cfg['algo']} {cfg['env']} x{cfg['seeds']} seeds", dynamic_ncols=True)

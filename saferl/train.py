@@ -1,14 +1,20 @@
-"""The compiled training loop.
+"""The learner both trainers share, and the compiled training loop.
 
-``Trainer(config)`` builds the environment stack, networks and algorithm from a
-resolved config.  One training *iteration* is
+:class:`Learner` is everything after the rollout: built from a resolved config and the
+(wrapped) environment's observation size, action space and cost channels, it holds the
+constraint, networks, algorithm and per-channel discounts, and one pure step
 
-    rollout (lax.scan over steps, vmapped over envs) -> critics on the block ->
-    GAE for the reward and every cost channel -> algorithm.update
+    learn(agent, episodes, trajectory, key) -> (agent, episodes, metrics)
 
-and a *chunk* is a ``lax.scan`` over iterations.  ``train_chunk`` is jitted once
-and vmapped over seeds, so S seeds run as one program; Python only runs
-between chunks (logging, checkpoints, progress).
+= critics on the block -> GAE for the reward and every cost channel -> episode estimates ->
+PopArt -> algorithm.update -> iteration metrics.  The compiled :class:`Trainer` and the
+Gymnasium bridge (:mod:`saferl.bridge_train`) differ only in where the trajectory comes from.
+
+:class:`Trainer` builds the JAX environment stack around a :class:`Learner`.  One training
+*iteration* is a rollout (``lax.scan`` over steps, vmapped over envs) followed by ``learn``;
+a *chunk* is a ``lax.scan`` over iterations, and :meth:`Trainer.compile_chunk` is the one place
+where the chunk is jitted and vmapped over seeds, so S seeds run as one program; Python only
+runs between chunks (logging, checkpoints, progress).
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ import numpy as np
 from saferl import struct
 from saferl.algos import base as algos
 from saferl.core import constraints, networks
-from saferl.core.rollout import Batch, collect, episode_estimates, initial_episodes, make_batch
+from saferl.core.rollout import Batch, Trajectory, collect, episode_estimates, initial_episodes, make_batch
 from saferl.envs import base as envs
 from saferl.envs.wrappers import AutoReset, ClipAction, EpisodeStatistics, NormalizeObservation, VecEnv
 
@@ -50,94 +56,89 @@ def make_env_params(env, overrides: dict):
             raise ValueError(f"unknown env_params.{key} for {env.name}; allowed: {', '.join(sorted(names))}")
         old = getattr(params, key)
         if isinstance(old, (int, float, bool, str, tuple)):
-            changes[key] = type(old)(value) if not isinstance(old, tuple) else tuple(value)
+            try:
+                changes[key] = type(old)(value) if not isinstance(old, tuple) else tuple(value)
+            except (TypeError, ValueError):
+                raise ValueError(f"env_params.{key} must be a {type(old).__name__}, got {value!r}") from None
         else:
-            new = jnp.asarray(value, dtype=jnp.asarray(old).dtype)
+            try:
+                new = jnp.asarray(value, dtype=jnp.asarray(old).dtype)
+            except (TypeError, ValueError):
+                raise ValueError(f"env_params.{key} must be a number or array, got {value!r}") from None
             if new.shape != jnp.shape(old):
                 raise ValueError(f"env_params.{key} must have shape {jnp.shape(old)}, got {new.shape}")
             changes[key] = new
     return params.replace(**changes)
 
 
-class Trainer:
-    def __init__(self, config: dict):
+def probe_algorithm(config: dict) -> algos.Algorithm:
+    """The configured algorithm without networks: what it wraps around the environment and how many
+    cost channels it adds must be known before the networks are sized."""
+    constraint = constraints.from_config(config["constraint"])
+    return algos.get(config["algo"])(config["hparams"], None, None, constraint.kind, constraint.surrogate)
+
+
+def channel_count(cost_shape: tuple[int, ...]) -> int:
+    return int(np.prod(cost_shape)) if cost_shape else 1
+
+
+class Learner:
+    """Constraint, networks, algorithm and discounts of a run, and its pure learning step.
+
+    ``obs_dim`` and ``action_space`` are those the policy sees (after any state augmentation);
+    ``env_cost_channels`` are the environment's own cost channels (the episode statistics'),
+    ``wrapped_cost_channels`` those the wrapped environment emits per step (a VaR surrogate's).
+    """
+
+    def __init__(self, config: dict, obs_dim: int, action_space, env_cost_channels: int,
+                 wrapped_cost_channels: int):
         self.config = config
         net = config["network"]
         self.constraint = constraints.from_config(config["constraint"])
-        base_env = envs.make(config["env"])
-        self.env_params = make_env_params(base_env, config.get("env_params", {}))
+        self.env_cost_channels = int(env_cost_channels)
         algo_cls = algos.get(config["algo"])
-        env_cost_channels = int(np.prod(base_env.cost_shape)) if base_env.cost_shape else 1
-        self.env_cost_channels = env_cost_channels
-        env = EpisodeStatistics(ClipAction(base_env), gamma_c=float(self.constraint.gamma_c))
-        # the algorithm wraps before networks are sized: augmentations change the observation
-        # and may add cost channels (a VaR surrogate's, saferl.envs.risk)
-        probe = algo_cls(config["hparams"], None, None, self.constraint.kind, self.constraint.surrogate)
-        env = AutoReset(probe.wrap_env(env, config["constraint"]), pool_size=config["reset_pool"])
-        self.env_params = env.lift_params(self.env_params)
-        wrapped_channels = int(np.prod(env.cost_shape)) if env.cost_shape else 1
-        num_channels = algo_cls.cost_channels(wrapped_channels)
-        self.venv = NormalizeObservation(VecEnv(env, config["num_envs"]), enabled=config["normalize_observations"])
-        obs_dim = int(np.prod(env.observation_space(self.env_params).shape))
-        self.actor = networks.make_actor(obs_dim, env.action_space(self.env_params), net["actor_hidden"],
-                                         net["activation"], net.get("init_log_std", -0.5))
+        num_channels = algo_cls.cost_channels(int(wrapped_cost_channels))
+        self.actor = networks.make_actor(obs_dim, action_space, net["actor_hidden"], net["activation"],
+                                         net["init_log_std"])
         self.critics = networks.Critics(obs_dim, 1 + num_channels, tuple(net["critic_hidden"]), net["activation"],
-                                        normalize=bool(net.get("value_normalization", False)))
+                                        normalize=bool(net["value_normalization"]))
         self.algo = algo_cls(config["hparams"], self.actor, self.critics, self.constraint.kind,
                              self.constraint.surrogate)
+        var = self.constraint.kind == "var"
         gammas = list(self.algo.channel_gammas())
-        if self.constraint.kind == "var":  # the risk channels accumulate C(tau) with the constraint's discount
+        if var:  # the risk channels accumulate C(tau) with the constraint's discount
             gammas[1:] = [float(self.constraint.gamma_c)] * (len(gammas) - 1)
         self.gammas = jnp.asarray(gammas, jnp.float32)
         # a finite-horizon VaR constraint: the risk channels' return C(tau) ends at the time limit
         self.end_at_truncation = None
-        if self.constraint.kind == "var" and config["constraint"].get("finite_horizon", False):
+        if var and config["constraint"].get("finite_horizon", False):
             self.end_at_truncation = jnp.asarray([0.0] + [1.0] * (len(gammas) - 1), jnp.float32)
-        self.num_steps = int(config["rollout_steps"])
-        self.steps_per_iteration = self.num_steps * int(config["num_envs"])
-        iterations = max(1, math.ceil(config["total_steps"] / self.steps_per_iteration))
-        chunk = int(config["iterations_per_chunk"]) or max(1, min(iterations, math.ceil(iterations / 25)))
-        self.iterations_per_chunk = chunk
-        self.num_chunks = math.ceil(iterations / chunk)
-        self.total_iterations = self.num_chunks * chunk
-        self._chunk_fn = None
 
-    # ------------------------------------------------------------------ pure functions
-    def init(self, key: jax.Array) -> RunnerState:
-        k_agent, k_env, k_run = jax.random.split(key, 3)
-        agent = self.algo.init(k_agent, self.constraint)
-        env_state, obs = self.venv.reset(k_env, self.algo.rollout_env_params(agent, self.env_params))
-        episodes = initial_episodes(self.env_cost_channels, self.constraint.kind == "var",
-                                    constraints.window(self.config["constraint"]))
-        return RunnerState(agent, env_state, obs, k_run, episodes, jnp.zeros((), jnp.int32), jnp.zeros((), jnp.float32))
+    def init_agent(self, key: jax.Array) -> algos.AgentState:
+        return self.algo.init(key, self.constraint)
 
-    def rollout_batch(self, runner: RunnerState, key: jax.Array):
-        """One rollout with the runner's policy, its GAE batch and the episode estimates:
-        ``(env_state, obs, batch)`` with ``batch.episodes`` filled."""
-        agent = runner.agent
-        env_params = self.algo.rollout_env_params(agent, self.env_params)
-        env_state, obs, traj = collect(self.venv, env_params, self.actor, agent.actor_params,
-                                       runner.env_state, runner.obs, key, self.num_steps)
+    def init_episodes(self) -> dict:
+        return initial_episodes(self.env_cost_channels, self.constraint.kind == "var",
+                                constraints.window(self.config["constraint"]))
+
+    def make_batch(self, agent: algos.AgentState, episodes: dict, traj: Trajectory) -> Batch:
+        """Critics and GAE on the block, with the episode estimates filled in."""
         batch = make_batch(traj, self.critics, agent.critic_params, self.gammas, self.algo.hp["gae_lambda"],
                            self.end_at_truncation)
         # With no finished episode in the batch, zeros stand in for the (NaN) initial estimate.
-        previous = jax.tree.map(lambda x: jnp.nan_to_num(x, nan=0.0), runner.episodes)
+        previous = jax.tree.map(lambda x: jnp.nan_to_num(x, nan=0.0), episodes)
         levels = self.algo.risk_levels(agent)
-        return env_state, obs, batch.replace(episodes=episode_estimates(batch, previous, *(levels or ())))
+        return batch.replace(episodes=episode_estimates(batch, previous, *(levels or ())))
 
-    def iteration(self, runner: RunnerState):
-        key, k_roll, k_upd = jax.random.split(runner.key, 3)
-        agent = runner.agent
-        env_state, obs, batch = self.rollout_batch(runner, k_roll)
-        estimate = batch.episodes
+    def learn(self, agent: algos.AgentState, episodes: dict, traj: Trajectory, key: jax.Array):
+        """One learning step on a trajectory: ``(agent, episodes, metrics)``."""
+        batch = self.make_batch(agent, episodes, traj)
         # PopArt: move the value normalisation to this batch's targets (values unchanged)
         agent = agent.replace(critic_params=self.critics.update_normalizer(agent.critic_params, batch.returns))
-        agent, algo_metrics = self.algo.update(agent, batch, k_upd)
+        agent, algo_metrics = self.algo.update(agent, batch, key)
         metrics = self.iteration_metrics(batch, agent)
         metrics.update(algo_metrics)
-        runner = RunnerState(agent, env_state, obs, key, estimate, runner.iteration + 1,
-                             runner.env_steps + self.steps_per_iteration)
-        return runner, metrics
+        return agent, batch.episodes, metrics
 
     def iteration_metrics(self, batch: Batch, agent) -> dict:
         done = batch.episode_done.astype(jnp.float32)
@@ -162,6 +163,66 @@ class Trainer:
             metrics["violation_probability"] = mean((cost >= agent.constraint.limit).astype(jnp.float32))
         return metrics
 
+
+def iteration_schedule(config: dict, steps_per_iteration: int) -> tuple[int, int]:
+    """``(iterations_per_chunk, num_chunks)`` for the config's ``total_steps``."""
+    iterations = max(1, math.ceil(config["total_steps"] / steps_per_iteration))
+    chunk = int(config["iterations_per_chunk"]) or max(1, min(iterations, math.ceil(iterations / 25)))
+    return chunk, math.ceil(iterations / chunk)
+
+
+class Trainer:
+    """The compiled training program of a resolved config (a registered JAX environment)."""
+
+    def __init__(self, config: dict):
+        self.config = config
+        probe = probe_algorithm(config)
+        constraint = constraints.from_config(config["constraint"])
+        base_env = envs.make(config["env"])
+        env_params = make_env_params(base_env, config["env_params"])
+        env = EpisodeStatistics(ClipAction(base_env), gamma_c=float(constraint.gamma_c))
+        # the algorithm wraps before networks are sized: augmentations change the observation
+        # and may add cost channels (a VaR surrogate's, saferl.envs.risk)
+        env = AutoReset(probe.wrap_env(env, config["constraint"]), pool_size=config["reset_pool"])
+        self.env_params = env.lift_params(env_params)
+        self.venv = NormalizeObservation(VecEnv(env, config["num_envs"]), enabled=config["normalize_observations"])
+        obs_dim = int(np.prod(env.observation_space(self.env_params).shape))
+        self.learner = Learner(config, obs_dim, env.action_space(self.env_params), channel_count(base_env.cost_shape),
+                               channel_count(env.cost_shape))
+        self.constraint, self.algo = self.learner.constraint, self.learner.algo
+        self.actor, self.critics = self.learner.actor, self.learner.critics
+        self.num_steps = int(config["rollout_steps"])
+        self.steps_per_iteration = self.num_steps * int(config["num_envs"])
+        self.iterations_per_chunk, self.num_chunks = iteration_schedule(config, self.steps_per_iteration)
+        self.total_iterations = self.num_chunks * self.iterations_per_chunk
+
+    # ------------------------------------------------------------------ pure functions
+    def init(self, key: jax.Array) -> RunnerState:
+        k_agent, k_env, k_run = jax.random.split(key, 3)
+        agent = self.learner.init_agent(k_agent)
+        env_state, obs = self.venv.reset(k_env, self.algo.rollout_env_params(agent, self.env_params))
+        return RunnerState(agent, env_state, obs, k_run, self.learner.init_episodes(), jnp.zeros((), jnp.int32),
+                           jnp.zeros((), jnp.float32))
+
+    def collect(self, runner: RunnerState, key: jax.Array):
+        """One rollout with the runner's policy: ``(env_state, obs, trajectory)``."""
+        env_params = self.algo.rollout_env_params(runner.agent, self.env_params)
+        return collect(self.venv, env_params, self.actor, runner.agent.actor_params, runner.env_state, runner.obs,
+                       key, self.num_steps)
+
+    def rollout_batch(self, runner: RunnerState, key: jax.Array):
+        """One rollout, its GAE batch and the episode estimates: ``(env_state, obs, batch)``."""
+        env_state, obs, traj = self.collect(runner, key)
+        return env_state, obs, self.learner.make_batch(runner.agent, runner.episodes, traj)
+
+    def iteration(self, runner: RunnerState):
+        key, k_roll, k_upd = jax.random.split(runner.key, 3)
+        env_state, obs, traj = self.collect(runner, k_roll)
+        agent, episodes, metrics = self.learner.learn(runner.agent, runner.episodes, traj, k_upd)
+        runner = RunnerState(agent, env_state, obs, key, episodes, runner.iteration + 1,
+                             runner.env_steps + self.steps_per_iteration)
+        return runner, metrics
+
     def chunk(self, runner: RunnerState):
         def body(r, _):
             return self.iteration(r)
@@ -170,12 +231,16 @@ class Trainer:
 
     # ------------------------------------------------------------------ compiled, all seeds
     def seed_keys(self) -> jax.Array:
-        return jax.random.split(jax.random.PRNGKey(self.config["seed"]), self.config["seeds"])
+        return seed_keys(self.config)
 
     def init_all(self) -> RunnerState:
         return jax.jit(jax.vmap(self.init))(self.seed_keys())
 
-    def train_chunk(self, runners: RunnerState):
-        if self._chunk_fn is None:
-            self._chunk_fn = jax.jit(jax.vmap(self.chunk))
-        return self._chunk_fn(runners)
+    def compile_chunk(self, runners: RunnerState):
+        """The vmapped chunk, compiled for ``runners``' shapes (the one place it is compiled)."""
+        return jax.jit(jax.vmap(self.chunk)).lower(runners).compile()
+
+
+def seed_keys(config: dict) -> jax.Array:
+    """One key per seed; seed ``i`` of every trainer starts from key ``i``."""
+    return jax.random.split(jax.random.PRNGKey(config["seed"]), config["seeds"])

@@ -103,3 +103,34 @@ def test_train_eval_plot_with_a_var_constraint(tmp_path, capsys):
     assert "seed 0:" in out and "seed 1:" in out and "mean over seeds" in out
     assert cli.main(["plot", str(run_dir), "--out", str(tmp_path / "curves.png")]) == 0
     assert (tmp_path / "curves.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_second_identical_run_prints_no_xla_log_lines(tmp_path):
+    """jaxlib's CPU AOT loader logs a multi-kilobyte false alarm for each persistent-cache entry
+    it reads (``E1201 08:53:53.890551 4734 cpu_aot_loader.cc:220] ... SIGILL``; saferl.jaxsetup):
+    with the cache as saferl sets it, a second identical run prints only saferl's own output."""
+    import re
+
+    from saferl import jaxsetup
+
+    env = {key: value for key, value in os.environ.items() if key != jaxsetup.OVERRIDE}
+    env.update(JAX_PLATFORMS="cpu", JAX_COMPILATION_CACHE_DIR=str(tmp_path / "cache"))
+    log_line = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ ", re.MULTILINE)  # absl/glog: E1201 08:53:53.89 ...
+    for run in ("first", "second"):
+        result = subprocess.run([sys.executable, "-m", "saferl.cli", "train", "--algo", "ppo_lag", "--env", "ToyReach",
+                                 "--steps", "1", "--out", str(tmp_path / run)],
+                                capture_output=True, text=True, timeout=300, env=env)
+        assert result.returncode == 0, result.stderr
+        assert not log_line.search(result.stderr), (run, result.stderr[:3000])
+        assert "cpu_aot_loader" not in result.stderr and "SIGILL" not in result.stderr, (run, result.stderr[:3000])
+        assert "ppo_lag on ToyReach" in result.stdout
+
+
+def test_the_compilation_cache_decision():
+    from saferl.jaxsetup import cache_wanted
+
+    assert not cache_wanted("cpu", (0, 9, 2)) and not cache_wanted("cpu", (0, 10, 1))  # the AOT-loader defect
+    assert cache_wanted("gpu", (0, 9, 2)) and cache_wanted("tpu", (0, 9, 2)) and cache_wanted("cpu", (0, 8, 1))
+    assert cache_wanted("cpu", (0, 9, 2), override="on") and not cache_wanted("gpu", (0, 9, 2), override="OFF")
+    with pytest.raises(ValueError, match="SAFERL_COMPILATION_CACHE must be on or off"):
+        cache_wanted("cpu", (0, 9, 2), override="maybe")

@@ -10,8 +10,7 @@ from saferl import struct
 from saferl.core import networks
 from saferl.core.rollout import gae
 from saferl.envs.base import Box, Environment
-from saferl.envs.wrappers import (AutoReset, CantelliAugmentation, CumulativeCostAugmentation, EpisodeStatistics,
-                                  NormalizeObservation, RunningStatistics, VecEnv)
+from saferl.envs.wrappers import AutoReset, EpisodeStatistics, NormalizeObservation, RunningStatistics, VecEnv
 
 
 # --------------------------------------------------------------------------- GAE
@@ -126,32 +125,6 @@ def run_script(env, params, steps):
         state, obs, r, c, term, trunc, info = env.step(state, jnp.zeros(1), params)
         out.append((obs, r, c, term, trunc, info))
     return out
-
-
-@pytest.mark.parametrize("gamma_c", [0.9, 1.0])
-def test_cantelli_augmentation_reproduces_squared_cost_return(gamma_c):
-    """Canary eq. 24: sum_t gamma_c^t c~_t = C(tau)^2 with y_t and c~_t of eqs. 23, 25."""
-    rng = np.random.default_rng(1)
-    costs = rng.exponential(size=6).astype(np.float32)
-    params = ScriptParams(jnp.asarray(costs))
-    env = CantelliAugmentation(ScriptedEnv(), gamma_c=gamma_c, scale=2.0)
-    out = run_script(env, params, 6)
-    discounts = gamma_c ** np.arange(6)
-    cost_return = np.sum(discounts * costs)
-    augmented = np.array([float(c[1]) for _, _, c, *_ in out])
-    np.testing.assert_allclose(np.sum(discounts * augmented), cost_return**2, rtol=1e-5)
-    # the first channel is the plain cost; the observation carries (y_{t+1} / scale, gamma_c^{t+1})
-    np.testing.assert_allclose([float(c[0]) for _, _, c, *_ in out], costs, rtol=1e-6)
-    y = np.cumsum(discounts * costs)
-    for t, (obs, *_rest) in enumerate(out):
-        np.testing.assert_allclose(obs[1:], [y[t] / 2.0, gamma_c ** (t + 1)], rtol=1e-5)
-
-
-def test_cumulative_cost_augmentation_clips():
-    params = ScriptParams(jnp.asarray([1.0, 2.0, 0.0, 4.0, 0.0, 0.0]))
-    env = CumulativeCostAugmentation(ScriptedEnv(), cost_limit=4.0, delta=0.05)
-    out = run_script(env, params, 4)
-    np.testing.assert_allclose([float(o[1]) for o, *_ in out], [0.25, 0.75, 0.75, 1.05], rtol=1e-6)
 
 
 def test_episode_statistics_and_auto_reset():

@@ -1,39 +1,142 @@
-"""The reproduce framework: results.json format and the foundation target at smoke scale."""
+"""The reproduce framework: every target's smoke scale and its results.json, declarations, provenance."""
 
 import json
+import subprocess
+from pathlib import Path
 
 import pytest
 
-from saferl import reproduce
+from saferl import plotting, provenance, reproduce
+from saferl.reproduce import deep_rl, framework
+
+RUN_KEYS = {"run", "status", "reused", "algo", "env", "seeds", "env_steps", "wall_seconds", "config_hash", "git_commit"}
+TRAINS_RUNS = {"foundation-pointgoal", "ctrpo-pointgoal", "canary-table1", "canary-fig5"}
 
 
-def test_foundation_pointgoal_smoke(tmp_path):
-    result = reproduce.run("foundation-pointgoal", "smoke", tmp_path)
-    saved = json.loads((tmp_path / "results.json").read_text())
-    assert saved["target"] == "foundation-pointgoal" and saved["scale"] == "smoke"
+@pytest.fixture(scope="module")
+def smoke_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("smoke")
+
+
+@pytest.mark.parametrize("name", sorted(reproduce.targets()))
+def test_smoke_scale_writes_results_json_and_a_figure(name, smoke_dir):
+    out = smoke_dir / name
+    result = reproduce.run(name, "smoke", out)
+    saved = json.loads((out / "results.json").read_text())
+    assert list(saved)[:9] == ["target", "scale", "wall_seconds", "git_commit", "rows", "checks", "runs",
+                               "runs_training_seconds", "figures"]
+    assert saved["target"] == name and saved["scale"] == "smoke"
     assert saved["wall_seconds"] > 0
-    assert [row["method"] for row in saved["rows"]] == ["PPO", "PPO-Lag"]
-    for row in saved["rows"]:
+    assert saved["git_commit"] == provenance.git_commit() or saved["git_commit"] is None
+    assert saved["rows"] and all(isinstance(row, dict) for row in saved["rows"])
+    assert saved["checks"] and all(isinstance(key, str) for key in saved["checks"])
+    assert saved["checks"] == json.loads(json.dumps(reproduce.get(name).compute_checks(saved["rows"]),
+                                                       default=lambda v: v.item()))
+    assert (name in TRAINS_RUNS) == bool(saved["runs"])
+    for entry in saved["runs"]:
+        assert RUN_KEYS <= set(entry), entry
+        assert entry["status"] == "trained" and entry["reused"] is False
+        assert (out / entry["run"] / "summary.json").is_file()
+        assert entry["wall_seconds"] > 0 and len(entry["config_hash"]) == 16
+        summary = json.loads((out / entry["run"] / "summary.json").read_text())
+        assert entry["config_hash"] == summary.get("config_hash", entry["config_hash"])
+    assert saved["runs_training_seconds"] == pytest.approx(sum(r["wall_seconds"] for r in saved["runs"]))
+    assert saved["figures"]
+    for figure in saved["figures"]:
+        assert (out / figure).read_bytes()[:4] == b"\x89PNG"
+    assert result["target"] == name and result["checks"].keys() == saved["checks"].keys()
+
+
+def test_foundation_pointgoal_rows_and_reuse(smoke_dir):
+    """The smoke run above again: its rows, and a second call reuses the finished runs, saying so."""
+    out = smoke_dir / "foundation-pointgoal"
+    if not (out / "results.json").is_file():
+        reproduce.run("foundation-pointgoal", "smoke", out)
+    first = json.loads((out / "results.json").read_text())
+    assert [row["method"] for row in first["rows"]] == ["PPO", "PPO-Lag"]
+    for row in first["rows"]:
         for key in ("final_return", "final_cost", "cost_regret", "final_cost_lo", "final_cost_hi", "seeds"):
             assert key in row
         assert row["final_cost_lo"] <= row["final_cost"] <= row["final_cost_hi"]
         assert row["cost_regret"] >= 0.0
-    assert (tmp_path / "curves.png").read_bytes()[:4] == b"\x89PNG"
-    # a second call reuses the finished runs instead of training again
-    again = reproduce.run("foundation-pointgoal", "smoke", tmp_path)
-    assert again["rows"] == result["rows"]
+    assert set(first["checks"]) == {"within_limit_plus_10pct", "ppo_lag_regret_below_ppo"}
+    again = reproduce.run("foundation-pointgoal", "smoke", out)
+    assert json.loads(json.dumps(again["rows"])) == first["rows"]
+    assert [r["status"] for r in again["runs"]] == ["reused", "reused"] and all(r["reused"] for r in again["runs"])
+    assert [r["config_hash"] for r in again["runs"]] == [r["config_hash"] for r in first["runs"]]
+    assert again["runs_training_seconds"] == pytest.approx(first["runs_training_seconds"])
 
 
-def test_unknown_scale_is_rejected(tmp_path):
-    with pytest.raises(ValueError, match="unknown scale"):
+def test_unknown_scale_is_rejected_with_the_targets_scales(tmp_path):
+    with pytest.raises(ValueError, match="unknown scale 'galactic' for foundation-pointgoal; its scales: "
+                                         "smoke, demo, cpu, full"):
         reproduce.run("foundation-pointgoal", "galactic", tmp_path)
+    assert not any(tmp_path.iterdir())
+
+
+def test_unknown_target_and_unsupported_option(tmp_path):
+    with pytest.raises(ValueError, match="unknown reproduce target 'nope'; known targets: canary-fig2"):
+        reproduce.run("nope", "smoke", tmp_path)
+    with pytest.raises(ValueError, match="does not support --tune"):
+        reproduce.run("ctrpo-fig2", "smoke", tmp_path, tune=True)
+
+
+def test_every_target_declares_its_scales_as_data():
+    for name, tgt in reproduce.targets().items():
+        assert "smoke" in tgt.scales and tgt.checks, name
+        assert list(tgt.scales) == [s for s in framework.SCALE_NAMES if s in tgt.scales]
+        for scale_name, scale in tgt.scales.items():
+            assert scale.name == scale_name and scale.describe()
+    shared = deep_rl.SCALES
+    for name in ("foundation-pointgoal", "ctrpo-pointgoal", "canary-table1"):
+        scales = reproduce.get(name).scales
+        for scale_name in ("demo", "cpu"):
+            assert (scales[scale_name].steps, scales[scale_name].seeds) == (shared[scale_name]["steps"],
+                                                                          shared[scale_name]["seeds"])
+
+
+def _declare(name, **kw):
+    kw.setdefault("scales", {"smoke": reproduce.Scale(steps=1, seeds=1, wall_s=1)})
+    return framework.target(name, "test target", **kw)
+
+
+def test_declarations_are_validated():
+    with pytest.raises(ValueError, match="has a 'smoke' scale"):
+        _declare("t-nosmoke", scales={"cpu": reproduce.Scale(steps=1, seeds=1, wall_s=1)})
+    with pytest.raises(ValueError, match="unknown scale name"):
+        _declare("t-typo", scales={"smoke": reproduce.Scale(1, 1, 1), "ful": reproduce.Scale(1, 1, 1)})
+    with pytest.raises(ValueError, match="steps must be a positive int"):
+        _declare("t-steps", scales={"smoke": reproduce.Scale(steps=0, seeds=1, wall_s=1)})
+    with pytest.raises(ValueError, match="declared twice"):
+        _declare("ctrpo-fig2")
+    assert "t-nosmoke" not in reproduce.targets()
+
+
+def test_checks_are_computed_by_the_framework_and_targets_may_not_return_them(tmp_path, monkeypatch):
+    def figure(out):
+        plotting.save_figure(plotting.pyplot().figure(), out / "f.png", dpi=20)
+        return ["f.png"]
+
+    def ok(scale, out):
+        return {"rows": [{"x": 1}, {"x": 3}], "figures": figure(out), "settings": {"steps": scale.steps}}
+
+    def bad(scale, out):
+        return {"rows": [], "figures": figure(out), "checks": {"mine": True}}
+
+    monkeypatch.setattr(framework, "_TARGETS", dict(framework._TARGETS))
+    _declare("t-ok", checks=[lambda rows: {"sum": sum(r["x"] for r in rows)},
+                             lambda rows: {"big": rows[-1]["x"] > 2}])(ok)
+    _declare("t-bad")(bad)
+    saved = reproduce.run("t-ok", "smoke", tmp_path / "ok")
+    assert saved["checks"] == {"sum": 4, "big": True} and saved["runs"] == [] and saved["settings"] == {"steps": 1}
+    assert json.loads((tmp_path / "ok" / "results.json").read_text())["checks"] == {"sum": 4, "big": True}
+    with pytest.raises(RuntimeError, match="the framework writes these"):
+        reproduce.run("t-bad", "smoke", tmp_path / "bad")
 
 
 def test_reusing_a_run_written_before_a_config_key_existed_is_said(tmp_path, capsys):
-    import json
-
     from saferl import config as configlib
-    from saferl.reproduce.common import train_or_resume
+    from saferl.reproduce.deep_rl import train_or_resume
 
     cfg = configlib.resolve({"algo": "canary", "env": "IcyLake"})
     old = {**cfg, "constraint": {k: v for k, v in cfg["constraint"].items() if k != "finite_horizon"}}
@@ -47,10 +150,8 @@ def test_reusing_a_run_written_before_a_config_key_existed_is_said(tmp_path, cap
 
 def test_a_cpo_run_from_before_cost_scale_is_not_taken_for_todays_cpo(tmp_path):
     """It was trained with the episode scale; today's CPO defaults to per_sample (runs.LEGACY_VALUES)."""
-    import json
-
     from saferl import config as configlib, runs
-    from saferl.reproduce.common import train_or_resume
+    from saferl.reproduce.deep_rl import train_or_resume
 
     cfg = configlib.resolve({"algo": "cpo", "env": "ToyReach"})
     assert cfg["hparams"]["cost_scale"] == "per_sample"
@@ -63,8 +164,64 @@ def test_a_cpo_run_from_before_cost_scale_is_not_taken_for_todays_cpo(tmp_path):
         train_or_resume(cfg, run_dir, show_progress=False)
 
 
+def test_a_reused_run_without_provenance_gets_its_hash_from_config_yaml(tmp_path, monkeypatch):
+    """An old run (summary.json without config_hash / git_commit): hashed from config.yaml, commit null."""
+    from saferl import config as configlib
+    from saferl.reproduce.deep_rl import train_or_resume
+
+    cfg = configlib.resolve({"algo": "ppo", "env": "ToyReach"})
+    run_dir = tmp_path / "runs" / "old"
+    run_dir.mkdir(parents=True)
+    (run_dir / "config.yaml").write_text(configlib.dump(cfg))
+    (run_dir / "summary.json").write_text(json.dumps({"interrupted": False, "wall_seconds": 2700.0, "env_steps": 5}))
+
+    def fn(scale, out):
+        train_or_resume(cfg, run_dir, show_progress=False)
+        plotting.save_figure(plotting.pyplot().figure(), out / "f.png", dpi=20)
+        return {"rows": [{"x": 1}], "figures": ["f.png"]}
+
+    monkeypatch.setattr(framework, "_TARGETS", dict(framework._TARGETS))
+    _declare("t-old", checks=lambda rows: {"one": len(rows) == 1})(fn)
+    saved = reproduce.run("t-old", "smoke", tmp_path)
+    (entry,) = saved["runs"]
+    assert entry["run"] == "runs/old" and entry["status"] == "reused" and entry["reused"] is True
+    assert entry["config_hash"] == provenance.config_hash(cfg) and entry["git_commit"] is None
+    assert entry["wall_seconds"] == 2700.0 and saved["runs_training_seconds"] == 2700.0
+
+
+def test_config_hash_is_canonical():
+    a = {"algo": "ppo", "hparams": {"lr": 3e-4, "clip": 0.2}, "seeds": 5}
+    b = {"seeds": 5, "hparams": {"clip": 0.2, "lr": 3e-4}, "algo": "ppo"}
+    h = provenance.config_hash(a)
+    assert h == provenance.config_hash(b) and len(h) == 16 and int(h, 16) >= 0
+    assert h != provenance.config_hash({**a, "seeds": 6})
+    assert provenance.config_hash({"x": (1, 2)}) == provenance.config_hash({"x": [1, 2]})
+
+
+def test_git_commit_names_this_checkout_or_none(monkeypatch):
+    commit = provenance.git_commit()
+    root = Path(provenance.__file__).resolve().parents[1]
+    if (root / ".git").exists():
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+        assert commit is not None and commit.removesuffix("-dirty") == head.strip()
+    else:
+        assert commit is None
+
+    def broken(*args, **kwargs):
+        raise OSError("no git")
+
+    monkeypatch.setattr(provenance.subprocess, "run", broken)
+    assert provenance.git_commit() is None
+
+    def slow(*args, **kwargs):
+        raise subprocess.TimeoutExpired(args[0], 5)
+
+    monkeypatch.setattr(provenance.subprocess, "run", slow)
+    assert provenance.git_commit() is None
+
+
 def test_ctrpo_pointgoal_checks_and_methods():
-    from saferl.reproduce import ctrpo
+    from saferl.reproduce import ctrpo_pointgoal as ctrpo
 
     labels = [label for label, _, _ in ctrpo.POINTGOAL_METHODS]
     assert len(set(labels)) == len(labels)

@@ -166,3 +166,28 @@ def test_trainer_hands_the_algorithm_the_windowed_cost_estimate():
     assert len(finished) > window  # ToyReach's episodes are short: both batches contribute
     np.testing.assert_allclose(np.asarray(batch.episodes["discounted_cost"])[0], np.mean(finished[-window:]),
                                rtol=1e-5)
+
+
+def test_summary_records_provenance(uninterrupted):
+    from saferl import provenance
+
+    run_dir, _ = uninterrupted
+    saved = json.loads((run_dir / "summary.json").read_text())
+    assert saved["config_hash"] == provenance.config_hash(config.resolve(CFG))
+    assert saved["git_commits"] == [saved["git_commit"]]
+    assert saved["training_seconds"] == pytest.approx(saved["wall_seconds"])
+
+
+def test_progress_off_a_terminal_is_one_line_per_update(capsys):
+    """Piped to a file or a CI log, progress is whole lines (no carriage-return stream), one per update."""
+    progress = runs.Progress(total=3000, initial=0, label="ppo ToyReach x2 seeds")
+    for done in (1000, 2000, 3000):
+        progress.update(done, sps=1234.0, ret=1.5, cost=0.25)
+    progress.close()
+    err = capsys.readouterr().err
+    assert "\r" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 3
+    assert lines[1] == "ppo ToyReach x2 seeds: 2,000/3,000 steps (67%), 1,234 env-steps/s, return 1.50, cost 0.25"
+    runs.Progress(total=10, initial=0, label="quiet", enabled=False).update(5, 1.0, 0.0, 0.0)
+    assert capsys.readouterr().err == ""

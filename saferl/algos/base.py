@@ -23,7 +23,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from saferl import struct
+from saferl import hparams, struct
 from saferl.core.constraints import Constraint
 
 
@@ -40,13 +40,15 @@ class AgentState:
 class Algorithm:
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
-    #: the hyper-parameters and their defaults; ``--set hparams.KEY=VALUE`` may change them
-    defaults: ClassVar[dict] = {}
+    #: the declared hyper-parameters (:mod:`saferl.hparams`); ``--set hparams.KEY=VALUE`` changes them
+    defaults: ClassVar[dict[str, hparams.Param]] = {}
     #: constraint kinds the algorithm accepts ("none" means it ignores constraints)
     constraint_kinds: ClassVar[tuple[str, ...]] = ("expected",)
     #: config sections the algorithm changes by default (before the environment's and the user's),
     #: e.g. Canary's 3x256 networks
     config_defaults: ClassVar[dict] = {}
+    #: how many expected-cost constraints (cost channels with a limit each) it enforces at once
+    max_constraints: ClassVar[float] = float("inf")
     #: VaR surrogates it accepts for a "var" constraint (the first is the default)
     risk_surrogates: ClassVar[tuple[str, ...]] = ("cantelli", "indicator", "cvar")
 
@@ -60,22 +62,8 @@ class Algorithm:
     # ---- declarations -------------------------------------------------------------
     @classmethod
     def resolve_hparams(cls, overrides: dict | None) -> dict:
-        hp = dict(cls.defaults)
-        for key, value in (overrides or {}).items():
-            if key not in hp:
-                raise ValueError(
-                    f"unknown hyper-parameter {key!r} for {cls.name}; allowed: {', '.join(sorted(hp))}"
-                )
-            default = hp[key]
-            if isinstance(default, bool):
-                if not isinstance(value, bool):
-                    raise ValueError(f"hparams.{key} must be true or false, got {value!r}")
-            elif isinstance(default, (int, float)) and not isinstance(default, bool):
-                if not isinstance(value, (int, float)) or isinstance(value, bool):
-                    raise ValueError(f"hparams.{key} must be a number, got {value!r}")
-                value = type(default)(value) if isinstance(default, float) or float(value).is_integer() else value
-            hp[key] = value
-        return hp
+        """The declared defaults with ``overrides`` checked and applied (:func:`saferl.hparams.resolve`)."""
+        return hparams.resolve(cls.defaults, overrides, cls.name)
 
     @classmethod
     def cost_channels(cls, env_cost_channels: int) -> int:
@@ -100,6 +88,20 @@ class Algorithm:
             return episodes["constraint_limit"]
         return jnp.asarray(agent.constraint.limit, jnp.float32)
 
+    @property
+    def num_constraints(self) -> int:
+        """m, the constraints the update enforces: one per cost channel of the critics, or the one
+        surrogate constraint a VaR constraint becomes (:class:`saferl.algos.risk.RiskConstrained`)."""
+        return 1 if getattr(self, "is_risk", False) else self.critics.num_channels - 1
+
+    def cost_and_limit(self, agent: "AgentState", batch) -> tuple[jax.Array, jax.Array]:
+        """(J_c, b), each of shape ``(m,)`` (:attr:`num_constraints`): the batch's episode-cost estimate of
+        every constraint and the limit it is held to (a scalar limit holds every channel).  The one
+        accessor of both families: the first-order methods and :mod:`saferl.algos.second_order`."""
+        m = self.num_constraints
+        cost = jnp.asarray(batch.episodes["discounted_cost"], jnp.float32).reshape(-1)[:m]
+        return cost, jnp.broadcast_to(self.constraint_limit(agent, batch), (m,))
+
     def risk_levels(self, agent: "AgentState"):
         """(rho, eta) of a VaR constraint -- the episode statistics count violations of rho and
         the CVaR excess over eta (:func:`saferl.core.rollout.episode_means`) -- or None."""
@@ -109,10 +111,16 @@ class Algorithm:
 
     def channel_gammas(self) -> tuple[float, ...]:
         n = self.critics.num_channels - 1
-        return (self.hp["gamma"],) + (self.hp.get("cost_gamma", self.hp["gamma"]),) * n
+        return (self.hp["gamma"],) + (self.hp["cost_gamma"],) * n
 
     # ---- pure functions -----------------------------------------------------------
     def init(self, key: jax.Array, constraint: Constraint) -> AgentState:
+        limit = jnp.asarray(constraint.limit)
+        if limit.ndim > 0 and limit.shape != (self.num_constraints,):
+            raise ValueError(
+                f"{self.name}: constraint.limit has {limit.shape[0]} entries but the environment has "
+                f"{self.num_constraints} cost channel(s)"
+            )
         k_actor, k_critic = jax.random.split(key)
         actor_params = self.actor.init(k_actor)
         critic_params = self.critics.init(k_critic)
@@ -129,40 +137,33 @@ class Algorithm:
         return {}
 
     def actor_optimizer(self) -> optax.GradientTransformation:
-        return _adam(self.hp["actor_lr"], self.hp.get("max_grad_norm", 0.0), self.hp.get("lr_schedule", "constant"),
-                     self.hp.get("lr_decay_steps", 0))
+        return _adam(self.hp["actor_lr"], self.hp["max_grad_norm"], self.hp["lr_schedule"], self.hp["lr_decay_steps"])
 
     def critic_optimizer(self) -> optax.GradientTransformation:
-        return _adam(self.hp["critic_lr"], self.hp.get("max_grad_norm", 0.0), "constant", 0)
+        return _adam(self.hp["critic_lr"], self.hp["max_grad_norm"], "constant", 0)
 
     def update(self, agent: AgentState, batch, key: jax.Array):
         raise NotImplementedError
 
-    def metrics_names(self) -> tuple[str, ...]:
-        """Names of the scalar metrics ``update`` returns (columns of progress.csv)."""
-        return ()
+
+def channel_metrics(name: str, values) -> dict:
+    """One scalar metric per constraint, named as the ``episode_cost_i`` columns: ``name`` for the first
+    (a scalar ``values`` is the one), ``name_i`` for constraint i >= 1."""
+    values = jnp.asarray(values)
+    if values.ndim == 0:
+        return {name: values}
+    return {(f"{name}_{i}" if i else name): values[i] for i in range(values.shape[0])}
 
 
 def _adam(lr: float, max_grad_norm: float, schedule: str, decay_steps: int) -> optax.GradientTransformation:
-    if schedule == "constant":
-        rate = lr
-    elif schedule == "linear":
-        rate = optax.linear_schedule(lr, 0.0, max(int(decay_steps), 1))
-    else:
-        raise ValueError(f"lr_schedule must be 'constant' or 'linear', got {schedule!r}")
+    rate = lr if schedule == "constant" else optax.linear_schedule(lr, 0.0, max(int(decay_steps), 1))
     parts = [optax.clip_by_global_norm(max_grad_norm)] if max_grad_norm and max_grad_norm > 0 else []
     return optax.chain(*parts, optax.adam(rate, eps=1e-5))
-
-
-def masked_mean(x, mask):
-    return jnp.sum(x * mask) / jnp.maximum(jnp.sum(mask), 1.0)
 
 
 # --------------------------------------------------------------------------- registry
 
 _ALGOS: dict[str, type[Algorithm]] = {}
-_MODULES = ("ppo", "ppo_lag", "trpo", "trpo_lag", "cpo", "pcpo", "ctrpo", "cppo_pid", "canary", "cpo_var", "cppo",
-            "cvar_cpo", "scpo", "focops", "cup", "ipo", "p3o", "pdo")
 
 
 def register(cls: type[Algorithm]) -> type[Algorithm]:
@@ -172,19 +173,7 @@ def register(cls: type[Algorithm]) -> type[Algorithm]:
     return cls
 
 
-def _import_all() -> None:
-    import importlib
-
-    for module in _MODULES:
-        try:
-            importlib.import_module(f"saferl.algos.{module}")
-        except ModuleNotFoundError as err:
-            if err.name != f"saferl.algos.{module}":
-                raise
-
-
 def get(name: str) -> type[Algorithm]:
-    _import_all()
     key = name.lower().replace("-", "_")
     if key not in _ALGOS:
         raise ValueError(f"unknown algorithm {name!r}; known algorithms: {', '.join(sorted(_ALGOS))}")
@@ -192,5 +181,4 @@ def get(name: str) -> type[Algorithm]:
 
 
 def registered() -> dict[str, str]:
-    _import_all()
     return {name: cls.description for name, cls in sorted(_ALGOS.items())}

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from saferl.algos.base import register
 from saferl.algos.cpo import CPO
+from saferl.hparams import declare
 
 
 @register
@@ -30,7 +31,7 @@ class Canary(CPO):
     description = "Canary: CPO on Cantelli's two-moment surrogate of a VaR constraint, with recovery (Canary Alg. 1)."
     constraint_kinds = ("var",)
     risk_surrogates = ("cantelli",)
-    defaults = dict(
+    defaults = declare(
         CPO.defaults,
         gamma=0.99,
         gae_lambda=0.95,
@@ -39,10 +40,7 @@ class Canary(CPO):
         max_grad_norm=0.5,
         critic_epochs=5,
         critic_minibatches=16,
-        # b per sample (s = 1), c per episode, as OmniSafe's CPO: with gamma_c = 1 the consistent scale is the
-        # episode length, but on PointGoal1 Canary's b is then noise-dominated (split-half agreement ~0,
-        # benchmarks/gradient_agreement.py), CPO sits in case 1 and the constraint never tightens; with
-        # s = 1 it recovers while J_C > 0 (P 0.008, 64 envs x 2 seeds, docs/design.md)
+        # b per sample (s = 1), c per episode, as OmniSafe's CPO (the evidence: docs/design.md, "cost_scale")
         cost_scale="per_sample",
     )
     config_defaults = {

@@ -28,22 +28,20 @@ import jax.numpy as jnp
 from saferl.algos.base import register
 from saferl.algos.second_order import TrustRegionAlgorithm
 from saferl.core import cpo_dual as cd
+from saferl.hparams import declare, real
 
 
 @register
 class CPO(TrustRegionAlgorithm):
     name = "cpo"
     description = "CPO (Achiam et al. 2017): trust-region step within the linearised cost constraints (one or several)."
-    # b per sample against c per episode (s = 1), OmniSafe's CPO convention: on PointGoal1 (limit 25, 5 seeds x 2M)
-    # it ended at cost 31.5 / return 11.4 where the occupancy scale 1 / (1 - gamma_c) gave 37.4 / 13.1 -- b is
-    # noise-dominated there and the larger scale makes CPO trust it (docs/design.md). "episode" keeps the latter.
-    defaults = dict(TrustRegionAlgorithm.defaults, cost_scale="per_sample", hysteresis=1.0)
+    # b per sample against c per episode (s = 1): OmniSafe's CPO convention (measurements: docs/design.md)
+    defaults = declare(TrustRegionAlgorithm.defaults, cost_scale="per_sample",
+                       hysteresis=real(1.0, "(0, 1]", "after a recovery step, recover until J_c <= h b; 1 = off"))
 
     def init_extra(self, constraint):
         extra = super().init_extra(constraint)
         h = float(self.hp["hysteresis"])
-        if not 0.0 < h <= 1.0:
-            raise ValueError(f"hparams.hysteresis must be in (0, 1] (1 = no hysteresis), got {h!r}")
         if h < 1.0:  # only then, so that runs without it keep their checkpoint layout
             extra = {**extra, "recovering": jnp.asarray(False)}
         return extra
@@ -96,6 +94,3 @@ class CPO(TrustRegionAlgorithm):
         params, metrics = self.line_search(agent, batch, adv_r, adv_c, grads.scale, step, accept)
         metrics.update(case=case, cost_estimate=grads.cost[0])
         return agent.replace(actor_params=params, extra={**agent.extra, **extra}), metrics
-
-    def metrics_names(self):
-        return ("case", "cost_estimate") + super().metrics_names()

@@ -62,6 +62,7 @@ import jax.numpy as jnp
 from saferl.algos.base import register
 from saferl.algos.ppo_lag import PPOLag
 from saferl.core import risk
+from saferl.hparams import declare, real
 
 
 def eta_step(eta, costs, mask, epsilon, lr, scale):
@@ -80,7 +81,8 @@ class CPPO(PPOLag):
                    "constraint, eta by a gradient step (Canary Sec. 6.1 baseline).")
     constraint_kinds = ("var",)
     risk_surrogates = ("cvar",)
-    defaults = dict(PPOLag.defaults, eta_lr=0.01, lagrange_init=10.0)  # eta_lr: in units of rho per iteration
+    defaults = declare(PPOLag.defaults, eta_lr=real(0.01, "[0, inf)", "step of eta, in units of rho per iteration"),
+                       lagrange_init=10.0)
     config_defaults = {"constraint": {"type": "var", "surrogate": "cvar"}}
 
     def next_eta(self, agent, batch):

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 from saferl.algos.base import register
 from saferl.algos.ppo_lag import PPOLag
+from saferl.hparams import declare
 
 
 @register
 class CPPOPID(PPOLag):
     name = "cppo_pid"
     description = "CPPO-PID (Stooke et al. 2020): PPO-Lagrangian with a PID-controlled Lagrange multiplier."
-    defaults = dict(PPOLag.defaults, lagrange_optimizer="pid")
+    defaults = declare(PPOLag.defaults, lagrange_optimizer="pid")

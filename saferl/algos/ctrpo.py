@@ -37,6 +37,7 @@ import jax.numpy as jnp
 
 from saferl.algos.base import register
 from saferl.algos.second_order import TrustRegionAlgorithm, natural_step
+from saferl.hparams import choice, declare, real
 
 PHIS = ("xlogx", "neglog")
 
@@ -79,15 +80,12 @@ def next_recovering(recovering, cost, limit, hysteresis):
 class CTRPO(TrustRegionAlgorithm):
     name = "ctrpo"
     description = "C-TRPO (Milosevic et al.): TRPO in a safe trust region (KL + beta * barrier divergence) with recovery."
-    defaults = dict(TrustRegionAlgorithm.defaults, beta=1.0, hysteresis=0.8, phi="xlogx")
+    defaults = declare(TrustRegionAlgorithm.defaults,
+                       beta=real(1.0, "[0, inf)", "weight of the barrier divergence (eq. 11)"),
+                       hysteresis=real(0.8, "(0, 1]", "b_H = h b, where recovery ends (Algorithm 1)"),
+                       phi=choice("xlogx", PHIS, "the divergence's convex function phi"))
 
     def init_extra(self, constraint):
-        if self.hp["phi"] not in PHIS:
-            raise ValueError(f"hparams.phi must be one of {', '.join(PHIS)}, got {self.hp['phi']!r}")
-        if not 0.0 < float(self.hp["hysteresis"]) <= 1.0:
-            raise ValueError(f"hparams.hysteresis must be in (0, 1], got {self.hp['hysteresis']}")
-        if float(self.hp["beta"]) < 0:
-            raise ValueError(f"hparams.beta must be >= 0, got {self.hp['beta']}")
         return {
             **super().init_extra(constraint),
             "beta": jnp.asarray(self.hp["beta"], jnp.float32),
@@ -137,7 +135,3 @@ class CTRPO(TrustRegionAlgorithm):
                        beta=agent.extra["beta"])
         agent = agent.replace(actor_params=params, extra={**agent.extra, "recovering": recovering})
         return agent, metrics
-
-    def metrics_names(self):
-        return ("recovering", "cost_estimate", "beta") + super().metrics_names()
-

@@ -1,5 +1,5 @@
-"""CUP (Yang et al. 2022, "Constrained Update Projection Approach to Safe Policy Optimization"),
-a C-TRPO baseline.
+"""CUP (Yang et al. 2022, "Constrained Update Projection Approach to Safe Policy Optimization",
+arXiv:2202.07565), a C-TRPO baseline.
 
 Each update has two first-order stages on the same batch (CUP Algorithm 1):
 
@@ -14,6 +14,9 @@ Each update has two first-order stages on the same batch (CUP Algorithm 1):
 The multiplier nu ascends the dual on J_c - b before the stages (Adam, initial 0.001, capped at 2,
 as the CUP authors' OmniSafe implementation); A_r is standardised, A_c only centred (OmniSafe
 standardises it too; docs/design.md says why not here).
+
+Several constraints J_c,i <= b_i: one multiplier nu_i per constraint, each ascending on its own
+J_c,i - b_i, and the projection's cost term is (1 - gamma lambda) / (1 - gamma) E_a[r sum_i nu_i A_c,i].
 """
 
 from __future__ import annotations
@@ -22,15 +25,19 @@ import jax
 import jax.numpy as jnp
 
 from saferl.algos.base import register
+from saferl.algos.lagrangian import weighted_cost_advantage
 from saferl.algos.ppo import centred_cost_advantage, normalize
 from saferl.algos.ppo_lag import PPOLag
+from saferl.hparams import declare, integer, real
 
 
 @register
 class CUP(PPOLag):
     name = "cup"
     description = "CUP (Yang et al. 2022): a PPO improvement step, then a KL projection towards the cost constraint."
-    defaults = dict(PPOLag.defaults, lagrange_init=0.001, multiplier_max=2.0, target_kl=0.01, projection_epochs=10)
+    defaults = declare(PPOLag.defaults, lagrange_init=0.001, target_kl=0.01,
+                       multiplier_max=real(2.0, "(0, inf)", "upper bound of the multiplier nu"),
+                       projection_epochs=integer(10, "[1, inf)", "passes of the projection stage"))
 
     def projection_coefficient(self):
         """(1 - gamma_c lambda) / (1 - gamma_c), the GAE factor of CUP's bound."""
@@ -42,7 +49,11 @@ class CUP(PPOLag):
         ratio = jnp.exp(log_prob - mb["log_prob"])
         kl = self.actor.kl(dist, mb["mid_dist"])
         weight = agent.extra["lagrange"].multiplier * self.projection_coefficient()
-        return jnp.mean(weight * ratio * mb["cost_advantage"] + kl), jnp.mean(kl)
+        if jnp.ndim(weight) == 0:  # one constraint
+            cost = weight * ratio * mb["cost_advantage"]
+        else:  # r sum_i nu_i coef A_c,i
+            cost = ratio * weighted_cost_advantage(weight, mb["cost_advantage"])
+        return jnp.mean(cost + kl), jnp.mean(kl)
 
     def update(self, agent, batch, key):
         agent, batch, risk_metrics = self.prepare_batch(agent, batch)
@@ -57,6 +68,3 @@ class CUP(PPOLag):
                                          kl_stop_factor=1.0)
         return agent, {**risk_metrics, **metrics, **improve, "projection_kl": project["approx_kl"],
                        "projection_epochs_run": project["epochs_run"]}
-
-    def metrics_names(self):
-        return super().metrics_names() + ("projection_kl", "projection_epochs_run")

@@ -40,6 +40,7 @@ import jax.numpy as jnp
 from saferl.algos.base import register
 from saferl.algos.cpo import CPO
 from saferl.core import quantile
+from saferl.hparams import declare, integer, real
 
 
 def remaining_cost_targets(batch, bootstrap, gamma_c):
@@ -83,7 +84,9 @@ class CVaRCPO(CPO):
     # K quantiles at the midpoints (2k+1)/(2K), fitted for critic_epochs x critic_minibatches Adam steps;
     # kappa of the quantile-Huber loss in cost units
     # (cost_scale: CPO's per_sample, which is also Canary's)
-    defaults = dict(CPO.defaults, quantiles=64, quantile_lr=1e-3, quantile_kappa=1.0)
+    defaults = declare(CPO.defaults, quantiles=integer(64, "[1, inf)", "quantiles of the cost-return critic"),
+                       quantile_lr=real(1e-3, "(0, inf)", "Adam rate of the quantile critic"),
+                       quantile_kappa=real(1.0, "(0, inf)", "kappa of the quantile Huber loss"))
     config_defaults = {"constraint": {"type": "var", "surrogate": "cvar"}}
 
     @property
@@ -92,7 +95,7 @@ class CVaRCPO(CPO):
         return quantile.QuantileCritic(c.obs_dim, int(self.hp["quantiles"]), tuple(c.hidden), c.activation)
 
     def quantile_optimizer(self):
-        return quantile.optimizer(self.hp["quantile_lr"], self.hp.get("max_grad_norm", 0.0))
+        return quantile.optimizer(self.hp["quantile_lr"], self.hp["max_grad_norm"])
 
     def init(self, key, constraint):
         agent = super().init(key, constraint)
@@ -137,6 +140,3 @@ class CVaRCPO(CPO):
         agent, metrics = self.fit_quantiles(agent, batch, k_quantile)
         agent, rest = super().update(agent, batch, k_rest)
         return agent, {**rest, **metrics}
-
-    def metrics_names(self):
-        return super().metrics_names() + ("cvar_mc", "quantile_loss")

@@ -1,5 +1,5 @@
-"""FOCOPS (Zhang, Vuong, Ross 2020, "First Order Constrained Optimization in Policy Space"), a
-C-TRPO baseline.
+"""FOCOPS (Zhang, Vuong, Ross 2020, "First Order Constrained Optimization in Policy Space",
+arXiv:2002.06506), a C-TRPO baseline.
 
 FOCOPS solves the trust-region problem in the space of policies in closed form,
 
@@ -15,6 +15,10 @@ nu <- clip(nu + alpha_nu (J_c - b), 0, nu_max) (Sec. 5; :mod:`saferl.algos.lagra
 ``lagrange_optimizer: sgd``, capped by ``multiplier_max``), and the epochs stop once the mean KL(pi_theta || pi_k) exceeds
 delta (``target_kl``).  Defaults are the paper's (Table 3): lambda 1.5, eta = delta = 0.02,
 alpha_nu 0.01, nu_max 2.  Advantages as PPO-Lag: A_r standardised, A_c centred.
+
+Several constraints J_c,i <= b_i: the Lagrangian of the trust-region problem has one multiplier
+nu_i per constraint, so eq. 8 becomes pi* ∝ pi_k exp((A_r - sum_i nu_i A_c,i) / lambda), eq. 10-11
+weigh r (A_r - sum_i nu_i A_c,i), and each nu_i takes its projected step on J_c,i - b_i.
 """
 
 from __future__ import annotations
@@ -23,21 +27,26 @@ import jax
 import jax.numpy as jnp
 
 from saferl.algos.base import register
+from saferl.algos.lagrangian import weighted_cost_advantage
 from saferl.algos.ppo import centred_cost_advantage, normalize
 from saferl.algos.ppo_lag import PPOLag
+from saferl.hparams import declare, real
 
 
 @register
 class FOCOPS(PPOLag):
     name = "focops"
     description = "FOCOPS (Zhang et al. 2020): first-order projection of the optimal nonparametric policy."
-    defaults = dict(PPOLag.defaults, lagrange_optimizer="sgd", lagrange_lr=0.01, multiplier_max=2.0,
-                    temperature=1.5, state_kl_bound=0.02, target_kl=0.02)
+    defaults = declare(PPOLag.defaults, lagrange_optimizer="sgd", lagrange_lr=0.01, target_kl=0.02,
+                       multiplier_max=real(2.0, "(0, inf)", "nu_max, the multiplier's upper bound"),
+                       temperature=real(1.5, "(0, inf)", "lambda, the temperature of eq. 10"),
+                       state_kl_bound=real(0.02, "(0, inf)", "the per-state KL bound of the indicator in eq. 10"))
     kl_stop_factor = 1.0  # stop at delta itself
 
     def policy_advantage(self, agent, batch):
-        """A_r - nu A_c, the exponent of eq. 8 (not divided by 1 + nu as in PPO-Lag)."""
-        return normalize(batch.advantages[:, 0]) - agent.extra["lagrange"].multiplier * centred_cost_advantage(batch)
+        """A_r - sum_i nu_i A_c,i, the exponent of eq. 8 (not divided by 1 + nu as in PPO-Lag)."""
+        nu = agent.extra["lagrange"].multiplier
+        return normalize(batch.advantages[:, 0]) - weighted_cost_advantage(nu, centred_cost_advantage(batch))
 
     def policy_loss(self, agent, dist, log_prob, mb):
         """Eq. 10-11: per-state KL(pi_theta || pi_k) minus the weighted surrogate, on the states within eta."""

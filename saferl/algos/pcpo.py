@@ -1,4 +1,5 @@
-"""PCPO (Yang et al. 2020): a TRPO reward step, then a projection onto the linearised constraint.
+"""PCPO (Yang et al. 2020, "Projection-Based Constrained Policy Optimization", arXiv:2010.03152): a TRPO
+reward step, then a projection onto the linearised constraint.
 
     x_r = sqrt(2 delta / g^T H^-1 g) H^-1 g                                (PCPO eq. 3, reward step)
     x   = x_r - max(0, (b^T x_r + c) / (b^T H^-1 b)) H^-1 b                 (PCPO eq. 4-5, KL projection)
@@ -8,16 +9,26 @@
 x^T H x = 2 delta, keeping its direction: the step a long enough backtracking search would
 reach (SafePO's PCPO, which the C-TRPO paper's baselines use, backtracks up to 200 times).
 The line search then accepts ``decay**j x`` with mean KL <= delta and a cost surrogate
-change within ``max(0, -c)``.  One constraint (the first cost channel).
+change within ``max(0, -c)``.
+
+Several constraints (one per cost channel): the projection is onto the intersection of the
+linearised constraints in the same KL metric,
+
+    x = argmin_x (x - x_r)^T H (x - x_r)   s.t.   b_i^T x + c_i <= 0  (i = 1..m),
+
+solved in its m-dimensional dual (:func:`saferl.core.cpo_dual.pcpo_projection_multi`; for m = 1 the
+closed form above), then scaled back onto the trust region as before; the line search asks every
+cost surrogate change to stay within ``max(0, -c_i)``.
 """
 
 from __future__ import annotations
 
 import jax.numpy as jnp
 
-from saferl.algos.base import register
+from saferl.algos.base import channel_metrics, register
 from saferl.algos.second_order import TrustRegionAlgorithm, natural_step, onto_trust_region
 from saferl.core import cpo_dual as cd
+from saferl.hparams import declare
 
 
 @register
@@ -28,26 +39,25 @@ class PCPO(TrustRegionAlgorithm):
     # a violation then projects far outside the trust region and the step, scaled back onto it, descends the
     # cost.  On PointGoal1 (limit 25, 5 seeds x 2M) the occupancy scale 1 / (1 - gamma_c) settled at cost 39.8 /
     # return 21.3, this at 29.5 / 10.9 (docs/design.md); "episode" keeps the former.
-    defaults = dict(TrustRegionAlgorithm.defaults, cost_scale="per_sample")
+    defaults = declare(TrustRegionAlgorithm.defaults, cost_scale="per_sample")
 
     def policy_step(self, agent, batch):
         delta = self.hp["target_kl"]
         adv_r, adv_c = self.advantages(batch)
-        adv_c = adv_c[:, :1]
         grads = self.gradients(agent, batch, adv_r, adv_c)
         matvec = self.fisher_matvec(agent, batch)
         hinv = self.solve(matvec, jnp.concatenate([grads.g[None], grads.B]))
         reward_step = natural_step(grads.g, hinv[0], delta)
-        step = cd.pcpo_projection(reward_step, grads.B[0], grads.c[0], hinv_cost_grad=hinv[1], norm="kl")
+        if grads.B.shape[0] == 1:
+            step = cd.pcpo_projection(reward_step, grads.B[0], grads.c[0], hinv_cost_grad=hinv[1], norm="kl")
+        else:
+            step = cd.pcpo_projection_multi(reward_step, grads.B, grads.c, hinv[1:])
         step = onto_trust_region(step, matvec, delta)
-        tolerance = jnp.maximum(-grads.c[0], 0.0)
+        tolerance = jnp.maximum(-grads.c, 0.0)
 
         def accept(m, m0):
-            return (m["kl"] <= delta) & (m["cost"][0] - m0["cost"][0] <= tolerance)
+            return (m["kl"] <= delta) & jnp.all(m["cost"] - m0["cost"] <= tolerance)
 
         params, metrics = self.line_search(agent, batch, adv_r, adv_c, grads.scale, step, accept)
-        metrics["cost_estimate"] = grads.cost[0]
+        metrics.update(channel_metrics("cost_estimate", grads.cost))
         return agent.replace(actor_params=params), metrics
-
-    def metrics_names(self):
-        return ("cost_estimate",) + super().metrics_names()

@@ -13,6 +13,7 @@ import jax.numpy as jnp
 import optax
 
 from saferl.algos.base import AgentState, Algorithm, register
+from saferl.hparams import choice, declare, integer, real
 
 
 def clipped_surrogate_loss(log_prob, old_log_prob, advantage, clip):
@@ -34,13 +35,12 @@ def normalize(x):
 
 
 def centred_cost_advantage(batch):
-    """A_c of the first cost channel, centred only: its scale stays that of the cost it predicts."""
-    return batch.advantages[:, 1] - jnp.mean(batch.advantages[:, 1])
-
-
-def cost_and_limit(algo, agent, batch):
-    """(J_c, b) of the first constraint: the batch's episode-cost estimate and the limit it is held to."""
-    return batch.episodes["discounted_cost"][0], jnp.ravel(algo.constraint_limit(agent, batch))[0]
+    """A_c of every cost channel, centred only: its scale stays that of the cost it predicts.  Shape ``(B,)``
+    with one cost channel, ``(B, m)`` with m; the batch's J_c and b are
+    :meth:`~saferl.algos.base.Algorithm.cost_and_limit`."""
+    if batch.advantages.shape[1] == 2:
+        return batch.advantages[:, 1] - jnp.mean(batch.advantages[:, 1])
+    return batch.advantages[:, 1:] - jnp.mean(batch.advantages[:, 1:], axis=0)
 
 
 @register
@@ -48,20 +48,20 @@ class PPO(Algorithm):
     name = "ppo"
     description = "PPO (Schulman et al. 2017): clipped surrogate on the reward; ignores the constraint."
     constraint_kinds = ("expected", "var")
-    defaults = dict(
-        gamma=0.99,
-        cost_gamma=0.99,
-        gae_lambda=0.95,
-        actor_lr=3e-4,
-        critic_lr=3e-4,
-        clip=0.2,
-        epochs=10,
-        minibatches=32,
-        entropy_coef=0.0,
-        target_kl=0.02,
-        max_grad_norm=40.0,
-        lr_schedule="constant",
-        lr_decay_steps=0,
+    defaults = declare(
+        gamma=real(0.99, "(0, 1]", "reward discount"),
+        cost_gamma=real(0.99, "(0, 1]", "discount of the cost critics"),
+        gae_lambda=real(0.95, "[0, 1]", "GAE lambda (every channel)"),
+        actor_lr=real(3e-4, "(0, inf)", "Adam rate of the policy"),
+        critic_lr=real(3e-4, "(0, inf)", "Adam rate of the critics"),
+        clip=real(0.2, "(0, inf)", "ratio clip epsilon (PPO eq. 7)"),
+        epochs=integer(10, "[1, inf)", "passes over the batch"),
+        minibatches=integer(32, "[1, inf)", "minibatches per pass (at most num_envs * rollout_steps)"),
+        entropy_coef=real(0.0, "[0, inf)", "weight of the entropy bonus"),
+        target_kl=real(0.02, "[0, inf)", "the passes stop once one's mean KL exceeds kl_stop_factor * target_kl; 0 = never"),
+        max_grad_norm=real(40.0, "[0, inf)", "global gradient-norm clip; 0 = none"),
+        lr_schedule=choice("constant", ("constant", "linear"), "the policy's learning-rate schedule"),
+        lr_decay_steps=integer(0, "[0, inf)", "updates over which the linear schedule decays to 0"),
     )
 
     #: the epochs stop once the epoch's mean KL estimate exceeds kl_stop_factor * target_kl
@@ -157,6 +157,3 @@ class PPO(Algorithm):
             "epochs_run": jnp.sum(ran.astype(jnp.float32)) + jnp.any(~ran).astype(jnp.float32),
         }
         return agent, metrics
-
-    def metrics_names(self):
-        return ("actor_loss", "critic_loss", "approx_kl", "entropy", "epochs_run")

@@ -118,12 +118,3 @@ class RiskConstrained:
         if self.surrogate == "cvar":
             agent = agent.replace(extra={**agent.extra, "eta": self.next_eta(agent, batch)})
         return agent, batch.replace(advantages=advantages, episodes=episodes), {**metrics, **info}
-
-    def metrics_names(self):
-        return super().metrics_names() + self.risk_metrics_names()
-
-    def risk_metrics_names(self):
-        if not self.is_risk:
-            return ()
-        return {"cantelli": ("cantelli_value", "cantelli_bound", "recovery"), "indicator": (),
-                "cvar": ("cvar", "eta")}[self.surrogate]

@@ -37,10 +37,11 @@ import jax.numpy as jnp
 import optax
 from jax.flatten_util import ravel_pytree
 
-from saferl.algos.base import AgentState, Algorithm
+from saferl.algos.base import AgentState, Algorithm, channel_metrics
 from saferl.algos.risk import RiskConstrained
 from saferl.core import trust_region as tr
 from saferl.core.fitting import minibatch_epochs
+from saferl.hparams import choice, declare, integer, real
 
 
 class Gradients(NamedTuple):
@@ -62,50 +63,33 @@ class TrustRegionAlgorithm(RiskConstrained, Algorithm):
     """Base class: subclasses implement ``policy_step(agent, batch) -> (agent, metrics)``."""
 
     constraint_kinds = ("expected", "var")
-    defaults = dict(
-        gamma=0.99,
-        cost_gamma=0.99,
-        gae_lambda=0.95,
-        target_kl=0.01,  # delta, the trust-region radius
-        cg_iters=15,
-        cg_damping=0.1,
-        backtracks=15,
-        decay=0.8,  # line search: step_j = decay**j * full_step
-        line_search="batched",  # "batched": all candidates in one vmapped call; "sequential": stop at the first accepted
-        # Fisher-vector products on every k-th sample of the batch (rllab's TRPO ``subsample_factor``,
-        # OmniSafe's ``fvp_sample_freq``): 4 halves CPO's update time on PointGoal1 (16k samples -> 4k)
-        fvp_subsample=4,
-        # the cost surrogate's scale s: "episode" (the module docstring: 1 / (1 - cost_gamma), or the mean
-        # episode length L for VaR constraints) or "per_sample" (s = 1: b per sample against c per episode, as
-        # OmniSafe's CPO; with a noise-dominated b it sends CPO to its recovery case while c > 0)
-        cost_scale="episode",
-        # learned safety margin (the ``learn_margin`` option of OpenAI's safety-starter-agents CPO, Ray et al.
-        # 2019): before each step margin <- max(0, margin + lr (J_c - b)) and the step sees c = J_c - b + margin,
-        # an integral term that removes the steady offset above b of a noisy step rule; 0 = off (CPO as published)
-        cost_margin_lr=0.0,
-        critic_lr=1e-3,
-        critic_epochs=10,
-        critic_minibatches=16,
-        max_grad_norm=40.0,  # critics only
+    defaults = declare(
+        gamma=real(0.99, "(0, 1]", "reward discount"),
+        cost_gamma=real(0.99, "(0, 1]", "discount of the cost critics"),
+        gae_lambda=real(0.95, "[0, 1]", "GAE lambda (every channel)"),
+        target_kl=real(0.01, "(0, inf)", "delta, the trust-region radius (mean KL)"),
+        cg_iters=integer(15, "[1, inf)", "conjugate-gradient iterations"),
+        cg_damping=real(0.1, "[0, inf)", "damping added to the Fisher-vector product"),
+        backtracks=integer(15, "[1, inf)", "line-search candidates decay**j * full_step, j < backtracks"),
+        decay=real(0.8, "(0, 1)", "line-search step ratio"),
+        line_search=choice("batched", ("batched", "sequential"),
+                           "batched: all candidates in one vmapped call; sequential: stop at the first accepted"),
+        # rllab's TRPO ``subsample_factor``, OmniSafe's ``fvp_sample_freq``
+        fvp_subsample=integer(4, "[1, inf)", "Fisher-vector products on every k-th sample"),
+        cost_scale=choice("episode", ("episode", "per_sample"),
+                          "the cost surrogate's scale s (module docstring): episode or per_sample (s = 1, OmniSafe)"),
+        # the ``learn_margin`` option of OpenAI's safety-starter-agents CPO (Ray et al. 2019): an integral term
+        cost_margin_lr=real(0.0, "[0, inf)", "learned safety margin's rate; 0 = off (as published)"),
+        critic_lr=real(1e-3, "(0, inf)", "Adam rate of the critics"),
+        critic_epochs=integer(10, "[1, inf)", "critic passes over the batch"),
+        critic_minibatches=integer(16, "[1, inf)", "critic minibatches per pass"),
+        max_grad_norm=real(40.0, "[0, inf)", "the critics' gradient-norm clip; 0 = none"),
     )
 
     # ---- declarations -----------------------------------------------------------------
-    @property
-    def num_constraints(self) -> int:
-        return 1 if self.is_risk else self.critics.num_channels - 1
-
     def actor_optimizer(self):
         # The actor moves by trust-region steps, not by an optimiser; its state is empty.
         return optax.identity()
-
-    def init(self, key, constraint):
-        limit = jnp.asarray(constraint.limit)
-        if limit.ndim > 0 and limit.shape != (int(self.critics.num_channels) - 1,):
-            raise ValueError(
-                f"{self.name}: constraint.limit has {limit.shape[0]} entries but the environment has "
-                f"{self.num_constraints} cost channel(s)"
-            )
-        return super().init(key, constraint)
 
     # ---- batch closures -----------------------------------------------------------------
     def advantages(self, batch):
@@ -117,9 +101,7 @@ class TrustRegionAlgorithm(RiskConstrained, Algorithm):
     def surrogate_scale(self, batch):
         """s: the cost surrogate is ``s * mean(ratio * A_c)`` (see the module docstring); s = 1 with
         ``hparams.cost_scale: per_sample``."""
-        mode = self.hp.get("cost_scale", "episode")
-        if mode not in ("episode", "per_sample"):
-            raise ValueError(f"hparams.cost_scale must be 'episode' or 'per_sample', got {mode!r}")
+        mode = self.hp["cost_scale"]
         if mode == "per_sample":
             return jnp.ones((), jnp.float32)
         return self._surrogate_scale(batch)
@@ -146,21 +128,15 @@ class TrustRegionAlgorithm(RiskConstrained, Algorithm):
 
     def init_extra(self, constraint):
         extra = super().init_extra(constraint)
-        lr = float(self.hp.get("cost_margin_lr", 0.0))
-        if not lr >= 0.0:
-            raise ValueError(f"hparams.cost_margin_lr must be >= 0 (0 = no learned margin), got {lr!r}")
+        lr = float(self.hp["cost_margin_lr"])
         if lr > 0.0:  # only then, so that runs without a margin keep their checkpoint layout
             extra = {**extra, "cost_margin": jnp.zeros((self.num_constraints,), jnp.float32)}
         return extra
 
-    def _cost_and_limit(self, agent, batch):
-        m = self.num_constraints
-        cost = jnp.asarray(batch.episodes["discounted_cost"], jnp.float32).reshape(-1)[:m]
-        return cost, jnp.broadcast_to(self.constraint_limit(agent, batch), (m,))
-
     def constraint_data(self, agent, batch):
-        """(J_c, b) per constraint; b is lowered by the learned margin when there is one."""
-        cost, limit = self._cost_and_limit(agent, batch)
+        """(J_c, b) per constraint (:meth:`~saferl.algos.base.Algorithm.cost_and_limit`); b is lowered by the
+        learned margin when there is one."""
+        cost, limit = self.cost_and_limit(agent, batch)
         if "cost_margin" in agent.extra:
             limit = limit - agent.extra["cost_margin"]
         return cost, limit
@@ -169,9 +145,9 @@ class TrustRegionAlgorithm(RiskConstrained, Algorithm):
         """margin <- max(0, margin + cost_margin_lr (J_c - b)) against the unshifted b (no-op without one)."""
         if "cost_margin" not in agent.extra:
             return agent, {}
-        cost, limit = self._cost_and_limit(agent, batch)
+        cost, limit = self.cost_and_limit(agent, batch)
         margin = next_margin(agent.extra["cost_margin"], cost, limit, float(self.hp["cost_margin_lr"]))
-        return agent.replace(extra={**agent.extra, "cost_margin": margin}), {"cost_margin": margin[0]}
+        return agent.replace(extra={**agent.extra, "cost_margin": margin}), channel_metrics("cost_margin", margin)
 
     # ---- gradients, H^-1 v, line search --------------------------------------------------
     def gradients(self, agent, batch, adv_r, adv_c) -> Gradients:
@@ -189,8 +165,6 @@ class TrustRegionAlgorithm(RiskConstrained, Algorithm):
     def fisher_matvec(self, agent, batch):
         """v -> (F + damping I) v on flat vectors, F the Hessian of the mean KL at theta_k."""
         k = int(self.hp["fvp_subsample"])
-        if k < 1:
-            raise ValueError(f"hparams.fvp_subsample must be an integer >= 1, got {k}")
         sub = batch if k == 1 else jax.tree.map(lambda x: x[::k], batch.replace(episodes=None))
         matvec, _, _ = tr.make_fisher_matvec(lambda p: self.mean_kl(p, sub), agent.actor_params,
                                              self.hp["cg_damping"])
@@ -230,8 +204,6 @@ class TrustRegionAlgorithm(RiskConstrained, Algorithm):
     def _line_search_fn(self):
         """Both searches return the same candidate (tested); they differ only in cost."""
         mode = self.hp["line_search"]
-        if mode not in ("batched", "sequential"):
-            raise ValueError(f"hparams.line_search must be 'batched' or 'sequential', got {mode!r}")
         return tr.backtracking_line_search if mode == "batched" else tr.backtracking_line_search_sequential
 
     # ---- critics ---------------------------------------------------------------------------
@@ -257,11 +229,6 @@ class TrustRegionAlgorithm(RiskConstrained, Algorithm):
         agent, step_metrics = self.policy_step(agent, batch)
         agent, critic_loss = self.fit_critics(agent, batch, key)
         return agent, {**metrics, **step_metrics, "critic_loss": critic_loss}
-
-    def metrics_names(self):
-        margin = ("cost_margin",) if float(self.hp.get("cost_margin_lr", 0.0)) > 0 else ()
-        return margin + ("kl", "surrogate_improvement", "cost_surrogate_change", "accepted", "backtracks",
-                         "critic_loss")
 
 
 def next_margin(margin, cost, limit, lr):

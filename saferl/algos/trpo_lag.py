@@ -2,7 +2,9 @@
 
 Before the step the multiplier ascends the dual on the batch's episode cost J_c
 (:mod:`saferl.algos.lagrangian`); the policy then takes a TRPO step on the advantage
-(A_r - lambda A_c) / (1 + lambda).  One constraint (the first cost channel).
+(A_r - lambda A_c) / (1 + lambda).  With m cost channels: one multiplier per channel and
+(A_r - sum_i lambda_i A_c,i) / (1 + sum_i lambda_i).  The multipliers see the limit lowered by
+the learned margin when ``cost_margin_lr`` > 0 (:mod:`saferl.algos.second_order`).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from saferl.algos.base import register
 from saferl.algos.lagrangian import LAGRANGE_DEFAULTS, Lagrangian
 from saferl.algos.risk import RiskConstrained
 from saferl.algos.trpo import TRPO
+from saferl.hparams import declare
 
 
 @register
@@ -19,11 +22,10 @@ class TRPOLag(Lagrangian, TRPO):
     description = "TRPO-Lagrangian (Ray et al. 2019): TRPO with a learned Lagrange multiplier on the expected cost."
     constraint_kinds = ("expected", "var")
     is_risk = RiskConstrained.is_risk  # unlike TRPO, it enforces a VaR constraint
-    defaults = dict(TRPO.defaults, **LAGRANGE_DEFAULTS)
+    defaults = declare(TRPO.defaults, LAGRANGE_DEFAULTS)
 
     def before_update(self, agent, batch):
-        cost, limit = self.constraint_data(agent, batch)
-        return self.update_multiplier(agent, cost[0], limit[0])
+        return self.update_multiplier(agent, *self.constraint_data(agent, batch))
 
     def reward_advantage(self, agent, batch, adv_r, adv_c):
-        return self.lagrangian_advantage(agent, adv_r, adv_c[:, 0])
+        return self.lagrangian_advantage(agent, adv_r, adv_c[:, 0] if adv_c.shape[1] == 1 else adv_c)

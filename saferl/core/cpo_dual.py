@@ -41,6 +41,39 @@ Optimisation cases (the numbering of Achiam's reference code and OmniSafe)
 * 2: ``c < 0`` and ``B >= 0``: ``x = 0`` is feasible, the boundary cuts the trust region.
 * 3: ``c < 0`` and ``B < 0``: the whole trust region is feasible -> TRPO step ``sqrt(2 delta/q) H^-1 g``.
 * 4: ``s <= s_tol`` and ``c <= 0``: the cost gradient vanishes, the constraint is irrelevant -> TRPO step.
+
+Several constraints: recovery (:func:`cpo_dual_multi`, :func:`min_norm_hull_weights`)
+-------------------------------------------------------------------------------------
+With ``m`` constraints and no x meeting all linearised constraints inside the trust region,
+the recovery step acts on the violated set ``V = {i : c_i > 0}``.  It is
+
+    x = -sqrt(2 delta / (w*^T G w*)) H^-1 B_V^T w*,   w* = argmin_{w in simplex(V)} w^T G w,   G = B_V H^-1 B_V^T,
+
+``H^-1 B_V^T w*`` the minimum-norm point (in the ``H^-1`` metric) of the convex hull of the violated
+constraints' gradients.  It solves ``min_x max_{i in V} b_i^T x  s.t.  x^T H x / 2 <= delta``
+(by minimax duality, ``max_{|x|_H <= R} min_i -b_i^T x = min_{w in simplex} R |B_V^T w|_{H^-1}``):
+the step whose worst linearised change among the violated constraints is the lowest.  The
+optimality conditions of the simplex problem, ``(G w*)_i >= w*^T G w*`` for every ``i in V``, give
+``b_i^T x = -sqrt(2 delta / (w*^T G w*)) (G w*)_i < 0`` for every violated constraint whenever
+``w*^T G w* > 0`` -- that is, whenever some step decreases all of them (0 is outside the hull
+exactly when such a direction exists).  The alternative, the step minimising the *sum* of the
+violated constraints (``w = 1_V``), can raise one violated constraint to lower another, which
+is why it is not used; it remains the fallback when 0 lies in the hull (numerically:
+``w*^T G w* <= 100 eps max_i G_ii``), where no step lowers all of them.  For ``m = 1`` both are
+CPO's recovery step ``-sqrt(2 delta / s) H^-1 b``.
+
+PCPO with several constraints (:func:`pcpo_projection_multi`)
+-------------------------------------------------------------
+The KL projection of the reward step ``x_r`` onto the intersection of the linearised
+constraints, ``min_x (x - x_r)^T H (x - x_r) / 2  s.t.  B x + c <= 0``, has the solution
+``x = x_r - H^-1 B^T mu`` with ``mu >= 0`` the solution of the m-dimensional dual
+``min_{mu >= 0} mu^T S mu / 2 - mu^T (B x_r + c)``, ``S = B H^-1 B^T``; it is found by enumerating
+the active sets, as :func:`cpo_dual_multi` does, and for ``m = 1`` is PCPO's closed form
+(Projection-Based Constrained Policy Optimization, arXiv:2010.03152, eq. 4-5).
+
+References: Achiam, Held, Tamar, Abbeel 2017, "Constrained Policy Optimization", arXiv:1705.10528;
+Yang, Rosca, Narasimhan, Ramadge 2020, "Projection-Based Constrained Policy Optimization",
+arXiv:2010.03152.
 """
 
 from __future__ import annotations
@@ -224,10 +257,13 @@ def cpo_dual_multi(q, r, S, c, delta, *, tol: float = 1e-4) -> CPOMultiDual:
     of ``B_K``), which keeps ``lam > 0``.
 
     If no candidate is feasible the linearised constraints cannot be met
-    inside the trust region and the recovery step minimises the sum of the
-    violated constraints ``V = {i : c_i > 0}`` within it:
-    ``x = -sqrt(2 delta / (1_V^T S 1_V)) H^-1 B 1_V`` (for ``m = 1`` this is
-    CPO's recovery step).
+    inside the trust region, and the recovery step acts on the violated
+    constraints ``V = {i : c_i > 0}`` (the largest ``c_i`` when, numerically,
+    none is positive): ``x = -sqrt(2 delta / (w^T S w)) H^-1 B^T w`` with ``w``
+    the weights of the minimum-norm point of the hull of their gradients
+    (:func:`min_norm_hull_weights`; the module docstring says why), which lowers
+    every violated linearised constraint whenever some step lowers all of them.
+    For ``m = 1`` this is CPO's recovery step ``-sqrt(2 delta / s) H^-1 b``.
     """
     r = jnp.asarray(r)
     S = jnp.asarray(S)
@@ -271,7 +307,7 @@ def cpo_dual_multi(q, r, S, c, delta, *, tol: float = 1e-4) -> CPOMultiDual:
 
     violated = c > 0
     violated = jnp.where(jnp.any(violated), violated, c >= jnp.max(c))
-    w = violated.astype(dtype)
+    w, _ = recovery_weights(S, violated)
     rec_len = jnp.sqrt(2.0 * delta / jnp.maximum(w @ S @ w, tiny))
 
     return CPOMultiDual(
@@ -282,6 +318,72 @@ def cpo_dual_multi(q, r, S, c, delta, *, tol: float = 1e-4) -> CPOMultiDual:
         coef_g=jnp.where(feasible, alpha[best], 0.0),
         coef_b=jnp.where(feasible, beta[best], -rec_len * w),
     )
+
+
+def _sym_pinv_indefinite(a, eps):
+    """Pseudo-inverse of a symmetric (possibly indefinite) matrix via ``eigh``."""
+    w, v = jnp.linalg.eigh(a)
+    cutoff = 10.0 * a.shape[-1] * eps * jnp.max(jnp.abs(w))
+    keep = jnp.abs(w) > cutoff
+    w_inv = jnp.where(keep, 1.0 / jnp.where(keep, w, 1.0), 0.0)
+    return (v * w_inv) @ v.T
+
+
+def min_norm_hull_weights(G, mask):
+    """``w* = argmin_{w in simplex(mask)} w^T G w``: the weights of the minimum-norm point of the convex hull
+    of the vectors whose Gram matrix is ``G`` (``G = B H^-1 B^T``: the gradients b_i in the ``H^-1`` metric),
+    over the entries where ``mask`` holds (at least one).  Returns ``(w*, w*^T G w*)``, ``w*`` of shape
+    ``(m,)`` with zeros outside ``mask``.
+
+    Every support ``T`` (a non-empty subset of the ``m <= MAX_MULTI_CONSTRAINTS`` entries, all ``2^m - 1`` at
+    once) gives the minimiser of ``w^T G w`` on the affine hull ``{sum_T w = 1, w = 0 off T}`` from the
+    bordered system ``[[G_TT, 1], [1^T, 0]] (w_T, -mu) = (0, 1)`` (pseudo-inverse: singular ``G_TT`` is
+    fine); clipped at 0 and renormalised it is a point of the simplex.  The optimum is the candidate of
+    least value among those with ``T`` inside ``mask`` (a minimal support of the optimum is among them,
+    and there the affine minimiser is unique and non-negative); ties go to the smaller support.
+    """
+    G = jnp.asarray(G)
+    m = G.shape[-1]
+    if m > MAX_MULTI_CONSTRAINTS or m < 1:
+        raise ValueError(f"min_norm_hull_weights enumerates 2^m supports; m must be in 1..{MAX_MULTI_CONSTRAINTS}, "
+                         f"got {m}")
+    dtype = jnp.result_type(G, float)
+    G = G.astype(dtype)
+    eps, tiny, _ = _consts(dtype)
+    mask = jnp.asarray(mask, bool)
+    supports = jnp.asarray(_active_sets(m)[1:])  # non-empty, fewer entries first
+    rhs = jnp.zeros((m + 1,), dtype).at[m].set(1.0)
+
+    def candidate(support):
+        tf = support.astype(dtype)
+        border = jnp.zeros((m + 1, m + 1), dtype)
+        border = border.at[:m, :m].set(G * tf[:, None] * tf[None, :] + jnp.diag(1.0 - tf))
+        border = border.at[:m, m].set(tf).at[m, :m].set(tf)
+        w = jnp.maximum((_sym_pinv_indefinite(border, eps) @ rhs)[:m] * tf, 0.0)
+        total = jnp.sum(w)
+        w = w / jnp.maximum(total, tiny)
+        ok = jnp.all(mask | ~support) & (total > tiny)
+        return ok, w @ G @ w, w
+
+    ok, value, w = jax.vmap(candidate)(supports)
+    best = jnp.argmin(jnp.where(ok, value, jnp.inf))
+    return w[best], value[best]
+
+
+def recovery_weights(S, violated):
+    """The weights ``w`` of the several-constraint recovery direction ``-H^-1 B^T w`` (the module docstring):
+    the minimum-norm point of the hull of the violated constraints' gradients, or -- where that point is
+    numerically 0 (``w^T S w <= 100 eps max_{i in V} S_ii``: no step lowers every violated constraint) -- the
+    sum of the violated constraints, ``w = 1_V``.  Returns ``(w, used_min_norm)``."""
+    S = jnp.asarray(S)
+    dtype = jnp.result_type(S, float)
+    S = S.astype(dtype)
+    eps, _, _ = _consts(dtype)
+    violated = jnp.asarray(violated, bool)
+    w, value = min_norm_hull_weights(S, violated)
+    scale = jnp.max(jnp.where(violated, jnp.diagonal(S), 0.0))
+    min_norm = value > 100.0 * eps * scale
+    return jnp.where(min_norm, w, violated.astype(dtype)), min_norm
 
 
 def cpo_multi_scalars(g, B, hinv_g, hinv_B):
@@ -322,6 +424,54 @@ def pcpo_projection(reward_step, cost_grad, c, *, hinv_cost_grad=None, norm: str
     violation = jnp.vdot(cost_grad, reward_step) + c
     coef = jnp.where(denom > tiny, jnp.maximum(0.0, violation) / jnp.maximum(denom, tiny), 0.0)
     return reward_step - coef * direction
+
+
+def pcpo_projection_multi(reward_step, cost_grads, c, hinv_cost_grads, *, tol: float = 1e-4):
+    """Project a reward step onto the intersection of ``m`` linearised constraints in the KL metric.
+
+        x = argmin_x (x - x_r)^T H (x - x_r) / 2   s.t.   B x + c <= 0        (rows b_i^T x + c_i <= 0)
+
+    (PCPO eq. 4 with several constraints).  ``cost_grads`` = B and ``hinv_cost_grads`` = H^-1 B have shape
+    ``(m, n)``, ``c`` shape ``(m,)``.  Stationarity gives ``x = x_r - H^-1 B^T mu``, ``mu >= 0``; for an
+    active set ``K``, ``mu_K = S_KK^+ v_K`` (``S = B H^-1 B^T``, ``v = B x_r + c``, zero off ``K``) makes
+    the constraints of ``K`` tight, and ``|x - x_r|_H^2 = mu^T S mu`` and ``B x + c = v - S mu`` follow
+    from ``S`` and ``v`` alone.  The problem is convex, so the projection is the candidate nearest to
+    ``x_r`` among the primal feasible ones (constraint ``i`` within ``tol`` times its scale; all ``2^m``
+    active sets at once, ``m <= MAX_MULTI_CONSTRAINTS``); ties go to the smaller active set.  A
+    constraint with ``b_i^T H^-1 b_i ~ 0`` cannot be moved by any step and is left out of the
+    feasibility test (as :func:`pcpo_projection` skips it).  When the linearised constraints have no
+    common point the candidate with the least largest (scaled) violation is taken.  For ``m = 1``
+    this is :func:`pcpo_projection` with ``norm="kl"``.
+    """
+    B = jnp.asarray(cost_grads)
+    hinv_B = jnp.asarray(hinv_cost_grads)
+    c = jnp.asarray(c)
+    m = B.shape[0]
+    if m > MAX_MULTI_CONSTRAINTS or m < 1:
+        raise ValueError(f"pcpo_projection_multi enumerates 2^m active sets; m must be in 1..{MAX_MULTI_CONSTRAINTS}, "
+                         f"got {m}")
+    dtype = jnp.result_type(reward_step, B, c, float)
+    x_r, B, hinv_B, c = (jnp.asarray(a, dtype) for a in (reward_step, B, hinv_B, c))
+    eps, tiny, _ = _consts(dtype)
+    S = B @ hinv_B.T
+    S = 0.5 * (S + S.T)
+    along = B @ x_r
+    v = along + c
+    relevant = jnp.diagonal(S) > tiny
+    masks = jnp.asarray(_active_sets(m))
+
+    def candidate(mask):
+        mf = mask.astype(dtype)
+        S_K = S * mf[:, None] * mf[None, :] + jnp.diag(1.0 - mf)
+        mu = (_sym_pinv(S_K, eps) * mf[:, None] * mf[None, :]) @ v
+        cons = v - S @ mu
+        scale = jnp.abs(c) + jnp.abs(along) + jnp.abs(S) @ jnp.abs(mu) + tiny
+        violation = jnp.where(relevant, cons / scale, -jnp.inf)
+        return jnp.all(violation <= tol), mu @ S @ mu, jnp.max(violation), mu
+
+    ok, dist, worst, mu = jax.vmap(candidate)(masks)
+    best = jnp.where(jnp.any(ok), jnp.argmin(jnp.where(ok, dist, jnp.inf)), jnp.argmin(worst))
+    return x_r - mu[best] @ hinv_B
 
 
 def pcpo_step(g, hinv_g, cost_grad, hinv_cost_grad, c, delta, *, norm: str = "kl"):

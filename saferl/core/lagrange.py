@@ -5,6 +5,15 @@ The update ascends the dual: lambda <- max(0, lambda + lr * (J_c - b)), with pla
 gradient ascent (Ray et al.) or Adam on the loss -lambda (J_c - b) (OmniSafe's choice);
 or the PID Lagrangian of Stooke et al., whose proportional and derivative terms damp the
 oscillation of the integral-only (gradient ascent) multiplier.
+
+With ``m`` constraints every state holds one multiplier per constraint (shape ``(m,)``; ``init`` and
+``pid_init`` take the ``shape``) and every rule acts on each channel separately, lambda_i from
+J_c,i - b_i alone: the dual of ``max J_r s.t. J_c,i <= b_i (i = 1..m)`` separates over the channels.
+One constraint keeps the scalar state (shape ``()``) it always had.
+
+References: Ray, Achiam, Amodei 2019, "Benchmarking Safe Exploration in Deep Reinforcement
+Learning" (OpenAI); Stooke, Achiam, Abbeel 2020, "Responsive Safety in Reinforcement Learning by
+PID Lagrangian Methods", arXiv:2007.03964.
 """
 
 from __future__ import annotations
@@ -30,13 +39,15 @@ def _optimizer(kind: str, lr: float) -> optax.GradientTransformation:
     raise ValueError(f"lagrange optimizer must be 'adam' or 'sgd', got {kind!r}")
 
 
-def init(initial: float, kind: str = "adam", lr: float = 0.035) -> LagrangeState:
-    multiplier = jnp.asarray(max(float(initial), 0.0), jnp.float32)
+def init(initial: float, kind: str = "adam", lr: float = 0.035, shape: tuple[int, ...] = ()) -> LagrangeState:
+    """Multipliers of shape ``shape`` (``()``: one constraint; ``(m,)``: one per constraint), all ``initial``."""
+    multiplier = jnp.full(shape, max(float(initial), 0.0), jnp.float32)
     return LagrangeState(multiplier, _optimizer(kind, lr).init(multiplier))
 
 
 def update(state: LagrangeState, cost_estimate: jax.Array, limit: jax.Array, kind: str = "adam", lr: float = 0.035):
-    """One dual ascent step on the violation ``cost_estimate - limit``; projects onto lambda >= 0."""
+    """One dual ascent step on the violation ``cost_estimate - limit`` (per channel: adam and sgd are
+    elementwise); projects onto lambda >= 0.  ``cost_estimate`` and ``limit`` have the multiplier's shape."""
     grad = -(cost_estimate - limit)  # d/d lambda of the loss -lambda (J_c - b)
     updates, opt_state = _optimizer(kind, lr).update(grad, state.opt_state, state.multiplier)
     multiplier = jnp.maximum(state.multiplier + updates, 0.0)
@@ -52,12 +63,14 @@ class PIDLagrangeState:
     started: jax.Array  # False until the first J_c arrived
 
 
-def pid_init(initial: float = 0.0, d_delay: int = 10) -> PIDLagrangeState:
+def pid_init(initial: float = 0.0, d_delay: int = 10, shape: tuple[int, ...] = ()) -> PIDLagrangeState:
+    """A PID state with one controller per entry of ``shape`` (``()``: one constraint); the cost
+    history has shape ``(d_delay,) + shape``."""
     if int(d_delay) < 1:
         raise ValueError(f"pid_d_delay must be an integer >= 1, got {d_delay!r}")
-    z = jnp.zeros((), jnp.float32)
-    return PIDLagrangeState(jnp.asarray(max(float(initial), 0.0), jnp.float32), z, z,
-                            jnp.zeros((int(d_delay),), jnp.float32), jnp.zeros((), bool))
+    z = jnp.zeros(shape, jnp.float32)
+    return PIDLagrangeState(jnp.full(shape, max(float(initial), 0.0), jnp.float32), z, z,
+                            jnp.zeros((int(d_delay),) + tuple(shape), jnp.float32), jnp.zeros(shape, bool))
 
 
 def pid_update(state: PIDLagrangeState, cost_estimate, limit, kp: float, ki: float, kd: float,
@@ -68,7 +81,8 @@ def pid_update(state: PIDLagrangeState, cost_estimate, limit, kp: float, ki: flo
         lambda = clip(Kp P + I + Kd D, 0, max_multiplier).
 
     The derivative looks back ``len(cost_history) - 1`` updates; the first J_c fills the history (no kick
-    from a zero start).  ``cost_estimate`` NaN (no finished episode) leaves the state unchanged."""
+    from a zero start).  ``cost_estimate`` NaN (no finished episode) leaves the state unchanged.  With
+    ``m`` constraints every term is per channel (``cost_estimate`` and ``limit`` of shape ``(m,)``)."""
     cost = jnp.asarray(cost_estimate, jnp.float32)
     error = cost - limit
     first = ~state.started
@@ -80,5 +94,5 @@ def pid_update(state: PIDLagrangeState, cost_estimate, limit, kp: float, ki: flo
     derivative = jnp.maximum(smoothed_cost - history[0], 0.0)
     integral = jnp.maximum(state.integral + ki * error, 0.0)
     multiplier = jnp.clip(kp * smoothed_error + integral + kd * derivative, 0.0, max_multiplier)
-    new = PIDLagrangeState(multiplier, integral, smoothed_error, history, jnp.ones((), bool))
+    new = PIDLagrangeState(multiplier, integral, smoothed_error, history, jnp.ones_like(state.started))
     return jax.tree.map(lambda a, b: jnp.where(jnp.isfinite(cost), a, b), new, state)

@@ -20,6 +20,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from saferl.spaces import Discrete
+
 ACTIVATIONS = {"tanh": jnp.tanh, "relu": jax.nn.relu, "elu": jax.nn.elu, "gelu": jax.nn.gelu, "silu": jax.nn.silu}
 
 
@@ -216,8 +218,6 @@ class Critics:
 
 
 def make_actor(obs_dim: int, action_space, hidden, activation: str, init_log_std: float = -0.5):
-    from saferl.envs.base import Discrete
-
     _check_activation(activation)
     if isinstance(action_space, Discrete):
         return CategoricalActor(obs_dim, action_space.n, tuple(hidden), activation)

@@ -1,0 +1,11 @@
+"""Environments: the functional CMDP API (:mod:`saferl.envs.base`), wrappers and the built-ins.
+
+Importing the package registers every built-in environment: each module below runs its
+``@register`` decorators when imported.  A new environment is one module plus one line here.
+EcoAnt imports MuJoCo only when it is built, so this works without the ``mjx`` extra.
+"""
+
+from saferl.envs import eco_ant  # noqa: F401  (EcoAnt)
+from saferl.envs import icy_lake  # noqa: F401  (IcyLake)
+from saferl.envs import point_goal  # noqa: F401  (PointGoal1)
+from saferl.envs import toy  # noqa: F401  (ToyReach)

@@ -16,51 +16,27 @@ the state, so ``step`` needs no key argument and the whole API is
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Callable
+import copy
+from typing import Any, Callable, ClassVar, NamedTuple
 
 import jax
-import jax.numpy as jnp
+
+from saferl import struct
+from saferl.spaces import Box, Discrete, Space  # noqa: F401  (re-exported: environments import them from here)
 
 
-@dataclass(frozen=True)
-class Box:
-    """A box in R^shape; ``low``/``high`` are scalars or arrays broadcastable to ``shape``."""
+@struct.dataclass
+class EnvParams:
+    """The base of every environment's parameters: what they all carry.
 
-    low: Any
-    high: Any
-    shape: tuple[int, ...]
-    dtype: Any = jnp.float32
+    ``max_steps`` is the time limit (``truncated = time >= max_steps``).  It is keyword-only,
+    so subclasses keep their own positional fields and defaults, and a pytree leaf, so
+    parameters may differ per environment under ``vmap``; an environment whose compiled
+    code depends on it declares it again with ``static=True`` (``ToyReachParams``).  Each
+    environment redeclares it with its own default.
+    """
 
-    def sample(self, key: jax.Array) -> jax.Array:
-        low = jnp.broadcast_to(jnp.asarray(self.low, jnp.float32), self.shape)
-        high = jnp.broadcast_to(jnp.asarray(self.high, jnp.float32), self.shape)
-        low = jnp.where(jnp.isfinite(low), low, -1.0)
-        high = jnp.where(jnp.isfinite(high), high, 1.0)
-        return jax.random.uniform(key, self.shape, minval=low, maxval=high).astype(self.dtype)
-
-    def contains(self, x: jax.Array) -> jax.Array:
-        x = jnp.asarray(x)
-        return jnp.all((x >= self.low) & (x <= self.high)) & (x.shape == self.shape)
-
-
-@dataclass(frozen=True)
-class Discrete:
-    """Integers ``0 .. n - 1``."""
-
-    n: int
-    shape: tuple[int, ...] = ()
-    dtype: Any = jnp.int32
-
-    def sample(self, key: jax.Array) -> jax.Array:
-        return jax.random.randint(key, (), 0, self.n).astype(self.dtype)
-
-    def contains(self, x: jax.Array) -> jax.Array:
-        x = jnp.asarray(x)
-        return (x >= 0) & (x < self.n)
-
-
-Space = Box | Discrete
+    max_steps: int = struct.field(default=1000, kw_only=True)
 
 
 class Environment:
@@ -70,6 +46,12 @@ class Environment:
     description: str = ""
     #: shape of the cost signal: ``()`` for one constraint, ``(m,)`` for ``m`` channels
     cost_shape: tuple[int, ...] = ()
+    #: training defaults of a run on this environment, applied over the global ones before the
+    #: user's config; keys among :data:`CONFIG_DEFAULT_KEYS` (read by :func:`config_defaults`)
+    config_defaults: ClassVar[dict] = {}
+    #: the numbers of a VaR constraint on this environment; keys among :data:`RISK_DEFAULT_KEYS`
+    #: (read by :func:`risk_defaults`)
+    risk_defaults: ClassVar[dict] = {}
 
     def default_params(self) -> Any:
         raise NotImplementedError
@@ -143,44 +125,84 @@ class Wrapper(Environment):
 
 
 # --------------------------------------------------------------------------- registry
+#
+# An environment module registers its factories with ``@register``; saferl/envs/__init__.py
+# imports every environment module by name, so adding an environment is one module plus one
+# import line there.
 
-_REGISTRY: dict[str, tuple[Callable[..., Environment], str]] = {}
+#: keys an environment's ``config_defaults`` may set
+CONFIG_DEFAULT_KEYS = ("num_envs", "rollout_steps", "reset_pool", "total_steps", "constraint")
+#: keys an environment's ``risk_defaults`` may set
+RISK_DEFAULT_KEYS = ("rho", "epsilon", "gamma_c")
 
 
-def register(name: str, description: str):
-    """Class/function decorator adding an environment factory to the registry."""
+class _Entry(NamedTuple):
+    factory: Callable[..., Environment]
+    description: str
+    config_defaults: dict
+    risk_defaults: dict
+
+
+_REGISTRY: dict[str, _Entry] = {}
+
+
+def _checked(name: str, what: str, defaults: Any, allowed: tuple[str, ...]) -> dict:
+    if not isinstance(defaults, dict):
+        raise TypeError(f"environment {name!r}: {what} must be a dict, got {type(defaults).__name__}")
+    unknown = sorted(set(defaults) - set(allowed))
+    if unknown:
+        raise ValueError(f"environment {name!r}: unknown {what} key {unknown[0]!r}; allowed: {', '.join(allowed)}")
+    return copy.deepcopy(defaults)
+
+
+def register(name: str, description: str | None = None):
+    """Class/function decorator adding an environment factory to the registry.
+
+    ``description`` defaults to the factory's ``description``.  The factory's
+    ``config_defaults`` and ``risk_defaults`` (class attributes of an :class:`Environment`;
+    none for a plain function) are stored here, so :func:`config_defaults` and
+    :func:`risk_defaults` answer without building the environment.
+    """
 
     def deco(factory):
         if name in _REGISTRY:
             raise ValueError(f"environment {name!r} is registered twice")
-        _REGISTRY[name] = (factory, description)
+        desc = description if description is not None else getattr(factory, "description", "")
+        _REGISTRY[name] = _Entry(
+            factory,
+            desc,
+            _checked(name, "config_defaults", getattr(factory, "config_defaults", {}), CONFIG_DEFAULT_KEYS),
+            _checked(name, "risk_defaults", getattr(factory, "risk_defaults", {}), RISK_DEFAULT_KEYS),
+        )
         return factory
 
     return deco
 
 
-def make(name: str, **kwargs) -> Environment:
-    """Build a registered environment by name, e.g. ``make('PointGoal1')``."""
-    _import_builtin_envs()
+def _entry(name: str) -> _Entry:
     if name not in _REGISTRY:
         known = ", ".join(sorted(_REGISTRY))
         raise ValueError(f"unknown environment {name!r}; known environments: {known}")
-    return _REGISTRY[name][0](**kwargs)
+    return _REGISTRY[name]
+
+
+def make(name: str, **kwargs) -> Environment:
+    """Build a registered environment by name, e.g. ``make('PointGoal1')``."""
+    return _entry(name).factory(**kwargs)
 
 
 def registered() -> dict[str, str]:
     """``{name: one-line description}`` of every registered environment."""
-    _import_builtin_envs()
-    return {name: desc for name, (_, desc) in sorted(_REGISTRY.items())}
+    return {name: entry.description for name, entry in sorted(_REGISTRY.items())}
 
 
-def _import_builtin_envs() -> None:
-    # Importing the modules runs their ``@register`` decorators.
-    import importlib
+def config_defaults(name: str) -> dict:
+    """A copy of the registered environment's training defaults (``Environment.config_defaults``),
+    e.g. ``{"num_envs": 16, "rollout_steps": 128, ...}``; the environment is not built."""
+    return copy.deepcopy(_entry(name).config_defaults)
 
-    for module in ("eco_ant", "icy_lake", "point_goal", "toy"):  # eco_ant imports mujoco only when made
-        try:
-            importlib.import_module(f"saferl.envs.{module}")
-        except ModuleNotFoundError as err:  # a module still being written
-            if err.name != f"saferl.envs.{module}":
-                raise
+
+def risk_defaults(name: str) -> dict:
+    """A copy of the registered environment's VaR-constraint numbers (``Environment.risk_defaults``:
+    rho, epsilon, gamma_c); the environment is not built."""
+    return copy.deepcopy(_entry(name).risk_defaults)

@@ -126,31 +126,26 @@ import jax
 import jax.numpy as jnp
 
 from saferl import struct
-from saferl.envs.base import Box, Environment, register
+from saferl.envs.base import Box, EnvParams, Environment, register
+from saferl.errors import require
 
 ASSET = Path(__file__).parent / "assets" / "eco_ant.xml"
 
-INSTALL_HINT = "EcoAnt needs MuJoCo and MJX: pip install -e '.[mjx]' (mujoco and mujoco-mjx)"
-
 
 def _import_mjx():
-    """``(mujoco, mujoco.mjx)``, or an ImportError naming the ``mjx`` extra."""
-    try:
-        import mujoco
-
-        # mujoco.mjx prints "Failed to import warp" when the optional Warp backend is
-        # absent; EcoAnt uses the JAX backend, so keep that message off stdout.
-        with contextlib.redirect_stdout(io.StringIO()):
-            from mujoco import mjx
-    except ImportError as err:
-        raise ImportError(f"{INSTALL_HINT} ({err})") from err
+    """``(mujoco, mujoco.mjx)``, or :class:`saferl.errors.MissingExtraError` naming the ``mjx`` extra."""
+    mujoco = require("mujoco", "mjx", "EcoAnt (MuJoCo MJX)")
+    # mujoco.mjx prints "Failed to import warp" when the optional Warp backend is
+    # absent; EcoAnt uses the JAX backend, so keep that message off stdout.
+    with contextlib.redirect_stdout(io.StringIO()):
+        mjx = require("mujoco.mjx", "mjx", "EcoAnt (MuJoCo MJX)")
     return mujoco, mjx
 
 
 @struct.dataclass
-class EcoAntParams:
+class EcoAntParams(EnvParams):
     # episode
-    max_steps: int = 1000
+    max_steps: int = struct.field(default=1000, kw_only=True)
     frame_skip: int = struct.field(static=True, default=5)  # physics sub-steps per env step
     # stochastic actuators: std of the Gaussian noise added to the clipped control
     action_noise: float = 0.1
@@ -186,6 +181,8 @@ class EcoAnt(Environment):
 
     description = _DESCRIPTION
     cost_shape = ()
+    config_defaults = {"num_envs": 16, "rollout_steps": 1000, "constraint": {"type": "expected", "limit": 150.0}}
+    risk_defaults = {"rho": 150.0, "epsilon": 0.05, "gamma_c": 1.0}  # Canary Sec. 6: EcoAnt rho = 150
 
     def __init__(self, xml_path: str | Path | None = None):
         mujoco, mjx = _import_mjx()

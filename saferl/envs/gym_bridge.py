@@ -18,10 +18,17 @@ Where the cost comes from (``cost_from``):
 
 The cost may be a scalar or a vector (one entry per constraint); its shape is
 read on the probe step and checked on every step after.
+
+Gymnasium's own wrappers expect five values from ``step``: the bridge builds environments
+without the passive env checker and makes ``TimeLimit`` keep the 6-tuple (see
+:func:`host_steppable`), so a 6-tuple environment registered with ``gymnasium.register``
+works through ``gym:ID``.  Every host step is checked for non-finite observations,
+rewards and costs (:class:`NonFiniteError`).
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -29,6 +36,7 @@ from typing import Any, Callable
 import numpy as np
 
 from saferl.envs.base import Box, Discrete
+from saferl.errors import require
 
 PREFIX = "gym:"
 COST_SOURCES = ("auto", "step", "info")
@@ -39,8 +47,68 @@ OWN_MAKE = ("safety_gymnasium",)
 BRIDGE_OPTIONS = ("cost_from", "cost_key")
 
 
+class NonFiniteError(ValueError):
+    """A host environment returned a NaN or infinite observation, reward or cost."""
+
+
+def _gymnasium():
+    """The ``gymnasium`` module, or :class:`~saferl.errors.MissingExtraError` naming the ``gym`` extra."""
+    return require("gymnasium", "gym", "Gymnasium environments (env gym:...)")
+
+
 def is_gym_id(name: Any) -> bool:
     return isinstance(name, str) and name.startswith(PREFIX)
+
+
+@functools.cache
+def _any_tuple_time_limit():
+    """A ``TimeLimit`` that sets ``truncated`` (second to last) in 5- and 6-value steps alike."""
+
+    class AnyTupleTimeLimit(_gymnasium().wrappers.TimeLimit):
+        def step(self, action):
+            result = self.env.step(action)
+            self._elapsed_steps += 1
+            if self._elapsed_steps >= self._max_episode_steps and isinstance(result, tuple) and len(result) in (5, 6):
+                result = (*result[:-2], True, result[-1])
+            return result
+
+    return AnyTupleTimeLimit
+
+
+def host_steppable(env):
+    """``env`` with the Gymnasium wrappers that reject a 6-value step made safe for it.
+
+    ``PassiveEnvChecker`` layers are dropped: on the first step the checker raises for
+    six values, and the bridge checks every step itself.  ``TimeLimit`` layers become a
+    subclass that sets ``truncated`` in 5- and 6-value steps alike.  Layers are relinked
+    in place (the wrapper above a dropped layer now wraps the one below); the outermost
+    environment is returned.  Other wrappers are kept as they are.
+    """
+    gym = _gymnasium()
+    checker, time_limit = gym.wrappers.PassiveEnvChecker, gym.wrappers.TimeLimit
+    limit_cls = _any_tuple_time_limit()
+    top, parent, node = env, None, env
+    while isinstance(node, gym.Wrapper):
+        if isinstance(node, checker):
+            replacement = node.env
+        elif isinstance(node, time_limit) and not isinstance(node, limit_cls):
+            replacement = limit_cls(node.env, node._max_episode_steps)
+            replacement._elapsed_steps = node._elapsed_steps
+        else:
+            parent, node = node, node.env
+            continue
+        if parent is None:
+            top = replacement
+        else:
+            parent.env = replacement
+        node = replacement
+    return top
+
+
+def env_name(env) -> str:
+    """The Gymnasium id of ``env`` (its spec), else its class name."""
+    spec = getattr(getattr(env, "unwrapped", env), "spec", None) or getattr(env, "spec", None)
+    return str(getattr(spec, "id", None) or type(getattr(env, "unwrapped", env)).__name__)
 
 
 def make_gym_env(id_or_callable: str | Callable, **kwargs):
@@ -52,6 +120,10 @@ def make_gym_env(id_or_callable: str | Callable, **kwargs):
       ``"gym:bullet_safety_gym:SafetyBallRun-v0"``;
     * ``"gym:safety_gymnasium:ID"``: ``safety_gymnasium.make(ID, **kwargs)`` (its own wrappers
       keep the 6-tuple step).
+
+    ``gymnasium.make`` is called with ``disable_env_checker=True`` (unless ``kwargs`` say
+    otherwise) and its ``TimeLimit`` is made 6-tuple safe (:func:`host_steppable`), so an
+    environment registered with ``gymnasium.register`` may return Safety-Gymnasium's 6 values.
     """
     if callable(id_or_callable):
         return id_or_callable(**kwargs)
@@ -61,9 +133,9 @@ def make_gym_env(id_or_callable: str | Callable, **kwargs):
     module, _, name = env_id.rpartition(":")
     if module in OWN_MAKE:
         return importlib.import_module(module).make(name, **kwargs)
-    import gymnasium
-
-    return gymnasium.make(env_id, **kwargs)
+    gym = _gymnasium()
+    kwargs.setdefault("disable_env_checker", True)
+    return host_steppable(gym.make(env_id, **kwargs))
 
 
 def as_env_list(envs) -> list:
@@ -89,8 +161,7 @@ def as_env_list(envs) -> list:
 
 def convert_space(space, what: str):
     """A Gymnasium ``Box``/``Discrete`` as saferl's ``Box``/``Discrete`` (Boxes flattened)."""
-    from gymnasium import spaces
-
+    spaces = _gymnasium().spaces
     if isinstance(space, spaces.Box):
         low = np.asarray(np.broadcast_to(space.low, space.shape), np.float32).reshape(-1)
         high = np.asarray(np.broadcast_to(space.high, space.shape), np.float32).reshape(-1)
@@ -139,20 +210,31 @@ class HostVecEnv:
     ``gamma_c`` discounts ``episode_discounted_cost`` as ``EpisodeStatistics`` does.
     Building the vector probes the first environment with one step (a zero / first
     action) to find where the cost is and its shape; :meth:`reset` must follow.
+    Gymnasium wrappers that reject a 6-value step are made safe (:func:`host_steppable`).
+
+    ``name`` labels the error messages (default: the first environment's Gymnasium id, else
+    its class name).  Every observation (from ``step`` and ``reset``), reward and cost is
+    checked: a NaN or infinity raises :class:`NonFiniteError` naming the environment, the
+    field, the vector step (counted from :meth:`reset`, 1-based) and which copy; the vector
+    must then be reset before it steps again.
     """
 
     def __init__(self, envs, cost_from: str = "auto", cost_key: str = "cost", gamma_c: float = 1.0,
-                 probe_seed: int = 0):
+                 probe_seed: int = 0, name: str | None = None):
         if cost_from not in COST_SOURCES:
             raise ValueError(f"cost_from must be one of {', '.join(COST_SOURCES)}; got {cost_from!r}")
-        self.envs = as_env_list(envs)
+        _gymnasium()
+        self.envs = [host_steppable(env) for env in as_env_list(envs)]
         self.num_envs = len(self.envs)
+        self.name = str(name) if name else env_name(self.envs[0])
+        self._t = 0
         self.cost_key = str(cost_key)
         self.gamma_c = float(gamma_c)
         first = self.envs[0]
         for i, env in enumerate(self.envs[1:], start=1):
             if env.observation_space != first.observation_space or env.action_space != first.action_space:
-                raise ValueError(f"environment {i} has other spaces than environment 0; all copies must match")
+                raise ValueError(f"{self.name}: environment {i} has other spaces than environment 0; all copies "
+                                 "must match")
         self._obs_space = first.observation_space
         self._act_space = first.action_space
         self.observation_space = convert_space(self._obs_space, "observation")
@@ -207,18 +289,42 @@ class HostVecEnv:
                 if not isinstance(info, dict) or self.cost_key not in info:
                     keys = ", ".join(map(str, info)) if isinstance(info, dict) else type(info).__name__
                     raise ValueError(
-                        f"no cost found: step returned 5 values (obs, reward, terminated, truncated, info) and "
-                        f"info has no {self.cost_key!r} key (info keys: {keys or 'none'}); return the cost from step "
-                        f"as the third of 6 values (Safety-Gymnasium) or in info[{self.cost_key!r}], or name the "
-                        "key with cost_key")
+                        f"{self.name}: no cost found: looked for it as the third of 6 step values (Safety-Gymnasium) "
+                        f"and in info[{self.cost_key!r}] (Bullet-Safety-Gym), but step returned 5 values (obs, reward, "
+                        f"terminated, truncated, info) and info has no {self.cost_key!r} key (info keys: "
+                        f"{keys or 'none'}); return the cost in one of those places, or name its info key with "
+                        "cost_key (env_params.cost_key)")
                 self.cost_from = "info"
             else:
-                raise ValueError(f"environment 0: step returned {_describe(result)}, expected 6 values "
+                raise ValueError(f"{self.name}: environment 0: step returned {_describe(result)}, expected 6 values "
                                  "(obs, reward, cost, terminated, truncated, info) or 5 values "
                                  f"(obs, reward, terminated, truncated, info) with info[{self.cost_key!r}]"
                                  f"{_old_api_hint(result)}")
-        _, _, cost, _, _, _ = self._unpack(result, 0)
+        obs, reward, cost, _, _, _ = self._unpack(result, 0)
+        where = "on the probe step (one step after reset, before training)"
+        self._check_finite("observation", self._obs(obs, 0)[None], where)
+        self._check_finite("reward", np.asarray(reward, np.float32).reshape(1, -1), where)
+        self._check_finite("cost", cost.reshape(1, -1), where)
         return tuple(np.shape(cost))
+
+    def _check_finite(self, field: str, values: np.ndarray, where) -> None:
+        """Raise :class:`NonFiniteError` unless ``values`` (one row per copy) are all finite.
+
+        ``where``: a string, or ``where(i)`` the string for copy ``i``.
+        """
+        if np.isfinite(values).all():
+            return
+        self._ready = False
+        rows = np.asarray(values).reshape(len(values), -1)
+        i = int(np.flatnonzero(~np.isfinite(rows).all(axis=1))[0])
+        row = rows[i]
+        bad = np.flatnonzero(~np.isfinite(row))
+        value = row[bad[0]]
+        detail = (f"{value}" if row.size == 1
+                  else f"{value} at index {bad[0]} ({bad.size} of {row.size} entries not finite)")
+        where = where(i) if callable(where) else where
+        copy = f"environment {i} of {self.num_envs}" if self.num_envs > 1 else "the environment"
+        raise NonFiniteError(f"{self.name}: {copy} returned a non-finite {field} {where}: {detail}")
 
     def _unpack(self, result, i: int):
         """``(obs, reward, cost, terminated, truncated, info)`` from a step result, or a ValueError."""
@@ -230,14 +336,14 @@ class HostVecEnv:
             if not hint and isinstance(result, tuple) and len(result) in (5, 6):
                 hint = (f"; cost_from={self.cost_from!r} was given, try cost_from='auto'" if self._requested != "auto"
                         else f"; the first step returned {expected}")
-            raise ValueError(f"environment {i}: step returned {_describe(result)}, expected {expected} values "
-                             f"{form}{hint}")
+            raise ValueError(f"{self.name}: environment {i}: step returned {_describe(result)}, expected {expected} "
+                             f"values {form}{hint}")
         if expected == 6:
             obs, reward, cost, terminated, truncated, info = result
         else:
             obs, reward, terminated, truncated, info = result
             if not isinstance(info, dict) or self.cost_key not in info:
-                raise ValueError(f"environment {i}: no cost in this step's info (key {self.cost_key!r}); "
+                raise ValueError(f"{self.name}: environment {i}: no cost in this step's info (key {self.cost_key!r}); "
                                  "cost_from='info' needs it on every step")
             cost = info[self.cost_key]
         return obs, reward, np.asarray(cost, np.float32), terminated, truncated, info
@@ -256,6 +362,8 @@ class HostVecEnv:
         if len(seeds) != self.num_envs:
             raise ValueError(f"need {self.num_envs} seeds, got {len(seeds)}")
         obs = np.stack([self._reset_one(i, None if s is None else int(s)) for i, s in enumerate(seeds)])
+        self._check_finite("observation", obs, "from reset()")
+        self._t = 0
         n, c = self.num_envs, self.cost_channels
         self._return = np.zeros((n,), np.float32)
         self._cost = np.zeros((n, c), np.float32)
@@ -270,6 +378,7 @@ class HostVecEnv:
         if not self._ready:
             raise RuntimeError("call reset() before step()")
         actions = self._env_actions(np.asarray(actions))
+        self._t += 1
         n, c = self.num_envs, self.cost_channels
         obs = np.empty((n, self.obs_dim), np.float32)
         final = np.empty((n, self.obs_dim), np.float32)
@@ -280,11 +389,19 @@ class HostVecEnv:
         for i, env in enumerate(self.envs):
             o, reward[i], k, term[i], trunc[i], _ = self._unpack(env.step(actions[i]), i)
             if k.shape != self.cost_shape:
-                raise ValueError(f"environment {i}: cost of shape {k.shape}, but the probe step gave {self.cost_shape}")
+                raise ValueError(f"{self.name}: environment {i}: cost of shape {k.shape}, but the probe step gave "
+                                 f"{self.cost_shape}")
             cost[i] = k.reshape(c)
             final[i] = obs[i] = self._obs(o, i)
             if term[i] or trunc[i]:  # AutoReset: the next episode starts at once
                 obs[i] = self._reset_one(i)
+        # NaN / inf checks, one isfinite per array (the step's observation, reward, cost, then reset observations)
+        t = self._t
+        at_step = lambda i: f"at step {t} (episode step {self._length[i] + 1})"  # noqa: E731
+        self._check_finite("observation", final, at_step)
+        self._check_finite("reward", reward, at_step)
+        self._check_finite("cost", cost, at_step)
+        self._check_finite("observation", obs, f"from the automatic reset after step {t}")
         # EpisodeStatistics, in float32 as in JAX: running totals, reported at every step
         self._return += reward
         self._cost += cost

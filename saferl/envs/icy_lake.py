@@ -44,7 +44,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from saferl import struct
-from saferl.envs.base import Box, Discrete, Environment, register
+from saferl.envs.base import Box, Discrete, EnvParams, Environment, register
 
 # tile codes of ``IcyLakeParams.tiles``
 FROZEN, ICE, GOAL, START = 0, 1, 2, 3
@@ -71,7 +71,7 @@ MAPS: dict[str, tuple[str, ...]] = {
 
 
 @struct.dataclass
-class IcyLakeParams:
+class IcyLakeParams(EnvParams):
     #: (n_rows, n_cols) int32 map of tile codes FROZEN/ICE/GOAL/START; exactly one START
     tiles: jax.Array
     #: probability mass moved to the two perpendicular directions (half each)
@@ -81,7 +81,7 @@ class IcyLakeParams:
     #: reward for the step that reaches the goal
     goal_reward: jax.Array = 1.0
     #: episode length after which ``truncated`` is raised
-    max_steps: jax.Array = 100
+    max_steps: jax.Array = struct.field(default=100, kw_only=True)
 
 
 @struct.dataclass
@@ -156,6 +156,9 @@ class IcyLake(Environment):
 
     description = _DESCRIPTION
     cost_shape = ()
+    config_defaults = {"num_envs": 16, "rollout_steps": 128, "total_steps": 300_000,
+                       "constraint": {"type": "expected", "limit": 3.0}}
+    risk_defaults = {"rho": 15.0, "epsilon": 0.05, "gamma_c": 1.0}
 
     def __init__(self, desc: str | Sequence[str] = "8x8", **param_defaults):
         self._params = make_params(desc, **param_defaults)

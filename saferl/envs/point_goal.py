@@ -82,7 +82,8 @@ import jax
 import jax.numpy as jnp
 
 from saferl import struct
-from saferl.envs.base import Box, Environment, register
+from saferl.envs.base import Box, EnvParams, Environment, register
+from saferl.hashing import fmix32
 
 TWO_PI = 2.0 * math.pi
 
@@ -96,7 +97,7 @@ _INERTIA_COM = _INERTIA_ORIGIN - _MASS * _COM_OFFSET**2
 
 
 @struct.dataclass
-class PointGoalParams:
+class PointGoalParams(EnvParams):
     # layout (Safety-Gymnasium GoalLevel1)
     num_hazards: int = struct.field(static=True, default=8)
     num_vases: int = struct.field(static=True, default=1)
@@ -118,7 +119,7 @@ class PointGoalParams:
     hazard_cost: float = 1.0
     constrain_indicator: bool = struct.field(static=True, default=True)
     # episode
-    max_steps: int = 1000
+    max_steps: int = struct.field(default=1000, kw_only=True)
     # dynamics (point.xml)
     timestep: float = 0.002
     frame_skip: int = struct.field(static=True, default=10)
@@ -201,15 +202,6 @@ def pseudo_lidar(
 # --------------------------------------------------------------------------- helpers
 
 
-def _fmix32(x):
-    """MurmurHash3's 32-bit finaliser (an avalanche bijection on uint32)."""
-    x = x ^ (x >> 16)
-    x = x * jnp.uint32(0x85EBCA6B)
-    x = x ^ (x >> 13)
-    x = x * jnp.uint32(0xC2B2AE35)
-    return x ^ (x >> 16)
-
-
 def _hash_uniform(key, shape):
     """Uniform [0, 1) floats of ``shape``: a counter hash seeded by 64 bits drawn from ``key``.
 
@@ -221,7 +213,7 @@ def _hash_uniform(key, shape):
     seed = jax.random.bits(key, (2,), jnp.uint32)
     count = math.prod(shape)
     x = jnp.arange(count, dtype=jnp.uint32) * jnp.uint32(0x9E3779B9) + seed[0]
-    x = _fmix32(_fmix32(x) ^ seed[1])
+    x = fmix32(fmix32(x) ^ seed[1])
     return jnp.reshape((x >> 8).astype(jnp.float32) * (1.0 / (1 << 24)), shape)
 
 
@@ -281,6 +273,9 @@ class PointGoal(Environment):
 
     description = _DESCRIPTION
     cost_shape = ()
+    config_defaults = {"num_envs": 16, "rollout_steps": 1000, "reset_pool": 1,
+                       "constraint": {"type": "expected", "limit": 25.0}}
+    risk_defaults = {"rho": 100.0, "epsilon": 0.05, "gamma_c": 1.0}  # Canary Sec. 6: PointGoal rho = 100
 
     def default_params(self) -> PointGoalParams:
         return PointGoalParams()

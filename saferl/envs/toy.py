@@ -5,6 +5,12 @@ it earns reward x and pays cost 1 while x > ``cost_threshold``.  An unconstraine
 policy runs to x = 1 and pays almost every step; a constrained one must stop
 at the threshold and enter the costly region only as often as the limit allows.
 Observation: (x, t / max_steps).  Episodes last ``max_steps`` steps (truncation).
+
+ToyReach2 is the same task with two cost channels, for tests of several constraints: channel 0
+pays 1 while x > ``far_threshold`` (0.8), channel 1 while x > ``cost_threshold`` (0.5).  Its default
+limits, 20 on channel 0 and 10 on channel 1, make only the second constraint bind: a policy that
+meets it rarely passes 0.5 and so pays nothing on channel 0, while a policy that enforced only
+channel 0 would sit near 0.8 and pay ~45 on channel 1 (the unconstrained policy pays ~42 and ~45).
 """
 
 from __future__ import annotations
@@ -13,15 +19,15 @@ import jax
 import jax.numpy as jnp
 
 from saferl import struct
-from saferl.envs.base import Box, Environment, register
+from saferl.envs.base import Box, EnvParams, Environment, register
 
 
 @struct.dataclass
-class ToyReachParams:
+class ToyReachParams(EnvParams):
     step_size: float = 0.1
     cost_threshold: float = 0.5
     action_noise: float = 0.0
-    max_steps: int = struct.field(static=True, default=50)
+    max_steps: int = struct.field(static=True, default=50, kw_only=True)
 
 
 @struct.dataclass
@@ -61,3 +67,23 @@ class ToyReach(Environment):
 
     def action_space(self, params):
         return Box(-1.0, 1.0, (1,))
+
+
+@struct.dataclass
+class ToyReach2Params(ToyReachParams):
+    far_threshold: float = 0.8
+
+
+@register("ToyReach2", "ToyReach with two cost channels: x > 0.8 (limit 20) and x > 0.5 (limit 10); for tests")
+class ToyReach2(ToyReach):
+    description = "ToyReach with two cost channels: x > 0.8 (limit 20) and x > 0.5 (limit 10); for tests"
+    cost_shape = (2,)
+    config_defaults = {**ToyReach.config_defaults, "constraint": {"type": "expected", "limit": [20.0, 10.0]}}
+
+    def default_params(self):
+        return ToyReach2Params()
+
+    def step(self, state, action, params):
+        state, obs, reward, near, terminated, truncated, info = super().step(state, action, params)
+        far = (state.x > params.far_threshold).astype(jnp.float32)
+        return state, obs, reward, jnp.stack([far, near]), terminated, truncated, info

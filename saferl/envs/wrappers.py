@@ -3,9 +3,6 @@
 Per-environment wrappers (stack them around one environment, innermost first):
 
 * :class:`ClipAction` -- clip continuous actions to the action box.
-* :class:`CantelliAugmentation` -- Canary's augmented state x_t = (s_t, y_t, gamma_c^t)
-  (Canary eqs. 23, 27) and augmented cost c~_t (eq. 25) as an extra cost channel.
-* :class:`CumulativeCostAugmentation` -- SCPO's clip(q_t / c0, 0, 1 + Delta) (SCPO Sec. 4.2).
 * :class:`EpisodeStatistics` -- return, undiscounted and discounted cost return and length,
   reported in ``info`` on the step an episode ends.
 * :class:`AutoReset` -- resets finished episodes; the last observation of a finished
@@ -35,97 +32,6 @@ class ClipAction(Wrapper):
         if isinstance(space, Box):
             action = jnp.clip(action, space.low, space.high)
         return self.env.step(state, action, params)
-
-
-# --------------------------------------------------------------------------- augmentation
-
-
-@struct.dataclass
-class CantelliState:
-    inner: Any
-    accumulated_cost: jax.Array  # y_t = sum_{k<t} gamma_c^k c_k  (Canary eq. 23)
-    cost_discount: jax.Array  # gamma_c^t
-
-
-class CantelliAugmentation(Wrapper):
-    """Canary's state augmentation (eqs. 23-27).
-
-    Observation: ``concat(s_t, [y_t / scale, gamma_c^t])``.  Cost: a vector
-    ``[c_t, c~_t]`` with ``c~_t = gamma_c^t c_t^2 + 2 y_t c_t`` (eq. 25), so that
-    ``sum_t gamma_c^t c~_t = C(tau)^2`` (eq. 24) and a critic on the second channel
-    estimates mu~ = E[C(tau)^2] (eq. 26).  ``scale`` only rescales the observed
-    y_t (e.g. by the cost limit rho); it does not change the costs.
-    """
-
-    def __init__(self, env: Environment, gamma_c: float = 1.0, scale: float = 1.0):
-        super().__init__(env)
-        if env.cost_shape != ():
-            raise ValueError("CantelliAugmentation needs a single-cost environment")
-        if not 0.0 < gamma_c <= 1.0:
-            raise ValueError(f"gamma_c must be in (0, 1], got {gamma_c}")
-        self.gamma_c = float(gamma_c)
-        self.scale = float(scale)
-
-    @property
-    def cost_shape(self):
-        return (2,)
-
-    def _augment(self, obs, y, disc):
-        return jnp.concatenate([obs, jnp.stack([y / self.scale, disc]).astype(obs.dtype)])
-
-    def reset(self, key, params):
-        inner, obs = self.env.reset(key, params)
-        zero, one = jnp.zeros((), jnp.float32), jnp.ones((), jnp.float32)
-        return CantelliState(inner, zero, one), self._augment(obs, zero, one)
-
-    def step(self, state, action, params):
-        inner, obs, reward, cost, term, trunc, info = self.env.step(state.inner, action, params)
-        y, disc = state.accumulated_cost, state.cost_discount
-        augmented_cost = disc * cost**2 + 2.0 * y * cost  # eq. 25
-        y_next = y + disc * cost  # eq. 23
-        disc_next = disc * self.gamma_c
-        new_state = CantelliState(inner, y_next, disc_next)
-        costs = jnp.stack([cost, augmented_cost])
-        return new_state, self._augment(obs, y_next, disc_next), reward, costs, term, trunc, info
-
-    def observation_space(self, params):
-        space = self.env.observation_space(params)
-        return Box(-jnp.inf, jnp.inf, (space.shape[0] + 2,))
-
-
-@struct.dataclass
-class CumulativeCostState:
-    inner: Any
-    cumulative_cost: jax.Array  # q_t
-
-
-class CumulativeCostAugmentation(Wrapper):
-    """SCPO's augmentation (Sec. 4.2): observation gains q_clip = clip(q_t / c0, 0, 1 + Delta)."""
-
-    def __init__(self, env: Environment, cost_limit: float, delta: float = 0.01):
-        super().__init__(env)
-        if cost_limit <= 0:
-            raise ValueError(f"cost_limit (c0) must be positive, got {cost_limit}")
-        self.cost_limit = float(cost_limit)
-        self.delta = float(delta)
-
-    def _augment(self, obs, q):
-        q_clip = jnp.clip(q / self.cost_limit, 0.0, 1.0 + self.delta)
-        return jnp.concatenate([obs, q_clip[None].astype(obs.dtype)])
-
-    def reset(self, key, params):
-        inner, obs = self.env.reset(key, params)
-        q = jnp.zeros((), jnp.float32)
-        return CumulativeCostState(inner, q), self._augment(obs, q)
-
-    def step(self, state, action, params):
-        inner, obs, reward, cost, term, trunc, info = self.env.step(state.inner, action, params)
-        q = state.cumulative_cost + jnp.sum(cost)
-        return CumulativeCostState(inner, q), self._augment(obs, q), reward, cost, term, trunc, info
-
-    def observation_space(self, params):
-        space = self.env.observation_space(params)
-        return Box(-jnp.inf, jnp.inf, (space.shape[0] + 1,))
 
 
 # --------------------------------------------------------------------------- episode bookkeeping
@@ -315,6 +221,19 @@ class RunningStatistics:
         return jnp.clip((x - self.mean) / jnp.sqrt(self.var + 1e-8), -clip, clip)
 
 
+def normalization_step(stats: RunningStatistics, obs, final_obs, clip: float, enabled: bool, update=True):
+    """One step of running observation normalisation: update the statistics on the new observations
+    ``obs`` (where ``update``), then normalise them and ``final_obs`` (the observations before any
+    auto-reset; may be None).  :class:`NormalizeObservation` and the Gymnasium bridge both use it.
+    Returns ``(stats, obs, final_obs)``."""
+    if not enabled:
+        return stats, obs, final_obs
+    updated = stats.update(obs)
+    stats = jax.tree.map(lambda new, old: jnp.where(update, new, old), updated, stats)
+    final = None if final_obs is None else stats.normalize(final_obs, clip)
+    return stats, stats.normalize(obs, clip), final
+
+
 @struct.dataclass
 class NormalizeState:
     inner: Any
@@ -344,12 +263,12 @@ class NormalizeObservation:
 
     def step(self, state, action, params):
         inner, obs, reward, cost, term, trunc, info = self.venv.step(state.inner, action, params)
-        updated = state.stats.update(obs)
-        stats = jax.tree.map(lambda new, old: jnp.where(state.update, new, old), updated, state.stats)
         info = dict(info)
+        stats, obs, final_obs = normalization_step(state.stats, obs, info.get("final_obs"), self.clip, self.enabled,
+                                                   state.update)
         if "final_obs" in info:
-            info["final_obs"] = self._normalize(stats, info["final_obs"])
-        return NormalizeState(inner, stats, state.update), self._normalize(stats, obs), reward, cost, term, trunc, info
+            info["final_obs"] = final_obs
+        return NormalizeState(inner, stats, state.update), obs, reward, cost, term, trunc, info
 
     def refresh(self, state, params):
         return state.replace(inner=self.venv.refresh(state.inner, params))

@@ -1,6 +1,7 @@
 """C-NPG on tabular discounted CMDPs: exact occupancies, values, gradients, Gramians and the LP.
 
-The C-TRPO paper (shared/papers/c-trpo-constrained-trust-region.txt), Sec. 3-4 and App. A-C.
+The C-TRPO paper ("Embedding Safety into RL: A New Take on Trust Region Methods", arXiv:2411.02957), Sec. 3-4
+and App. A-C.
 
 Conventions (the paper's, Sec. 2 and App. A):
 

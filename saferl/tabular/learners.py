@@ -40,6 +40,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from saferl import struct
+from saferl.hashing import fmix32
 from saferl.tabular import cmdp as cm
 from saferl.tabular.baselines import (  # noqa: F401  (re-exported)
     BONUS_HOEFFDING, BONUS_HOEFFDING_P, BONUS_MVP, BONUS_SUCBVI, BONUS_SVAE, bonus, value_cap)
@@ -210,21 +211,12 @@ def plan(st: Stats, env: EnvArrays, hp: Hyper, prio: jax.Array, io):
     return pi, cand, cand_states, cbar
 
 
-def _mix(x):
-    """murmur3's 32-bit finaliser: a cheap counter-based hash (uint32 -> uint32)."""
-    x = x ^ (x >> 16)
-    x = x * jnp.uint32(0x85EBCA6B)
-    x = x ^ (x >> 13)
-    x = x * jnp.uint32(0xC2B2AE35)
-    return x ^ (x >> 16)
-
-
 def _uniforms(seed, h, s, a, n, S, A):
     """Three uniforms for the n-th visit of run ``seed`` to (h, s, a): its observation stream."""
     idx = ((h * S + s) * A + a).astype(jnp.uint32)
-    x = _mix(_mix(seed.astype(jnp.uint32) ^ jnp.uint32(0x9E3779B9)) ^ idx)
-    x = _mix(x + n.astype(jnp.uint32) * jnp.uint32(0x27D4EB2F))
-    streams = _mix(x ^ jnp.array([0x68E31DA4, 0xB5297A4D, 0x1B56C4E9], dtype=jnp.uint32))
+    x = fmix32(fmix32(seed.astype(jnp.uint32) ^ jnp.uint32(0x9E3779B9)) ^ idx)
+    x = fmix32(x + n.astype(jnp.uint32) * jnp.uint32(0x27D4EB2F))
+    streams = fmix32(x ^ jnp.array([0x68E31DA4, 0xB5297A4D, 0x1B56C4E9], dtype=jnp.uint32))
     return (streams >> 8).astype(jnp.float32) * (1.0 / (1 << 24))
 
 
@@ -298,7 +290,7 @@ def _run_one(env: EnvArrays, hp: Hyper, seed, K: int):
     H, S, A = env.r.shape
     io = iota(S, A, H, K, hp.delta)
     idx = jnp.arange(H * S * A, dtype=jnp.uint32)
-    prio = (_mix(idx * jnp.uint32(0x9E3779B9) ^ _mix(seed.astype(jnp.uint32) + jnp.uint32(12345))) >> 8)
+    prio = (fmix32(idx * jnp.uint32(0x9E3779B9) ^ fmix32(seed.astype(jnp.uint32) + jnp.uint32(12345))) >> 8)
     prio = prio.astype(jnp.float32).reshape(H, S, A) * (1.0 / (1 << 24))
 
     def body(st, _):

@@ -323,9 +323,10 @@ def _train_tail(algo, seeds=2, steps=150_000):
             "constraint": {"type": "var", "rho": 15.0, "epsilon": 0.05}}
     trainer = Trainer(resolve(user))
     runners = trainer.init_all()
+    chunk = trainer.compile_chunk(runners)
     history = []
     for _ in range(trainer.num_chunks):
-        runners, metrics = trainer.train_chunk(runners)
+        runners, metrics = chunk(runners)
         history.append(jax.tree.map(np.asarray, metrics))
     metrics = jax.tree.map(lambda *xs: np.concatenate(xs, axis=1), *history)  # (seeds, iterations)
     tail = slice(2 * metrics["episode_return"].shape[1] // 3, None)

@@ -146,7 +146,8 @@ def _train(algo):
         "hparams": HPARAMS[algo], "network": {"actor_hidden": [16, 16], "critic_hidden": [16, 16]},
     })
     trainer = Trainer(cfg)
-    _, metrics = trainer.train_chunk(trainer.init_all())
+    runners = trainer.init_all()
+    _, metrics = trainer.compile_chunk(runners)(runners)
     return jax.device_get(metrics)
 
 

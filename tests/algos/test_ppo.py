@@ -81,7 +81,8 @@ def _train(algo, limit=10.0, iterations=60, seeds=2, env="ToyReach", **extra):
         "network": {"actor_hidden": [32, 32], "critic_hidden": [32, 32]}, **extra,
     })
     trainer = Trainer(cfg)
-    runners, metrics = trainer.train_chunk(trainer.init_all())
+    runners = trainer.init_all()
+    runners, metrics = trainer.compile_chunk(runners)(runners)
     return jax.device_get(metrics)
 
 

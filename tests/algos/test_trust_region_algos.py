@@ -203,7 +203,8 @@ def _train(algo, iterations=30, env="ToyReach", limit=LIMIT, seeds=1, **hp):
         "network": {"actor_hidden": [16], "critic_hidden": [16], "activation": "tanh"},
         "hparams": {"critic_epochs": 5, "critic_minibatches": 8, **hp}})
     trainer = Trainer(cfg)
-    _, metrics = trainer.train_chunk(trainer.init_all())
+    runners = trainer.init_all()
+    _, metrics = trainer.compile_chunk(runners)(runners)
     return jax.tree.map(np.asarray, metrics)
 
 

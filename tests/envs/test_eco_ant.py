@@ -56,11 +56,11 @@ def test_registered():
 
 
 def test_missing_mujoco_names_the_extra(monkeypatch):
-    from saferl.envs import eco_ant
+    from saferl.errors import MissingExtraError
 
     monkeypatch.setitem(sys.modules, "mujoco", None)  # makes ``import mujoco`` fail
-    with pytest.raises(ImportError, match=r"pip install -e '\.\[mjx\]'"):
-        eco_ant._import_mjx()
+    with pytest.raises(MissingExtraError, match=r"pip install 'saferl\[mjx\]'"):
+        base.make("EcoAnt")
 
 
 def test_reset_shapes_and_dtypes():

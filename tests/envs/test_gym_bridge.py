@@ -3,6 +3,7 @@ rewards, costs, episode statistics, auto-reset, final observations at truncation
 compiled rollout on ToyReach), cost read from step or info, the shared update, a PPO-Lag run, bad envs."""
 
 import json
+import sys
 
 import gymnasium as gym
 import jax
@@ -13,9 +14,10 @@ from gymnasium import spaces
 
 from saferl.bridge_train import GymTrainer, run
 from saferl.core.rollout import collect
-from saferl.envs.gym_bridge import HostVecEnv, make_gym_env
+from saferl.envs.gym_bridge import HostVecEnv, NonFiniteError, make_gym_env
 from saferl.envs.toy import ToyReach
 from saferl.runs import read_progress
+from saferl.errors import MissingExtraError
 from saferl.train import Trainer
 
 FAST = {"epochs": 2, "minibatches": 2}
@@ -273,3 +275,132 @@ def test_algorithm_that_augments_the_environment_is_refused(monkeypatch):
     monkeypatch.setattr(PPOLag, "wrap_env", lambda self, env, constraint: ToyReach())
     with pytest.raises(ValueError, match="algorithm ppo_lag augments the environment"):
         GymTrainer(config(), [CountDown(), CountDown()])
+
+
+# ------------------------------------------------------------------- registered 6-tuple envs, NaNs, no gymnasium
+
+
+def register(env_id, entry_point, **options):
+    if env_id not in gym.registry:
+        gym.register(id=env_id, entry_point=entry_point, **options)
+    return env_id
+
+
+def test_registered_six_tuple_env_steps_through_gymnasium_make():
+    """gymnasium.make's passive checker and TimeLimit reject 6 values; the bridge builds and steps them."""
+    env_id = register("SaferlTestCountDown-v0", CountDown, kwargs={"length": 3})
+    venv = HostVecEnv([make_gym_env("gym:" + env_id) for _ in range(2)])
+    assert venv.cost_from == "step" and venv.name == env_id
+    venv.reset(seeds=[0, 1])
+    for t in range(6):
+        step = venv.step(np.array([1, 0]))
+        np.testing.assert_array_equal(step.cost[:, 0], [1.0, 0.0])
+        np.testing.assert_array_equal(step.terminated, t % 3 == 2)
+        np.testing.assert_allclose(step.final_obs[:, 0], (2 - t % 3) / 3)
+    np.testing.assert_array_equal(step.episode_cost[:, 0], [3.0, 0.0])
+    np.testing.assert_array_equal(step.episode_length, [3, 3])
+
+
+def test_registered_six_tuple_env_with_time_limit_and_checker():
+    """max_episode_steps (TimeLimit) truncates a 6-tuple env; an env made with the checker on also works."""
+    env_id = register("SaferlTestCountDownLimit-v0", CountDown, kwargs={"length": 5}, max_episode_steps=2)
+    for venv in (HostVecEnv([make_gym_env("gym:" + env_id)]),
+                 HostVecEnv(gym.vector.SyncVectorEnv([lambda: gym.make(env_id, disable_env_checker=False)] * 2))):
+        assert venv.cost_from == "step"
+        venv.reset()
+        for t in range(4):
+            step = venv.step(np.ones((venv.num_envs,), np.int32))
+            assert (step.truncated == (t % 2 == 1)).all() and not step.terminated.any()
+            np.testing.assert_allclose(step.final_obs[:, 0], (4 - t % 2) / 5)
+        np.testing.assert_array_equal(step.episode_length, 2)
+        np.testing.assert_array_equal(step.obs[:, 0], 1.0)  # reset after the truncation
+
+
+def test_registered_env_without_cost_gives_one_line_naming_it():
+    env_id = register("SaferlTestNoCost-v0", NoCost)
+    for options, key in (({}, "cost"), ({"cost_key": "risk"}, "risk")):
+        with pytest.raises(ValueError) as err:
+            HostVecEnv([make_gym_env("gym:" + env_id)], **options)
+        message = str(err.value)
+        assert "\n" not in message
+        assert message.startswith(f"{env_id}: no cost found: looked for it as the third of 6 step values")
+        assert f"in info['{key}']" in message and "info keys: other" in message
+
+
+class NonFinite(CountDown):
+    """CountDown (length 5) whose ``field`` is NaN (or inf) on the ``at``-th step of each episode (0: reset)."""
+
+    def __init__(self, field, at=3, value=np.nan):
+        super().__init__(length=5)
+        self.field, self.at, self.value = field, at, value
+
+    def reset(self, seed=None, options=None):
+        obs, info = super().reset(seed=seed)
+        if self.field == "observation" and self.at == 0:  # at=0: the reset observation
+            obs = np.array([self.value], np.float32)
+        return obs, info
+
+    def step(self, action):
+        obs, reward, cost, term, trunc, info = super().step(action)
+        if self.t == self.at:
+            if self.field == "observation":
+                obs = np.array([self.value], np.float32)
+            elif self.field == "reward":
+                reward = self.value
+            else:
+                cost = self.value
+        return obs, reward, cost, term, trunc, info
+
+
+class NaNInfoCost(Slope):
+    def step(self, action):
+        obs, reward, term, trunc, info = super().step(action)
+        return obs, reward, term, trunc, {"cost": np.nan if self.t == 2 else info["cost"]}
+
+
+@pytest.mark.parametrize("field, value", [("observation", np.nan), ("reward", np.nan), ("cost", np.nan),
+                                          ("reward", np.inf), ("observation", -np.inf)])
+def test_non_finite_step_values_are_refused(field, value):
+    venv = HostVecEnv([CountDown(5), NonFinite(field, at=3, value=value)], name="gym:nan-test")
+    venv.reset()
+    venv.step(np.array([1, 1]))
+    venv.step(np.array([1, 1]))
+    with pytest.raises(NonFiniteError) as err:
+        venv.step(np.array([1, 1]))
+    message = str(err.value)
+    assert "\n" not in message and isinstance(err.value, ValueError)
+    assert message == (f"gym:nan-test: environment 1 of 2 returned a non-finite {field} at step 3 "
+                       f"(episode step 3): {np.float32(value)}")
+    with pytest.raises(RuntimeError, match="call reset"):  # the vector is not stepped on after the error
+        venv.step(np.array([1, 1]))
+
+
+def test_non_finite_info_cost_reset_and_probe_are_refused():
+    venv = HostVecEnv([NaNInfoCost()])
+    venv.reset()
+    venv.step(np.zeros((1, 1), np.float32))
+    with pytest.raises(NonFiniteError, match=r"^NaNInfoCost: the environment returned a non-finite cost at step 2 "):
+        venv.step(np.zeros((1, 1), np.float32))
+    with pytest.raises(NonFiniteError, match=r"non-finite observation on the probe step"):
+        HostVecEnv([NonFinite("observation", at=1)])
+    with pytest.raises(NonFiniteError, match=r"environment 1 of 2 returned a non-finite observation from reset\(\)"):
+        HostVecEnv([CountDown(5), NonFinite("observation", at=0)]).reset()
+    venv = HostVecEnv([CountDown(5), NonFinite("observation", at=0)])
+    venv.envs[1].at = -1  # not at reset(), only at the automatic reset after an episode
+    venv.reset()
+    venv.envs[1].at = 0
+    for _ in range(4):
+        venv.step(np.array([0, 0]))
+    with pytest.raises(NonFiniteError, match=r"environment 1 of 2 returned a non-finite observation from the "
+                                             r"automatic reset after step 5: nan"):
+        venv.step(np.array([0, 0]))
+
+
+def test_missing_gymnasium_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "gymnasium", None)  # import gymnasium now fails
+    message = (r"^Gymnasium environments \(env gym:\.\.\.\) needs the optional extra 'gym' \(module 'gymnasium' "
+               r"is not installed\): pip install 'saferl\[gym\]'$")
+    with pytest.raises(MissingExtraError, match=message):
+        make_gym_env("gym:CartPole-v1")
+    with pytest.raises(MissingExtraError, match=message):
+        HostVecEnv([CountDown()])

@@ -1,4 +1,4 @@
-"""canary-fig2: relative variance of the VaR-surrogate estimators as epsilon -> 0 on IcyLake.
+"""``canary-fig2``: relative variance of the VaR-surrogate estimators as epsilon -> 0 on IcyLake.
 
 Canary paper (shared/papers/canary-cantelli-var-cpo.txt), Sec. 5, Prop. 5.1, App. B and Fig. 2
 (Sec. 6.2): the relative variance kappa^2[m] = Var[m_hat] / ||m||^2 (eq. 39) of the constraint
@@ -53,8 +53,8 @@ is noisy in every state; the claim is about the eps-scaling.  Cantelli's true gr
 grad sigma^2 / eps + 2 rho grad mu - grad mu2 (eq. 60), whose direction moves a little with eps
 at large eps, so its MC kappa^2 wobbles (within ~2x) before it plateaus as eps -> 0.
 
-Scales: smoke (N = 128, 10 seeds, 3 eps), demo (N = 400, 30 seeds), cpu (N = 1000, 30 seeds),
-full (N = 4000, 30 seeds).
+Scales (:data:`SCALES`): smoke (N = 128, 10 seeds, 3 eps), demo (N = 400, 30 seeds), cpu (N = 1000,
+30 seeds), full (N = 4000, 30 seeds).
 """
 
 from __future__ import annotations
@@ -68,7 +68,8 @@ import numpy as np
 
 from saferl.core import risk
 from saferl.envs.icy_lake import DOWN, ICE, RIGHT, START, IcyLake, dynamics
-from saferl.reproduce import target
+from saferl import plotting
+from saferl.reproduce.framework import Scale, target
 
 MAP = "8x8"
 GOAL_BIAS = 1.0
@@ -83,11 +84,20 @@ ESTIMATORS = ("mc", "gae")
 SMALL_EPS = 0.05  # "slopes_small_eps" fits eps <= this only (the eps -> 0 regime of Prop. 5.1)
 
 
+_UNIT = "episodes per batch"
+#: steps = N, the episodes of one batch; seeds = K, the independent batches
+SCALES = {
+    "smoke": Scale(steps=128, seeds=10, wall_s=15, unit=_UNIT, params={"epsilons": (0.5, 0.1, 0.02), "bootstrap": 200}),
+    "demo": Scale(steps=400, seeds=30, wall_s=20, unit=_UNIT, params={"epsilons": EPSILONS, "bootstrap": 1000}),
+    "cpu": Scale(steps=1_000, seeds=30, wall_s=35, unit=_UNIT, params={"epsilons": EPSILONS, "bootstrap": 1000}),
+    "full": Scale(steps=4_000, seeds=30, wall_s=120, unit=_UNIT, params={"epsilons": EPSILONS, "bootstrap": 1000}),
+}
+
+
 def settings(scale: str) -> dict:
-    if scale == "smoke":
-        return {"episodes": 128, "seeds": 10, "epsilons": (0.5, 0.1, 0.02), "bootstrap": 200}
-    episodes = {"demo": 400, "cpu": 1000}.get(scale, 4000)
-    return {"episodes": episodes, "seeds": 30, "epsilons": EPSILONS, "bootstrap": 1000}
+    """The study's settings at a scale: episodes per batch, seeds (batches), epsilons, bootstrap replicates."""
+    s = SCALES[scale]
+    return {"episodes": s.steps, "seeds": s.seeds, "epsilons": s["epsilons"], "bootstrap": s["bootstrap"]}
 
 
 def policy_logits(n_states: int, bias: float = GOAL_BIAS, noise: float = LOGIT_NOISE, seed: int = POLICY_SEED):
@@ -339,11 +349,7 @@ def _slopes(curves: dict, sur: str, keep) -> dict:
 
 
 def plot(curves: dict, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = plotting.pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     for sur in SURROGATES:
         for est, style in zip(ESTIMATORS, ("-", "--")):
@@ -352,9 +358,8 @@ def plot(curves: dict, path: Path) -> None:
                 if ax is axes[0] and est == "gae":
                     continue  # the same Monte-Carlo value estimate
                 label = f"{LABELS[sur]}" + ("" if ax is axes[0] else f", {est.upper()}")
-                ax.plot(c[:, 0], c[:, col], style, color=COLORS[sur], marker="o", ms=3, label=label)
-                ax.fill_between(c[:, 0], np.maximum(c[:, col] - c[:, col + 1], c[:, col] * 1e-2),
-                                c[:, col] + c[:, col + 1], color=COLORS[sur], alpha=0.15)
+                plotting.band(ax, c[:, 0], c[:, col], c[:, col + 1], label=label, clip=(c[:, col] * 1e-2, None),
+                              color=COLORS[sur], alpha=0.15, style=style, marker="o", ms=3)
     ref = np.asarray(curves[("indicator", "mc")])
     for ax, col, title in zip(axes, (1, 3), ("constraint value", "constraint gradient")):
         # a slope -1 guide through the indicator's smallest-eps point
@@ -366,15 +371,32 @@ def plot(curves: dict, path: Path) -> None:
         ax.set_title(f"relative variance, {title}")
         ax.legend(fontsize=7)
     axes[0].set_ylabel("kappa^2 = Var / ||m||^2")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    plotting.save_figure(fig, path, dpi=120)
+
+
+def rows_slopes(rows: list[dict], small_eps: bool = False) -> dict:
+    """:func:`_slopes` from the rows (the same kappa^2 values the study fits), per surrogate."""
+    curves = {}
+    for r in rows:
+        curves.setdefault((r["surrogate"], r["estimator"]), []).append(
+            (r["epsilon"], r["kappa2_value"], r["kappa2_value_sd"], r["kappa2_gradient"], r["kappa2_gradient_sd"]))
+    eps = np.asarray([e for e, *_ in curves[(SURROGATES[0], "mc")]])
+    return {sur: _slopes(curves, sur, eps <= SMALL_EPS if small_eps else eps >= 0) for sur in SURROGATES}
+
+
+def fig2_checks(rows: list[dict]) -> dict:
+    """Prop. 5.1 on the full eps grid: the indicator's and CVaR's kappa^2 grow faster as eps -> 0
+    (a more negative log-log slope) than Cantelli's, for the value and both gradient estimators;
+    the slopes themselves are under "slopes"."""
+    slopes = rows_slopes(rows)
+    return {f"{sur}_{key}_steeper_than_cantelli": bool(slopes[sur][key] < slopes["cantelli"][key])
+            for sur in ("indicator", "cvar") for key in slopes["cantelli"]}
 
 
 @target("canary-fig2", "Canary Fig. 2: relative variance of Cantelli / indicator / CVaR constraint value and "
-        "gradient as eps -> 0 on IcyLake (MC score function and GAE critic)")
-def fig2(scale: str, out: Path) -> dict:
-    result = study(scale)
+        "gradient as eps -> 0 on IcyLake (MC score function and GAE critic)", scales=SCALES, checks=fig2_checks)
+def fig2(scale: Scale, out: Path) -> dict:
+    result = study(scale.name)
     name = "canary_fig2_relative_variance.png"
     plot(result.pop("curves"), Path(out) / name)
     return {**result, "figures": [name]}

@@ -1,0 +1,71 @@
+"""JAX's persistent compilation cache: the one place that decides whether saferl turns it on.
+
+Used by the command line (``saferl.cli``) and the test session (``tests/conftest.py``).
+
+On the CPU backend of jaxlib 0.9 and 0.10 the XLA:CPU AOT loader checks two LLVM tuning
+flags (``+prefer-no-gather``, ``+prefer-no-scatter``) as if they were CPU features the host
+must have (jax-ml/jax#38445, openxla/xla#44565).  On hosts whose CPU model sets them, every
+process that reads a cache entry logs a multi-kilobyte ``E... cpu_aot_loader.cc`` error per
+entry ("Machine type used for XLA:CPU compilation doesn't match ... SIGILL"), although the
+entry was written on the same machine: a false alarm, and the issue reports the entries
+rejected as well.  saferl keeps the cache off there, so a second identical run prints what
+the first printed, and every process compiles in full (docs/design.md, "Persistent
+compilation cache on CPU", has the measurement).  Accelerator backends (gpu, tpu) keep the
+cache.  ``SAFERL_COMPILATION_CACHE=on`` (or ``off``) overrides the decision, e.g. to trade
+the log lines for shorter compiles where the entries do load.
+"""
+
+from __future__ import annotations
+
+import os
+
+#: jaxlib versions whose CPU AOT loader has the defect: from (inclusive), to (exclusive;
+#: None while no release has the fix).  0.9.1, 0.9.2 and 0.10.1 are reported in jax-ml/jax#38445.
+CPU_CACHE_DEFECT = ((0, 9, 0), None)
+
+#: the environment variable that overrides the decision: "on" or "off"
+OVERRIDE = "SAFERL_COMPILATION_CACHE"
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    """``"0.9.2"`` -> ``(0, 9, 2)``; stops at the first part that is not a number (``"0.10.0rc1"`` -> ``(0, 10)``)."""
+    parts = []
+    for part in version.split("."):
+        if not part.isdigit():
+            break
+        parts.append(int(part))
+    return tuple(parts)
+
+
+def cache_wanted(backend: str, jaxlib_version: tuple[int, ...], override: str | None = None) -> bool:
+    """Whether to use the persistent compilation cache on ``backend`` ("cpu", "gpu", "tpu", ...)
+    with this jaxlib version; ``override`` ("on"/"off", any case; None or "" for automatic) wins."""
+    if override:
+        value = override.strip().lower()
+        if value in ("on", "1", "true", "yes"):
+            return True
+        if value in ("off", "0", "false", "no"):
+            return False
+        raise ValueError(f"{OVERRIDE} must be on or off, got {override!r}")
+    if backend != "cpu":
+        return True
+    first, fixed = CPU_CACHE_DEFECT
+    affected = tuple(jaxlib_version) >= first and (fixed is None or tuple(jaxlib_version) < fixed)
+    return not affected
+
+
+def configure_compilation_cache(cache_dir: str, min_compile_secs: float) -> bool:
+    """Turn JAX's persistent compilation cache on (in ``cache_dir``, for programs that take at
+    least ``min_compile_secs`` to compile) or off, as :func:`cache_wanted` decides for the
+    default backend; returns whether it is on.  Call before the first compile."""
+    import jax
+    import jaxlib
+
+    on = cache_wanted(jax.default_backend(), version_tuple(jaxlib.__version__), os.environ.get(OVERRIDE))
+    if on:
+        jax.config.update("jax_enable_compilation_cache", True)
+        jax.config.update("jax_compilation_cache_dir", cache_dir)
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", min_compile_secs)
+    else:
+        jax.config.update("jax_enable_compilation_cache", False)
+    return on

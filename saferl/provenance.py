@@ -1,0 +1,61 @@
+"""Where a result comes from: the hash of a run's resolved config and the git commit of the code.
+
+``config_hash(cfg)`` names a resolved config (two runs with the same hash were trained with the same
+settings); ``git_commit()`` names the code.  ``saferl.runs`` writes both (and ``wall_seconds``) into
+every run's ``summary.json``; ``saferl reproduce`` records them for every run a target used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from pathlib import Path
+
+GIT_TIMEOUT_SECONDS = 5.0
+
+
+def config_hash(cfg: dict) -> str:
+    """First 16 hex digits of the sha256 of the canonical JSON of ``cfg`` (sorted keys, no spaces)."""
+    text = json.dumps(cfg, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=True,
+                      default=_builtin)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _builtin(obj):
+    if hasattr(obj, "tolist"):  # numpy scalars and arrays
+        return obj.tolist()
+    if isinstance(obj, (set, frozenset)):
+        return sorted(obj)
+    if isinstance(obj, Path):
+        return str(obj)
+    raise TypeError(f"cannot hash a config holding {type(obj).__name__}")
+
+
+def git_commit() -> str | None:
+    """HEAD of the git checkout saferl is imported from, ``-dirty`` appended when tracked files differ
+    from it; None when saferl is not imported from a git checkout (an installed package) or git is
+    unavailable.  Never raises."""
+    try:
+        root = Path(__file__).resolve().parent.parent
+        tracked = _git(root, "ls-files", "--error-unmatch", "saferl/__init__.py")
+        if tracked is None:  # not a checkout, or one that does not track this package (a venv inside a repo)
+            return None
+        head = _git(root, "rev-parse", "--verify", "HEAD")
+        if not head:
+            return None
+        status = _git(root, "status", "--porcelain", "--untracked-files=no")
+        if status is None:
+            return None
+        return head.strip() + ("-dirty" if status.strip() else "")
+    except Exception:  # noqa: BLE001 -- provenance must never break a run
+        return None
+
+
+def _git(root: Path, *args: str) -> str | None:
+    try:
+        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
+                              timeout=GIT_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None

@@ -1,0 +1,178 @@
+"""What the deep-RL reproduce targets share: their scales, training (or reusing) runs, tabulating them.
+
+:data:`SCALES` is the one definition of the deep-RL scales (environment steps and seeds per
+scale) that ``foundation-pointgoal``, ``ctrpo-pointgoal`` and ``canary-table1`` use;
+:func:`scales` turns it into a target's :class:`~saferl.reproduce.framework.Scale` data, with
+per-scale overrides declared as data.  :func:`train_or_resume` trains a run, finishes an
+interrupted one or reuses a finished one (recording which in results.json);
+:func:`compare_algorithms` trains several methods on one environment and returns rows with the
+papers' metrics and bootstrap confidence intervals, and the learning-curve figure.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from saferl import config as configlib
+from saferl import metrics, plotting, runs
+from saferl.reproduce.framework import Scale, record_run
+
+#: Per scale: environment steps per seed, seeds (vmapped in one program), environments per seed
+#: (None: the environment's default, 16 on PointGoal1, EcoAnt and IcyLake), further config entries,
+#: and the training time of one method on PointGoal1 (default networks) on a 2-core CPU machine,
+#: measured (docs/results: ~9 min at cpu) or, for full, extrapolated from cpu.
+SCALES = {
+    "smoke": {"steps": 32_000, "seeds": 2, "num_envs": None, "config": {"iterations_per_chunk": 1}, "run_seconds": 40},
+    "demo": {"steps": 320_000, "seeds": 3, "num_envs": None, "config": {}, "run_seconds": 250},
+    "cpu": {"steps": 2_000_000, "seeds": 5, "num_envs": None, "config": {}, "run_seconds": 550},
+    "full": {"steps": 10_000_000, "seeds": 5, "num_envs": None, "config": {}, "run_seconds": 2_750},
+}
+_FIELDS = ("steps", "seeds", "wall_s", "note", "runs")
+
+#: OmniSafe's 64x64 tanh networks (with value normalisation), for targets that fit a 2-core machine
+SMALL_NETS = {"actor_hidden": [64, 64], "critic_hidden": [64, 64], "activation": "tanh", "value_normalization": True}
+
+
+def scales(runs: int, **overrides: dict) -> dict[str, Scale]:
+    """The shared deep-RL scales for a target that trains ``runs`` runs per scale.
+
+    ``overrides[scale]`` replaces ``steps``, ``seeds``, ``runs`` (the runs trained at that scale),
+    ``wall_s`` (default: runs x the measured time of one run) or ``note`` and adds the target's own
+    settings (``params``), e.g. ``scales(5, full={"seeds": 30, "envs": ["PointGoal1", "EcoAnt"]})``.
+    A ``methods`` setting (labels) restricts the methods trained at that scale (:func:`methods_at`)."""
+    unknown = set(overrides) - set(SCALES)
+    if unknown:
+        raise ValueError(f"no shared deep-RL scale {', '.join(sorted(unknown))}; they are {', '.join(SCALES)}")
+    out = {}
+    for name, shared in SCALES.items():
+        over = dict(overrides.get(name, {}))
+        fields = {k: over.pop(k) for k in _FIELDS if k in over}
+        params = {"num_envs": shared["num_envs"], "config": dict(shared["config"]), **over}
+        out[name] = Scale(steps=fields.get("steps", shared["steps"]), seeds=fields.get("seeds", shared["seeds"]),
+                          wall_s=fields.get("wall_s", fields.get("runs", runs) * shared["run_seconds"]),
+                          unit="env steps per seed",
+                          note=fields.get("note", ""), params=params)
+    return out
+
+
+def train_settings(scale: Scale) -> dict:
+    """The config entries a deep-RL scale sets: total_steps, seeds, num_envs (unless the env's default), the rest."""
+    settings = {"total_steps": scale.steps, "seeds": scale.seeds}
+    if scale.get("num_envs") is not None:
+        settings["num_envs"] = scale["num_envs"]
+    return {**settings, **scale.get("config", {})}
+
+
+def methods_at(methods: list[tuple], scale: Scale) -> list[tuple]:
+    """The entries of ``methods`` (label first) that ``scale`` trains: its ``methods`` labels, or all."""
+    chosen = scale.get("methods")
+    if chosen is None:
+        return list(methods)
+    labels = [m[0] for m in methods]
+    unknown = [c for c in chosen if c not in labels]
+    if unknown:
+        raise ValueError(f"scale {scale.name} names unknown methods {unknown}; the methods are {labels}")
+    return [m for m in methods if m[0] in chosen]
+
+
+def per_seed_series(rows: list[dict], metric: str, seeds: list[int]) -> np.ndarray:
+    """``(seeds, iterations)`` array of ``metric`` from progress rows (NaN where missing)."""
+    iterations = sorted({r["iteration"] for r in rows})
+    index = {it: i for i, it in enumerate(iterations)}
+    out = np.full((len(seeds), len(iterations)), np.nan)
+    seed_index = {s: i for i, s in enumerate(seeds)}
+    for r in rows:
+        if r["seed"] in seed_index and metric in r:
+            out[seed_index[r["seed"]], index[r["iteration"]]] = r[metric]
+    return out
+
+
+def bootstrap_mean(values, reps: int = 2000, seed: int = 0) -> tuple[float, float, float]:
+    values = np.asarray([v for v in values if v is not None and np.isfinite(v)], float)
+    if values.size == 0:
+        return float("nan"), float("nan"), float("nan")
+    ci = metrics.stratified_bootstrap_ci(values[:, None], statistic=np.mean, reps=reps, seed=seed)
+    return float(values.mean()), float(ci.lower), float(ci.upper)
+
+
+def train_or_resume(cfg: dict, run_dir: Path, show_progress: bool) -> dict:
+    """Reuse the finished run in ``run_dir`` (its config must be ``cfg``), finish an interrupted one,
+    or train it; the running target's results.json records which (``runs``)."""
+    run_dir = Path(run_dir)
+    if (run_dir / "config.yaml").is_file():
+        # resolved again, so a run written before a new config key existed compares equal: say so
+        existing = runs.load_run_config(run_dir)
+        filled = sorted(set(_flat_keys(existing)) - set(_flat_keys(configlib.load_yaml(run_dir / "config.yaml"))))
+        legacy = {".".join(path) for path in runs.LEGACY_VALUES}
+        if existing == cfg and filled:
+            said = [k + (" (the value it was trained with)" if k in legacy else "") for k in filled]
+            print(f"note: reusing {run_dir}, written before {', '.join(said)} existed; it is taken to have "
+                  "had today's defaults for them (move it away to retrain)", file=sys.stderr)
+        if existing != cfg:
+            raise runs.RunError(f"{run_dir} holds a run with another config; choose another --out")
+        summary_path = run_dir / "summary.json"
+        if summary_path.is_file():
+            summary = json.loads(summary_path.read_text())
+            if not summary.get("interrupted"):
+                record_run(run_dir, cfg, summary, "reused")
+                return summary
+        if (run_dir / runs.CHECKPOINT).is_file():
+            summary = runs.train(cfg, run_dir, resume=True, show_progress=show_progress)
+            record_run(run_dir, cfg, summary, "resumed")
+            return summary
+    summary = runs.train(cfg, run_dir, show_progress=show_progress)
+    record_run(run_dir, cfg, summary, "trained")
+    return summary
+
+
+def _flat_keys(node, prefix=""):
+    if not isinstance(node, dict):
+        return [prefix.rstrip(".")]
+    return [k for key, value in node.items() for k in _flat_keys(value, f"{prefix}{key}.")]
+
+
+def compare_algorithms(methods: list[tuple[str, str, dict]], env: str, out: Path, base: dict,
+                       show_progress: bool = True) -> dict:
+    """Train ``methods`` = [(label, algo, config overrides)] on ``env``; rows + curves figure."""
+    out = Path(out)
+    rows, run_dirs = [], []
+    for label, algo, overrides in methods:
+        user = configlib.merge(configlib.merge(base, {"algo": algo, "env": env}), overrides)
+        cfg = configlib.resolve(user)
+        run_dir = out / "runs" / label
+        summary = train_or_resume(cfg, run_dir, show_progress)
+        run_dirs.append(run_dir)
+        progress = runs.read_progress(run_dir)
+        seeds = runs.seed_ids(cfg)
+        row = {"method": label, "algo": cfg["algo"]}
+        final_return = summary["final"]["episode_return"]["per_seed"]
+        final_cost = summary["final"]["episode_cost"]["per_seed"]
+        row["final_return"], row["final_return_lo"], row["final_return_hi"] = bootstrap_mean(final_return)
+        row["final_cost"], row["final_cost_lo"], row["final_cost_hi"] = bootstrap_mean(final_cost)
+        if cfg["constraint"]["type"] == "expected":
+            limit = cfg["constraint"]["limit"]
+            costs = per_seed_series(progress, "episode_cost", seeds)
+            costs = np.where(np.isnan(costs), limit, costs)  # no finished episode: no evidence of violation
+            regrets = [metrics.cost_regret(c, limit) for c in costs]
+            row["cost_regret"], row["cost_regret_lo"], row["cost_regret_hi"] = bootstrap_mean(regrets)
+            row["cost_limit"] = limit
+            row["within_limit"] = bool(row["final_cost"] <= 1.1 * limit)
+        if "violation_probability" in summary["final"]:
+            vp = summary["final"]["violation_probability"]["per_seed"]
+            row["violation_probability"], _, _ = bootstrap_mean(vp)
+        row["seeds"] = cfg["seeds"]
+        row["env_steps_per_seed"] = summary["env_steps"]
+        row["wall_seconds"] = summary["wall_seconds"]
+        row["steps_per_second"] = summary["steps_per_second"]
+        rows.append(row)
+    figure = plotting.plot_runs(run_dirs, out / "curves.png")
+    return {"rows": rows, "figures": [figure.name], "env": env}
+
+
+def within_limit_checks(rows: list[dict]) -> dict:
+    """Which methods end within the cost limit (+10%): ``{"within_limit_plus_10pct": {method: bool}}``."""
+    return {"within_limit_plus_10pct": {row["method"]: row.get("within_limit") for row in rows}}

@@ -1,0 +1,298 @@
+"""The reproduce framework: targets declared as data, run, checked and recorded.
+
+A target is a function ``fn(scale: Scale, out: Path, **options) -> dict`` declared with
+:func:`target`::
+
+    @target("foundation-pointgoal", "PPO vs PPO-Lag on PointGoal1, cost limit 25",
+            scales=deep_rl.scales(runs=2), checks=[foundation_checks])
+    def run(scale: Scale, out: Path) -> dict:
+        ...
+        return {"rows": rows, "figures": ["curves.png"], "settings": base}
+
+* ``scales`` maps scale names (a subset of :data:`SCALE_NAMES`, ``smoke`` required) to
+  :class:`Scale` data: steps, seeds, expected wall time and the target's own settings at that
+  scale.  ``saferl list`` prints them; an unknown scale is a one-line ValueError listing the
+  target's scales.
+* ``checks`` are functions of the target's rows returning named booleans or values (the paper's
+  claims, the issue's acceptance); the framework computes them from the rows and writes them to
+  results.json under ``"checks"`` (a target does not compute or return checks itself).
+* ``options`` names the keyword options the target accepts (``svae-table1``: ``tune``).
+
+The function returns ``{"rows": [...], "figures": [PNG names written into out], ...}`` with any
+other JSON-serialisable entries (settings, fitted slopes).  The framework writes
+``out/results.json`` atomically::
+
+    target, scale, wall_seconds (this invocation), git_commit (the code that ran it),
+    rows, checks, runs (every training run the target used, see below), runs_training_seconds,
+    figures, options (only when one was given), then the target's other entries.
+
+Each entry of ``runs`` -- one per run directory trained, resumed or reused through
+:func:`record_run` (``deep_rl.train_or_resume`` calls it) -- holds ``run`` (its directory,
+relative to ``out``), ``status`` (``trained``: trained now; ``resumed``: an interrupted run
+finished now; ``reused``: finished earlier, not trained now), ``reused`` (status == reused),
+``algo``, ``env``, ``seeds``, ``env_steps``, ``wall_seconds`` (its training time from its
+summary.json: ``training_seconds``, the total over sittings, where recorded, else
+``wall_seconds``), ``config_hash`` (from summary.json, else computed from its config.yaml) and
+``git_commit`` (the code that trained it, from summary.json; null for runs written before
+summary.json recorded it; ``git_commits`` too where summary.json lists one per sitting).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import math
+import os
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+#: the scale names a target may declare, smallest first; every target declares ``smoke`` (the tests run it)
+SCALE_NAMES = ("smoke", "demo", "cpu", "full")
+#: results.json keys the framework writes; a target's result may not use them
+RESERVED = ("target", "scale", "wall_seconds", "git_commit", "checks", "runs", "runs_training_seconds", "options")
+
+
+@dataclass(frozen=True)
+class Scale:
+    """One scale of a target.
+
+    ``steps`` per seed (in ``unit``: environment steps, episodes K, iterations ...; None where it
+    varies, e.g. per environment: ``note`` says how), ``seeds`` (None where the target has none),
+    ``wall_s`` the expected wall time in seconds on a 2-core CPU machine (rough; None: not meant for
+    one), ``params`` the target's own settings at this scale (``scale["epsilons"]``).  ``name`` is
+    set by :func:`target`.
+    """
+
+    steps: int | None
+    seeds: int | None
+    wall_s: float | None
+    unit: str = "env steps per seed"
+    note: str = ""
+    params: Mapping[str, Any] = field(default_factory=dict)
+    name: str = ""
+
+    def __getitem__(self, key: str):
+        return self.params[key]
+
+    def get(self, key: str, default=None):
+        return self.params.get(key, default)
+
+    def describe(self) -> str:
+        """``32,000 env steps per seed x 2 seeds, ~1 min`` (+ the note)."""
+        parts = []
+        if self.steps is not None:
+            parts.append(f"{self.steps:,} {self.unit}")
+        if self.seeds is not None:
+            parts.append(f"{self.seeds} seed{'s' if self.seeds != 1 else ''}")
+        text = " x ".join(parts) if parts else "-"
+        text += f", {_duration(self.wall_s)}"
+        return text + (f" ({self.note})" if self.note else "")
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "not meant for a CPU"
+    if seconds < 90:
+        return f"~{max(5, 5 * round(seconds / 5)):.0f} s"
+    if seconds < 90 * 60:
+        return f"~{round(seconds / 60):.0f} min"
+    return f"~{seconds / 3600:.1f} h"
+
+
+Check = Callable[[list], Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    description: str
+    scales: Mapping[str, Scale]
+    checks: tuple[Check, ...]
+    options: tuple[str, ...]
+    fn: Callable[..., dict]
+
+    def scale(self, name: str) -> Scale:
+        if name not in self.scales:
+            raise ValueError(f"unknown scale {name!r} for {self.name}; its scales: {', '.join(self.scales)}")
+        return self.scales[name]
+
+    def compute_checks(self, rows: list) -> dict:
+        """Every declared check on ``rows``, merged into one dict (a name given twice is an error)."""
+        out: dict[str, Any] = {}
+        for check in self.checks:
+            values = check(rows)
+            if not isinstance(values, Mapping):
+                raise TypeError(f"check {check.__name__} of {self.name} returned {type(values).__name__}, not a dict")
+            for key, value in values.items():
+                if not isinstance(key, str):
+                    raise TypeError(f"check {check.__name__} of {self.name} names a value {key!r}: names are strings")
+                if key in out:
+                    raise ValueError(f"check {key!r} of {self.name} is computed twice")
+                out[key] = value
+        return out
+
+
+_TARGETS: dict[str, Target] = {}
+
+
+def target(name: str, description: str, scales: Mapping[str, Scale], checks: Check | Sequence[Check] = (),
+           options: Sequence[str] = ()):
+    """Declare a reproduce target (see the module docstring); the scales are validated here."""
+    if name in _TARGETS:
+        raise ValueError(f"reproduce target {name!r} is declared twice")
+    if not isinstance(scales, Mapping) or "smoke" not in scales:
+        raise ValueError(f"target {name}: scales must be a dict that has a 'smoke' scale")
+    unknown = [s for s in scales if s not in SCALE_NAMES]
+    if unknown:
+        raise ValueError(f"target {name}: unknown scale name(s) {', '.join(map(repr, unknown))}; "
+                         f"allowed: {', '.join(SCALE_NAMES)}")
+    bound = {}
+    for scale_name in SCALE_NAMES:  # in size order, whatever the declaration's order
+        if scale_name not in scales:
+            continue
+        s = scales[scale_name]
+        if not isinstance(s, Scale):
+            raise TypeError(f"target {name}, scale {scale_name}: a Scale, not {type(s).__name__}")
+        for attr in ("steps", "seeds"):
+            v = getattr(s, attr)
+            if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
+                raise ValueError(f"target {name}, scale {scale_name}: {attr} must be a positive int or None, got {v!r}")
+        if s.wall_s is not None and not (isinstance(s.wall_s, (int, float)) and math.isfinite(s.wall_s)
+                                         and s.wall_s >= 0):
+            raise ValueError(f"target {name}, scale {scale_name}: wall_s must be seconds >= 0 or None, "
+                             f"got {s.wall_s!r}")
+        bound[scale_name] = replace(s, name=scale_name, params=dict(s.params))
+    checks = (checks,) if callable(checks) else tuple(checks)
+    if not all(callable(c) for c in checks):
+        raise TypeError(f"target {name}: checks must be functions of the rows")
+    options = tuple(options)
+    if not all(isinstance(o, str) and o.isidentifier() for o in options):
+        raise ValueError(f"target {name}: options must be keyword names, got {options!r}")
+
+    def deco(fn):
+        _TARGETS[name] = Target(name, description, bound, checks, options, fn)
+        return fn
+
+    return deco
+
+
+def targets() -> dict[str, Target]:
+    """Every declared target by name (sorted)."""
+    return dict(sorted(_TARGETS.items()))
+
+
+def get(name: str) -> Target:
+    if name not in _TARGETS:
+        raise ValueError(f"unknown reproduce target {name!r}; known targets: {', '.join(sorted(_TARGETS))}")
+    return _TARGETS[name]
+
+
+# --------------------------------------------------------------------------- runs a target used
+
+
+class _RunLog:
+    def __init__(self, out: Path):
+        self.out = Path(out)
+        self.entries: dict[str, dict] = {}
+
+
+_CURRENT: contextvars.ContextVar[_RunLog | None] = contextvars.ContextVar("saferl_reproduce_runlog", default=None)
+
+
+def record_run(run_dir: Path, cfg: dict, summary: dict, status: str) -> None:
+    """Note a training run the running target used; ``status``: trained, resumed or reused.
+    Outside :func:`run` (a helper called directly) it does nothing."""
+    log = _CURRENT.get()
+    if log is None:
+        return
+    if status not in ("trained", "resumed", "reused"):
+        raise ValueError(f"run status must be trained, resumed or reused, got {status!r}")
+    from saferl import provenance
+
+    run_dir = Path(run_dir)
+    try:
+        rel = os.path.relpath(run_dir.resolve(), log.out.resolve())
+        where = rel if not rel.startswith("..") else str(run_dir)
+    except ValueError:  # another drive
+        where = str(run_dir)
+    entry = {
+        "run": where, "status": status, "reused": status == "reused",
+        "algo": cfg.get("algo"), "env": cfg.get("env"), "seeds": cfg.get("seeds"),
+        "env_steps": summary.get("env_steps"),
+        "wall_seconds": summary.get("training_seconds", summary.get("wall_seconds")),
+        "config_hash": summary.get("config_hash") or provenance.config_hash(_run_config(run_dir, cfg)),
+        "git_commit": summary.get("git_commit"),
+    }
+    if summary.get("git_commits"):
+        entry["git_commits"] = summary["git_commits"]
+    log.entries[where] = entry
+
+
+def _run_config(run_dir: Path, cfg: dict) -> dict:
+    """The run's resolved config as its config.yaml says (the config it was trained with)."""
+    from saferl import runs
+
+    try:
+        return runs.load_run_config(run_dir)
+    except runs.RunError:
+        return cfg
+
+
+# --------------------------------------------------------------------------- running a target
+
+
+def run(name: str, scale: str, out: Path, **options) -> dict:
+    """Run target ``name`` at ``scale`` into ``out``; write and return results.json's content.
+    ``options`` (e.g. ``tune=True``) must be declared by the target; false ones are ignored."""
+    from saferl import provenance
+    from saferl.runio import write_json_atomic
+
+    tgt = get(name)
+    chosen = tgt.scale(scale)
+    unsupported = [k for k, v in options.items() if v and k not in tgt.options]
+    if unsupported:
+        raise ValueError(f"target {name} does not support --{', --'.join(unsupported)}")
+    options = {k: v for k, v in options.items() if k in tgt.options}
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    commit = provenance.git_commit()
+    log = _RunLog(out)
+    token = _CURRENT.set(log)
+    start = time.time()
+    try:
+        result = tgt.fn(chosen, out, **options)
+    finally:
+        _CURRENT.reset(token)
+    wall = time.time() - start
+    result = _validated(tgt, result, out)
+    rows = result.pop("rows")
+    figures = result.pop("figures")
+    used = list(log.entries.values())
+    payload = {
+        "target": name, "scale": scale, "wall_seconds": wall, "git_commit": commit,
+        "rows": rows, "checks": tgt.compute_checks(rows),
+        "runs": used, "runs_training_seconds": float(sum(r["wall_seconds"] or 0.0 for r in used)),
+        "figures": figures,
+    }
+    if any(options.values()):
+        payload["options"] = {k: v for k, v in options.items() if v}
+    payload.update(result)
+    write_json_atomic(out / "results.json", payload)
+    return payload
+
+
+def _validated(tgt: Target, result, out: Path) -> dict:
+    if not isinstance(result, dict) or not isinstance(result.get("rows"), list):
+        raise RuntimeError(f"target {tgt.name} returned no 'rows' list")
+    clash = [k for k in RESERVED if k in result]
+    if clash:
+        raise RuntimeError(f"target {tgt.name} returned {', '.join(clash)}: the framework writes these "
+                           "(declare checks with @target(checks=...))")
+    figures = result.get("figures")
+    if not isinstance(figures, list) or not figures:
+        raise RuntimeError(f"target {tgt.name} returned no 'figures' list")
+    missing = [f for f in figures if not (out / f).is_file()]
+    if missing:
+        raise RuntimeError(f"target {tgt.name} lists figures it did not write: {', '.join(missing)}")
+    return dict(result)
