@@ -19,7 +19,7 @@ demo: $(STAMP)
 	$(BIN)/saferl reproduce foundation-pointgoal --scale demo --out runs/demo
 
 test: $(STAMP)
-	$(BIN)/python -m pytest tests
+	$(BIN)/python -m pytest -n 2 --dist loadfile tests
 
 bench: $(STAMP)
 	$(BIN)/saferl bench

@@ -6,13 +6,11 @@ backend is active.  Compare ratios measured in one run: machines are noisy.
 
 from __future__ import annotations
 
-import json
 import resource
 import time
 from pathlib import Path
 
 import jax
-import jax.numpy as jnp
 
 from saferl import config as configlib
 from saferl.envs import base as envs

@@ -37,7 +37,6 @@ from saferl import runs
 from saferl.algos import base as algos
 from saferl.core import constraints
 from saferl.core.rollout import Trajectory
-from saferl.envs import base as envs
 from saferl.envs.gym_bridge import BRIDGE_OPTIONS, PREFIX, HostVecEnv, as_env_list, is_gym_id, make_gym_env
 from saferl.envs.host_wrappers import HostStepLeaf, HostWrappers
 from saferl.envs.wrappers import RunningStatistics, normalization_step

@@ -79,9 +79,19 @@ def _print_summary(summary: dict, run_dir: Path) -> None:
 def _cmd_list(args) -> int:
     from saferl.algos import base as algos
     from saferl.envs import base as envs
-    from saferl import reproduce
+    from saferl import hparams, reproduce
 
-    print("algorithms:")
+    if args.algo:
+        try:
+            cls = algos.get(args.algo)
+        except ValueError as err:
+            raise UserError(str(err)) from None
+        print(f"{cls.name}: {cls.description}")
+        print("hyper-parameters (--set hparams.NAME=VALUE):")
+        for line in hparams.describe(cls.defaults):
+            print(f"  {line}")
+        return 0
+    print("algorithms (saferl list --algo NAME: its hyper-parameters):")
     for name, desc in algos.registered().items():
         print(f"  {name:<12} {desc}")
     print("environments:")
@@ -181,6 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_train)
 
     p = sub.add_parser("list", help="list algorithms, environments and reproduce targets")
+    p.add_argument("--algo", help="list this algorithm's hyper-parameters: default, allowed values, meaning")
     p.set_defaults(func=_cmd_list)
 
     p = sub.add_parser("eval", help="evaluate a trained run's final policy")

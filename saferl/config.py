@@ -10,6 +10,7 @@ import copy
 import math
 from pathlib import Path
 
+import numpy as np
 import yaml
 
 TOP_LEVEL = {
@@ -202,11 +203,14 @@ def resolve(user: dict) -> dict:
         if mb is not None and mb > batch:
             raise ConfigError(f"hparams.{key} must be between 1 and num_envs * rollout_steps = {batch}, got {mb}")
     limit = cfg["constraint"].get("limit")
-    if isinstance(limit, list) and len(limit) > 1 and len(limit) > algo_cls.max_constraints:
-        raise ConfigError(f"algorithm {algo_cls.name} enforces {algo_cls.max_constraints} constraint(s); "
+    if isinstance(limit, list) and len(limit) > algo_cls.max_constraints:
+        raise ConfigError(f"algorithm {algo_cls.name} enforces at most {algo_cls.max_constraints} constraints; "
                           f"constraint.limit has {len(limit)} entries")
     if not gym:
-        _check_env_params(env_name, cfg["env_params"])
+        channels = _check_env_params(env_name, cfg["env_params"])
+        if isinstance(limit, list) and len(limit) != channels:
+            raise ConfigError(f"constraint.limit has {len(limit)} entries but {env_name} has {channels} cost "
+                              f"channel(s): give one limit per channel, or one number for all")
     return cfg
 
 
@@ -230,18 +234,20 @@ def _check_network(net: dict) -> None:
         raise ConfigError(f"network.value_normalization must be true or false, got {net['value_normalization']!r}")
 
 
-def _check_env_params(env_name: str, overrides: dict) -> None:
+def _check_env_params(env_name: str, overrides: dict) -> int:
     """Build the environment's parameters with the overrides (a missing extra, e.g. MuJoCo for EcoAnt,
-    is reported here, before anything is written)."""
+    is reported here, before anything is written); returns its number of cost channels."""
     from saferl.envs import base as envs
     from saferl.train import make_env_params
 
     if not isinstance(overrides, dict):
         raise ConfigError(f"env_params must be a mapping, got {overrides!r}")
+    env = envs.make(env_name)
     try:
-        make_env_params(envs.make(env_name), overrides)
+        make_env_params(env, overrides)
     except ValueError as err:
         raise ConfigError(str(err)) from None
+    return int(np.prod(env.cost_shape)) if env.cost_shape else 1
 
 
 def dump(cfg: dict) -> str:

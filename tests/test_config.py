@@ -117,3 +117,10 @@ def test_resolve_rejects_a_bad_value_without_touching_the_input():
     with pytest.raises(ConfigError, match="target_kl must be > 0"):
         resolve(user)
     assert user == {"algo": "cpo", "env": "ToyReach", "hparams": {"target_kl": -0.1}}
+
+
+def test_list_prints_an_algorithms_declared_hyper_parameters(capsys):
+    assert cli.main(["list", "--algo", "ppo_lag"]) == 0
+    out = capsys.readouterr().out
+    assert "lagrange_optimizer = 'adam'  (one of adam, sgd, pid)" in out
+    assert "gamma = 0.99  (in (0, 1])  reward discount" in out

@@ -12,7 +12,6 @@ from gymnasium import spaces
 
 from saferl import bridge_train, cli, runs
 from saferl.bridge_train import GymTrainer
-from saferl.config import ConfigError
 from saferl.envs.toy import ToyReach
 from saferl.train import Trainer
 

@@ -37,6 +37,16 @@ class AgentState:
     extra: dict  # algorithm-specific state: multipliers, counters, ...
 
 
+#: what every on-policy algorithm here declares: the discounts, GAE and the critics' optimiser
+COMMON_HPARAMS = hparams.declare(
+    gamma=hparams.real(0.99, "(0, 1]", "reward discount"),
+    cost_gamma=hparams.real(0.99, "(0, 1]", "discount of the cost critics"),
+    gae_lambda=hparams.real(0.95, "[0, 1]", "GAE lambda (every channel)"),
+    critic_lr=hparams.real(3e-4, "(0, inf)", "Adam rate of the critics"),
+    max_grad_norm=hparams.real(40.0, "[0, inf)", "gradient-norm clip of the Adam steps; 0 = none"),
+)
+
+
 class Algorithm:
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
@@ -121,6 +131,9 @@ class Algorithm:
                 f"{self.name}: constraint.limit has {limit.shape[0]} entries but the environment has "
                 f"{self.num_constraints} cost channel(s)"
             )
+        if self.num_constraints > self.max_constraints:
+            raise ValueError(f"{self.name} enforces at most {self.max_constraints} constraints; the environment has "
+                             f"{self.num_constraints} cost channels")
         k_actor, k_critic = jax.random.split(key)
         actor_params = self.actor.init(k_actor)
         critic_params = self.critics.init(k_critic)
@@ -159,6 +172,11 @@ def _adam(lr: float, max_grad_norm: float, schedule: str, decay_steps: int) -> o
     rate = lr if schedule == "constant" else optax.linear_schedule(lr, 0.0, max(int(decay_steps), 1))
     parts = [optax.clip_by_global_norm(max_grad_norm)] if max_grad_norm and max_grad_norm > 0 else []
     return optax.chain(*parts, optax.adam(rate, eps=1e-5))
+
+
+def normalize(x):
+    """Advantages standardised to mean 0 and standard deviation 1 (the reward advantage of every method)."""
+    return (x - jnp.mean(x)) / (jnp.std(x) + 1e-8)
 
 
 # --------------------------------------------------------------------------- registry

@@ -50,23 +50,11 @@ class IPO(PPO):
                        barrier_t=real(20.0, "(0, inf)", "t, the log barrier's sharpness"),
                        penalty_max=real(1.0, "(0, inf)", "cap of the barrier weight 1 / (t (b - J_c))"),
                        infeasible=choice("recover", ("recover", "cap"), "where the barrier is undefined"))
-    INFEASIBLE = ("recover", "cap")
-
-    def constraint_values(self, agent, batch):
-        """(J_c, b): scalars with one constraint, shape (m,) with m."""
-        cost, limit = self.cost_and_limit(agent, batch)
-        return (cost[0], limit[0]) if cost.shape[0] == 1 else (cost, limit)
 
     def penalty(self, agent, batch):
         """kappa_i of every constraint (:func:`barrier_penalty`)."""
         return barrier_penalty(*self.constraint_values(agent, batch), float(self.hp["barrier_t"]),
                                float(self.hp["penalty_max"]))
-
-    def init_extra(self, constraint):
-        if self.hp["infeasible"] not in self.INFEASIBLE:
-            raise ValueError(f"hparams.infeasible must be one of {', '.join(self.INFEASIBLE)}, "
-                             f"got {self.hp['infeasible']!r}")
-        return super().init_extra(constraint)
 
     def recovering(self, agent, batch):
         """Per constraint: whether it is infeasible (J_c,i >= b_i) and ``infeasible`` is ``recover``."""

@@ -48,11 +48,6 @@ class P3O(PPO):
     description = "P3O (Zhang et al. 2022): PPO with an exact ReLU penalty on the clipped cost surrogate."
     defaults = declare(PPO.defaults, kappa=real(20.0, "(0, inf)", "kappa, the penalty factor of eq. 11"))
 
-    def constraint_values(self, agent, batch):
-        """(J_c, b): scalars with one constraint, shape (m,) with m."""
-        cost, limit = self.cost_and_limit(agent, batch)
-        return (cost[0], limit[0]) if cost.shape[0] == 1 else (cost, limit)
-
     def slack(self, agent, batch):
         cost, limit = self.constraint_values(agent, batch)
         return (1.0 - float(self.hp["cost_gamma"])) * (cost - limit)

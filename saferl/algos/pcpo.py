@@ -40,6 +40,13 @@ class PCPO(TrustRegionAlgorithm):
     # cost.  On PointGoal1 (limit 25, 5 seeds x 2M) the occupancy scale 1 / (1 - gamma_c) settled at cost 39.8 /
     # return 21.3, this at 29.5 / 10.9 (docs/design.md); "episode" keeps the former.
     defaults = declare(TrustRegionAlgorithm.defaults, cost_scale="per_sample")
+    max_constraints = cd.MAX_MULTI_CONSTRAINTS  # the projection enumerates 2^m active sets
+
+    @staticmethod
+    def acceptable(candidate, base, delta, tolerance):
+        """The line search's test: mean KL <= delta and every cost surrogate change within its tolerance
+        ``max(0, -c_i)`` (``candidate`` and ``base``: the line search's metrics of the step and of theta_k)."""
+        return (candidate["kl"] <= delta) & jnp.all(candidate["cost"] - base["cost"] <= tolerance)
 
     def policy_step(self, agent, batch):
         delta = self.hp["target_kl"]
@@ -56,7 +63,7 @@ class PCPO(TrustRegionAlgorithm):
         tolerance = jnp.maximum(-grads.c, 0.0)
 
         def accept(m, m0):
-            return (m["kl"] <= delta) & jnp.all(m["cost"] - m0["cost"] <= tolerance)
+            return self.acceptable(m, m0, delta, tolerance)
 
         params, metrics = self.line_search(agent, batch, adv_r, adv_c, grads.scale, step, accept)
         metrics.update(channel_metrics("cost_estimate", grads.cost))

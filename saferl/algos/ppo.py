@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from saferl.algos.base import AgentState, Algorithm, register
+from saferl.algos.base import COMMON_HPARAMS, AgentState, Algorithm, normalize, register
 from saferl.hparams import choice, declare, integer, real
 
 
@@ -30,10 +30,6 @@ def approx_kl(log_prob, old_log_prob):
     return jnp.mean(jnp.expm1(log_ratio) - log_ratio)
 
 
-def normalize(x):
-    return (x - jnp.mean(x)) / (jnp.std(x) + 1e-8)
-
-
 def centred_cost_advantage(batch):
     """A_c of every cost channel, centred only: its scale stays that of the cost it predicts.  Shape ``(B,)``
     with one cost channel, ``(B, m)`` with m; the batch's J_c and b are
@@ -49,17 +45,13 @@ class PPO(Algorithm):
     description = "PPO (Schulman et al. 2017): clipped surrogate on the reward; ignores the constraint."
     constraint_kinds = ("expected", "var")
     defaults = declare(
-        gamma=real(0.99, "(0, 1]", "reward discount"),
-        cost_gamma=real(0.99, "(0, 1]", "discount of the cost critics"),
-        gae_lambda=real(0.95, "[0, 1]", "GAE lambda (every channel)"),
+        COMMON_HPARAMS,
         actor_lr=real(3e-4, "(0, inf)", "Adam rate of the policy"),
-        critic_lr=real(3e-4, "(0, inf)", "Adam rate of the critics"),
         clip=real(0.2, "(0, inf)", "ratio clip epsilon (PPO eq. 7)"),
         epochs=integer(10, "[1, inf)", "passes over the batch"),
         minibatches=integer(32, "[1, inf)", "minibatches per pass (at most num_envs * rollout_steps)"),
         entropy_coef=real(0.0, "[0, inf)", "weight of the entropy bonus"),
         target_kl=real(0.02, "[0, inf)", "the passes stop once one's mean KL exceeds kl_stop_factor * target_kl; 0 = never"),
-        max_grad_norm=real(40.0, "[0, inf)", "global gradient-norm clip; 0 = none"),
         lr_schedule=choice("constant", ("constant", "linear"), "the policy's learning-rate schedule"),
         lr_decay_steps=integer(0, "[0, inf)", "updates over which the linear schedule decays to 0"),
     )
@@ -70,6 +62,12 @@ class PPO(Algorithm):
     # ---- hooks for the constrained variants -----------------------------------------
     def before_update(self, agent: AgentState, batch):
         return agent, {}
+
+    def constraint_values(self, agent: AgentState, batch):
+        """(J_c, b) of :meth:`~saferl.algos.base.Algorithm.cost_and_limit`: scalars with one constraint (the
+        shapes the one-constraint penalties always had), shape ``(m,)`` with m."""
+        cost, limit = self.cost_and_limit(agent, batch)
+        return (cost[0], limit[0]) if cost.shape[0] == 1 else (cost, limit)
 
     def policy_advantage(self, agent: AgentState, batch):
         return normalize(batch.advantages[:, 0])

@@ -37,7 +37,7 @@ import jax.numpy as jnp
 import optax
 from jax.flatten_util import ravel_pytree
 
-from saferl.algos.base import AgentState, Algorithm, channel_metrics
+from saferl.algos.base import COMMON_HPARAMS, AgentState, Algorithm, channel_metrics, normalize
 from saferl.algos.risk import RiskConstrained
 from saferl.core import trust_region as tr
 from saferl.core.fitting import minibatch_epochs
@@ -55,18 +55,13 @@ class Gradients(NamedTuple):
     scale: jax.Array  # s: cost surrogate = s * mean(ratio * A_c)
 
 
-def normalize(x):
-    return (x - jnp.mean(x)) / (jnp.std(x) + 1e-8)
-
-
 class TrustRegionAlgorithm(RiskConstrained, Algorithm):
     """Base class: subclasses implement ``policy_step(agent, batch) -> (agent, metrics)``."""
 
     constraint_kinds = ("expected", "var")
     defaults = declare(
-        gamma=real(0.99, "(0, 1]", "reward discount"),
-        cost_gamma=real(0.99, "(0, 1]", "discount of the cost critics"),
-        gae_lambda=real(0.95, "[0, 1]", "GAE lambda (every channel)"),
+        COMMON_HPARAMS,
+        critic_lr=1e-3,
         target_kl=real(0.01, "(0, inf)", "delta, the trust-region radius (mean KL)"),
         cg_iters=integer(15, "[1, inf)", "conjugate-gradient iterations"),
         cg_damping=real(0.1, "[0, inf)", "damping added to the Fisher-vector product"),
@@ -80,10 +75,8 @@ class TrustRegionAlgorithm(RiskConstrained, Algorithm):
                           "the cost surrogate's scale s (module docstring): episode or per_sample (s = 1, OmniSafe)"),
         # the ``learn_margin`` option of OpenAI's safety-starter-agents CPO (Ray et al. 2019): an integral term
         cost_margin_lr=real(0.0, "[0, inf)", "learned safety margin's rate; 0 = off (as published)"),
-        critic_lr=real(1e-3, "(0, inf)", "Adam rate of the critics"),
         critic_epochs=integer(10, "[1, inf)", "critic passes over the batch"),
         critic_minibatches=integer(16, "[1, inf)", "critic minibatches per pass"),
-        max_grad_norm=real(40.0, "[0, inf)", "the critics' gradient-norm clip; 0 = none"),
     )
 
     # ---- declarations -----------------------------------------------------------------

@@ -276,7 +276,6 @@ def cpo_dual_multi(q, r, S, c, delta, *, tol: float = 1e-4) -> CPOMultiDual:
     eps, tiny, _ = _consts(dtype)
     q_safe = jnp.maximum(q, tiny)
     masks = jnp.asarray(_active_sets(m))  # (2^m, m)
-    eye = jnp.eye(m, dtype=dtype)
     diag_s = jnp.maximum(jnp.diagonal(S), 0.0)
     scale = jnp.abs(c) + jnp.sqrt(2.0 * delta * diag_s) + tiny
 

@@ -20,7 +20,6 @@ episode costs that the tests and the relative-variance study (canary-fig2) share
 
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 
 SURROGATES = ("cantelli", "indicator", "cvar")

@@ -9,8 +9,9 @@ Observation: (x, t / max_steps).  Episodes last ``max_steps`` steps (truncation)
 ToyReach2 is the same task with two cost channels, for tests of several constraints: channel 0
 pays 1 while x > ``far_threshold`` (0.8), channel 1 while x > ``cost_threshold`` (0.5).  Its default
 limits, 20 on channel 0 and 10 on channel 1, make only the second constraint bind: a policy that
-meets it rarely passes 0.5 and so pays nothing on channel 0, while a policy that enforced only
-channel 0 would sit near 0.8 and pay ~45 on channel 1 (the unconstrained policy pays ~42 and ~45).
+meets it rarely passes 0.5 and so pays nearly nothing on channel 0, while a policy held to channel
+0's limit alone spends most steps beyond 0.5 and pays several times 10 on channel 1 (the
+unconstrained policy, at full speed to x = 1, pays on about 42 and 45 of the 50 steps).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``canary-fig2``: relative variance of the VaR-surrogate estimators as epsilon -> 0 on IcyLake.
 
-Canary paper (shared/papers/canary-cantelli-var-cpo.txt), Sec. 5, Prop. 5.1, App. B and Fig. 2
+Canary paper ("Constrained Policy Optimization with Cantelli-Bounded Value-at-Risk", arXiv:2601.22993), Sec. 5, Prop. 5.1, App. B and Fig. 2
 (Sec. 6.2): the relative variance kappa^2[m] = Var[m_hat] / ||m||^2 (eq. 39) of the constraint
 value and of the constraint gradient grows like 1/(pN) for the indicator (CPO-VaR) and 1/(eps N)
 for CVaR, while Cantelli's stays O(1/((1-f)N)), flat in eps.  We measure it for the Monte-Carlo

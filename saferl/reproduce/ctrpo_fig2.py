@@ -1,5 +1,5 @@
-"""``ctrpo-fig2``, a reproduce target for the C-TRPO paper (Constrained Trust Region Policy Optimization; shared/papers/
-c-trpo-constrained-trust-region.txt), Figure 2: C-NPG trajectories on a 2-state 2-action CMDP.
+"""``ctrpo-fig2``, a reproduce target for the C-TRPO paper ("Embedding Safety into RL: A New Take on Trust Region
+Methods", arXiv:2411.02957), Figure 2: C-NPG trajectories on a 2-state 2-action CMDP.
 
 ctrpo-fig2: from 10 safe initialisations, C-NPG (eq. 13 with the Gramian G_C of eq. 79) for
 beta in {1e-2, 1}; each trajectory's constraint value must stay <= b (Theorem 4.4) and its reward

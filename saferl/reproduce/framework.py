@@ -3,9 +3,13 @@
 A target is a function ``fn(scale: Scale, out: Path, **options) -> dict`` declared with
 :func:`target`::
 
+    def checks(rows):  # named booleans / values from the rows
+        by = {row["method"]: row for row in rows}
+        return {"ppo_lag_regret_below_ppo": by["PPO-Lag"]["cost_regret"] < by["PPO"]["cost_regret"]}
+
     @target("foundation-pointgoal", "PPO vs PPO-Lag on PointGoal1, cost limit 25",
-            scales=deep_rl.scales(runs=2), checks=[foundation_checks])
-    def run(scale: Scale, out: Path) -> dict:
+            scales=deep_rl.scales(runs=2), checks=checks)
+    def run(scale: Scale, out: Path) -> dict:   # scale.steps, scale.seeds, scale["..."], scale.name
         ...
         return {"rows": rows, "figures": ["curves.png"], "settings": base}
 

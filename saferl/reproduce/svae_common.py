@@ -9,6 +9,7 @@ with 3 seeds (H.3-H.5) or 2 environments x 1 seed (H.2); cpu = full = the paper'
 
 from __future__ import annotations
 
+from saferl import plotting
 from saferl.reproduce.framework import Scale
 from saferl.tabular import learners as L
 
@@ -31,6 +32,17 @@ def nav_scales(wall_s: dict[str, float]) -> dict[str, Scale]:
 
     return {"smoke": scale(200, 1, 2, wall_s["smoke"]), "demo": scale(200, 1, 2, wall_s["smoke"]),
             "cpu": scale(10_000, 5, 8, wall_s["full"]), "full": scale(10_000, 5, 8, wall_s["full"])}
+
+
+def episode_figure_result(fig, axes, out, name: str, rows: list, K: int, n_seeds: int) -> dict:
+    """The tail of the H.3-H.5 targets: episode axes with legends, the PNG ``name`` written into ``out``,
+    and the result with the paper's multipliers (App. H.6) as its settings."""
+    for ax in axes:
+        ax.set_xlabel("episode")
+        ax.legend(fontsize=8)
+    plotting.save_figure(fig, out / name, dpi=120)
+    return {"rows": rows, "figures": [name],
+            "settings": {"K": K, "seeds": n_seeds, "alpha_beta": list(L.CONTROLLED), "delta": 0.05}}
 
 
 def ms(x) -> dict:

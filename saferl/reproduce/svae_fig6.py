@@ -93,9 +93,4 @@ def fig6(scale: Scale, out: Path) -> dict:
         plotting.seed_band(axes[1], x[idx], regret[:, idx], meth.name)
     axes[0].set_ylabel("entries after detection (d = 3)")
     axes[1].set_ylabel("regret, safe continuation (d = 3)")
-    for ax in axes:
-        ax.set_xlabel("episode")
-        ax.legend(fontsize=8)
-    plotting.save_figure(fig, out / "svae_fig6_elimination.png", dpi=120)
-    return {"rows": rows, "figures": ["svae_fig6_elimination.png"],
-            "settings": {"K": K, "seeds": n_seeds, "alpha_beta": list(L.CONTROLLED), "delta": 0.05}}
+    return svae_common.episode_figure_result(fig, axes, out, "svae_fig6_elimination.png", rows, K, n_seeds)

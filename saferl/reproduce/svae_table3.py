@@ -83,9 +83,4 @@ def table3(scale: Scale, out: Path) -> dict:
     axes[1].set_xscale("log")
     axes[0].set_ylabel("unsafe root executions")
     axes[1].set_ylabel("fraction not yet excluded")
-    for ax in axes:
-        ax.set_xlabel("episode")
-        ax.legend(fontsize=8)
-    plotting.save_figure(fig, out / "svae_fig5_identification.png", dpi=120)
-    return {"rows": rows, "figures": ["svae_fig5_identification.png"],
-            "settings": {"K": K, "seeds": n_seeds, "alpha_beta": list(L.CONTROLLED), "delta": 0.05}}
+    return svae_common.episode_figure_result(fig, axes, out, "svae_fig5_identification.png", rows, K, n_seeds)

@@ -13,27 +13,39 @@ SVAE (eq. 10 of the SVAE paper)
 SVAE (Hoeffding) / (Hoeffding-P) (App. H.1)
     the same with V(P^, V_{h+1}) -> hr^2 / 4 and sigma^2_R -> 1/4 (Hoeffding), or only
     V(P^, V_{h+1}) -> hr^2 / 4 (Hoeffding-P); the linear correction is kept.
-SUCBVI (Xiong et al. 2023, "Provably safe RL with step-wise violation constraints")
-    SUCBVI is UCBVI (Azar et al. 2017) planned over the estimated safe actions; its planning bonus
-    is UCBVI's Bernstein-Freedman bonus (UCBVI-BF, Azar et al. 2017, Alg. 4):
+SUCBVI (Xiong, Du & Huang 2023, "Provably Safe Reinforcement Learning with Step-wise Violation
+Constraints", arXiv:2302.06064)
+    SUCBVI is UCBVI (Azar, Osband & Munos 2017, "Minimax Regret Bounds for Reinforcement Learning",
+    arXiv:1703.05449) planned over the estimated safe actions.  What of Xiong et al. we could reach is
+    the abstract: SUCBVI's regret is O~(sqrt(H^3 S A T)).  That is the rate of UCBVI's Hoeffding
+    bonus (UCBVI-CH) with step-dependent transitions (a Bernstein bonus would give sqrt(H^2 S A T)),
+    so the default is UCBVI-CH's bonus 7 H L sqrt(1/N) (Azar et al., Alg. 3), written with the SVAE
+    paper's iota = 2 L and the range of the backup r + V_{h+1}, hr + 1 (the paper's H - h + 1), for H:
+        b = 7 (hr + 1) (iota / 2) / sqrt(n) = 3.5 (hr + 1) iota / sqrt(n)          (BONUS_SUCBVI)
+    Option "SUCBVI (BF)" (BONUS_SUCBVI_BF, the earlier default): UCBVI's Bernstein-Freedman bonus
+    (UCBVI-BF, Azar et al., Alg. 4)
         sqrt(8 L Var_{P^}(V_{h+1}) / N) + 14 H L / (3 N) + sqrt(8 sum_y P^(y) W(y) / N),
-    where W(y) <= H^2 bounds (V_{h+1} - V*_{h+1})^2(y).  Here with iota = 2 L, the computable
-    upper/lower-value form of the correction, W = (Vbar - Vlow)^2 (Vlow: the pessimistic value of
-    the same greedy policy, planned with the same bonus subtracted), the range of V_{h+1} (hr) in
-    place of H, and a Hoeffding term for the per-(h, s, a) Bernoulli reward estimate (the SVAE
-    paper's SUCBVI "estimates unknown rewards and costs separately for each (h, s, a)"; SUCBVI itself
-    assumes known rewards and state-only costs):
+    W(y) <= H^2 bounding (V_{h+1} - V*_{h+1})^2(y), in its computable upper/lower-value form
+    W = (Vbar - Vlow)^2 (Vlow: the pessimistic value of the same greedy policy, planned with the same
+    bonus subtracted), hr in place of H and a Hoeffding term for the unknown Bernoulli reward:
         b = 2 sqrt(V(P^, Vbar_{h+1}) x) + 2 sqrt(P^ (Vbar_{h+1} - Vlow_{h+1})^2 x) + sqrt(2 x) + 7 hr x / 3.
-    Q clipped at H - h + 1, as for SVAE ("both methods use the same recursive safety filter, so the
-    comparison focuses on their planning rules", App. H.1).  Caveats: Xiong et al.'s own text was not
-    available to us, so this is UCBVI-BF as SUCBVI's planning rule, not a line-by-line copy; UCBVI
-    itself clips at H (and takes a running minimum over episodes, not done here).  On the navigation
-    study (8 environments x 5 seeds, paper multipliers) the correction form hardly matters (UCBVI-BF's
-    literal W = H^2: R_+(K) 1.06e3 either way) but the clip does: clipping at H (so unvisited pairs
-    are worth H at every step) gives R_+(K) 5.0e3, R(K) 0.32e3, Viol(K) 1.45e3 instead of 1.06e3,
-    -3.63e3, 1.27e3 (paper: 2.59e3, 0.15e3, 1.55e3).
-MVP-V (Zhou, Zhang & Du 2023, "Sharp variance-dependent bounds in RL", Alg. 1; built on MVP of
-Zhang, Ji & Du 2021)
+    Still our reading (Xiong et al.'s algorithm box was not reachable): the constant 7 and L outside
+    the square root (UCBVI-CH's), the range hr + 1 instead of H, the unknown-reward estimate (the SVAE
+    paper's SUCBVI "estimates unknown rewards and costs separately for each (h, s, a)"; Xiong et al.
+    assume known rewards and state-only costs), and the clip of Q at H - h + 1 as for SVAE (UCBVI clips
+    at H).  Evidence on the navigation study (8 environments x 5 paired seeds, K = 10,000, paper
+    multipliers (0.001, 0.30), uniform zero count; R / R_+ / Viol x 10^3, paper 0.150 / 2.590 / 1.546):
+    UCBVI-CH 0.058 / 2.902 / 1.497; UCBVI-BF 0.115 / 2.539 / 1.427; UCBVI-CH with sqrt(L / N)
+    (= alpha / 3.64) 5.08 / 6.39 / 1.63.  Against the paper's paired differences SVAE - SUCBVI
+    (R_+ -1,162 (947), Viol -119.7 (45.1)): CH -1,446 / -136, BF -1,075 / -64 (1.2 paper SDs off on
+    Viol), and the App. H.6 selection re-run with CH picks the paper's (1e-3, 0.30) (with BF and the
+    cap zero count it picked 3e-4).  The clip is not what moved SUCBVI: clipping at H gives CH -0.080 / 2.789 / 1.489 and BF
+    0.383 / 2.778 / 1.429 (the earlier large clip effect came from the "cap" zero-count reading,
+    under which unvisited pairs were worth H at every step).
+MVP-V (Zhou, Zhang & Du 2023, "Sharp Variance-Dependent Bounds in Reinforcement Learning: Best of
+Both Worlds in Stochastic and Deterministic Environments", arXiv:2301.13446, Alg. 1; built on MVP of
+Zhang, Ji & Du 2021, "Is Reinforcement Learning More Difficult Than Bandits? A Near-optimal
+Algorithm Escaping the Curse of Horizon", arXiv:2009.13503)
     MVP-V works on a time-homogeneous MDP whose *total* reward is at most 1.  Following App. H.6 of
     the SVAE paper, each (state, step) pair is a state and rewards are divided by H.  On that scale
     its bonus and update are
@@ -44,16 +56,16 @@ Zhang, Ji & Du 2021)
     r = H r', sigma_R = H sigma'_R) gives the original-scale form used here:
         b = (460/9) sqrt(V(P^, V_{h+1}) x) + 2 sqrt(2 sigma^2_R x) + (544/9) H x,   Q = min(H, ...).
     The cap is the *total-return* bound 1 (H on the original scale) at every step, not H - h + 1:
-    MVP-V bounds only the total reward, so it does not know that fewer steps remain later.  At zero
-    count the unscaled bonus is c3 iota >= 1, so an unvisited pair has Q' = 1, i.e. Q = H.
-    (An earlier version clipped MVP-V at H - h + 1 like SVAE.  With the total-return clip, MVP-V's
-    first ~1,000 navigation episodes are spent on pairs that are worth H at every step: R_+(K) goes
-    from 0.81e3 / 0.75e3 (MVP-V + filter / MVP-V) to 5.1e3 / 5.1e3.  The paper's 46.8e3 / 34.0e3,
-    which keep growing over all 10,000 episodes, are not reproduced.)
+    MVP-V bounds only the total reward, so it does not know that fewer steps remain later.
+    Still our reading: the constants are MVP's (Zhang, Ji & Du 2021); MVP-V's own algorithm box was
+    not reachable to confirm that it keeps them (neither paper's text beyond its abstract was).  The
+    SVAE paper's MVP-V figures are not reproduced under either zero-count reading (R / R_+ / Viol
+    x 10^3, paper MVP-V + filter 45.989 / 46.756 / 3.005, MVP-V 31.238 / 34.020 / 2.816): uniform
+    9.17 / 9.94 / 1.61 and -2.95 / 4.97 / 4.18; cap ~5.1e3 R_+ for both.  The paper's MVP-V regret
+    keeps growing over all 10,000 episodes; we could not find the choice behind that.
 
-Unvisited pairs (N = 0) get the method's cap (H - h + 1, or H for MVP-V) explicitly: the paper notes
-eq. 10 gives Q = H - h + 1 at zero count (App. B.1); with alpha < 1 the scaled bonus would not, so
-the learners keep the zero-count value of the unscaled algorithm.
+The zero-count value of an unvisited pair (uniform P^ at n = 1, or the cap) is chosen in
+:mod:`saferl.tabular.learners` (``zero_count``).
 """
 
 from __future__ import annotations
@@ -62,7 +74,7 @@ import math
 
 import jax.numpy as jnp
 
-BONUS_SVAE, BONUS_HOEFFDING, BONUS_HOEFFDING_P, BONUS_SUCBVI, BONUS_MVP = range(5)
+BONUS_SVAE, BONUS_HOEFFDING, BONUS_HOEFFDING_P, BONUS_SUCBVI, BONUS_MVP, BONUS_SUCBVI_BF = range(6)
 
 MVP_C1, MVP_C2, MVP_C3 = 460.0 / 9.0, 2.0 * math.sqrt(2.0), 544.0 / 9.0
 
@@ -70,6 +82,11 @@ MVP_C1, MVP_C2, MVP_C3 = 460.0 / 9.0, 2.0 * math.sqrt(2.0), 544.0 / 9.0
 def svae_bonus(x, var_p, sig2, hr):
     """eq. 10 (before alpha)."""
     return 4.0 * jnp.sqrt(var_p * x) + 2.0 * jnp.sqrt(sig2 * x) + (16.0 * hr + 5.0) * x
+
+
+def sucbvi_hoeffding_bonus(io, n, hr):
+    """UCBVI-CH's bonus 7 H L sqrt(1/N) with H -> hr + 1 (the range of r + V_{h+1}) and L = iota / 2 (before alpha)."""
+    return 3.5 * (hr + 1.0) * io / jnp.sqrt(n)
 
 
 def sucbvi_bonus(x, var_p, var_low, hr):
@@ -92,10 +109,11 @@ def bonus(kind, io, n, var_p, sig2, hr, H, var_low=None):
     var_low = jnp.zeros_like(var_p) if var_low is None else var_low
     quarter_hr2 = hr**2 / 4.0
     return jnp.select(
-        [kind == BONUS_SVAE, kind == BONUS_HOEFFDING, kind == BONUS_HOEFFDING_P, kind == BONUS_SUCBVI],
+        [kind == BONUS_SVAE, kind == BONUS_HOEFFDING, kind == BONUS_HOEFFDING_P, kind == BONUS_SUCBVI,
+         kind == BONUS_MVP],
         [svae_bonus(x, var_p, sig2, hr), svae_bonus(x, quarter_hr2, 0.25, hr),
-         svae_bonus(x, quarter_hr2, sig2, hr), sucbvi_bonus(x, var_p, var_low, hr)],
-        mvp_bonus(x, var_p, sig2, H),
+         svae_bonus(x, quarter_hr2, sig2, hr), sucbvi_hoeffding_bonus(io, n, hr), mvp_bonus(x, var_p, sig2, H)],
+        sucbvi_bonus(x, var_p, var_low, hr),
     )
 
 

@@ -23,14 +23,43 @@ phi(x) = -log x (phi'' = 1/x^2); both are candidates named in Sec. 3.1.  G_C is 
 d_theta^T grad^2 Phi_C(d_theta) d_theta of the safe mirror function Phi_C of eq. 9; the test
 suite checks that identity by autodiff of eq. 9 through the occupancy.
 
-Discrete time: Theorem 4.4 (safety) is about the flow (eq. 25).  With a constant Euler step eta,
-Sherman-Morrison on G_C gives, near the surface, a margin x = b - V_c that evolves like
-x - eta lambda x^2 / beta for -log x (safe for moderate eta) but like x (1 - eta lambda / beta) for
-x log x, which overshoots unless (to first order) eta < beta / lambda, with lambda =
-grad V_c^T G_K^+ grad V_r / grad V_c^T G_K^+ grad V_c (the LP dual near the optimum; 0.72 for
-figure2_cmdp, so eta < 0.014 at beta = 1e-2).  The ctrpo-fig2 target therefore uses -log x; its
-results report x log x alongside.  If a step does leave the safe set, the barrier curvature is
-evaluated at the margin 1e-12 and the violation is visible in V_c.
+Discrete time: Theorem 4.4 (safety) is about the flow (eq. 25); eq. 22 is its Euler
+discretisation theta_{k+1} = theta_k + eps_k G_C^+ grad V_r.  The paper does not state the step of
+Figure 2; we read it as a constant eps_k = eta, ``step_rule="constant"``, the default of
+:func:`run_cnpg` (ctrpo-fig2: eta = 0.3, phi = -log x).
+
+- First order.  With w = beta phi''(x) at the margin x = b - V_c, a = grad V_c^T G_K^+ grad V_r and
+  q = grad V_c^T G_K^+ grad V_c, Sherman-Morrison on G_C (eq. 79) gives
+  grad V_c^T G_C^+ grad V_r = a / (1 + w q), so a step changes the margin, to first order in eta, to
+  x - eta a x^2 / (x^2 + beta q) for -log x (never below 0 if eta a < 2 sqrt(beta q)) and
+  x (1 - eta a / (x + beta q)) for x log x, which crosses near the surface unless eta < beta / lambda,
+  lambda = a / q (the LP dual near the optimum: 0.72 for figure2_cmdp, so eta < 0.014 at
+  beta = 1e-2; ctrpo-fig2 reports x log x at eta = 0.003).  The bound is necessary, not sufficient.
+- Second order.  With one constraint, a / (1 + w q) >= 0 whenever a >= 0: the barrier slows the
+  approach to the surface but never pushes back.  The flow never reaches the surface; an Euler step adds
+  eta^2 / 2 s^T hess V_c s, which does not shrink with the margin, so where V_c curves upwards along
+  the step a constant step leaves the safe set with either phi.  Seen (tests/tabular/test_cnpg.py,
+  docs/design.md): -log x at eta = 0.3 on a 2-state CMDP (``CROSSING`` in the tests) by 8.7e-5 at
+  beta = 1e-2 and 6.1e-6 at beta = 1; x log x at eta = 0.003 on figure2_cmdp by ~1e-10 after
+  5,500-9,000 iterations (all ten ctrpo-fig2 starts, 3e-9 by 20,000); x log x at eta = beta / (5 lambda),
+  beta = 1, on each of 14 random CMDPs.
+  A constant-step iterate that has left is evaluated with the curvature at the margin 1e-12, and
+  pinv(G_C) then all but freezes it (w ~ 1e22 swamps G_K's spectrum); the violation stays in V_c.
+
+``step_rule="safeguarded"``: from an iterate whose margins b_i - V_ci all exceed 1e-12, take the first
+of eta, eta/2, ..., eta 2^-max_halvings (default 30) whose next iterate keeps every exact margin
+above 1e-12; if none does, stay put (``eta_used`` 0).  Guaranteed, by induction: from such a
+theta_0 every iterate has V_c < b - 1e-12 in exact values (float64 linear solves; ~1e-16), so phi stays
+finite and its curvature is the true one (never the clamp); where the constant step keeps every
+margin above 1e-12 the trajectories are identical.  Not guaranteed: convergence.  Halving can
+only spend the margin (near the surface a > 0, so the first-order change of V_c is >= 0), so where
+V_c curves upwards along the surface the accepted steps shrink geometrically and the iterates stop
+on the surface short of the LP optimum (``CROSSING``: 0.033 below V* at eta = 0.3, where a constant
+eta = 0.03 stays safe).  On figure2_cmdp with x log x at eta = 0.3, where the constant step leaves by 0.034 and ends
+0.02 from V*, it stays safe and is within 1e-6 of V* after 300 iterations.  Nor: a monotone V_r
+(there is no Armijo condition), safety with estimated values (C-TRPO's V_c comes from samples),
+anything for starts with a margin <= 1e-12 (no safeguard there).  Cost: up to max_halvings extra
+value evaluations per iteration.
 
 Other pieces: the exact LP of eq. 33 (:func:`lp_optimum`, scipy HiGHS), brute force over
 deterministic policies, and the toy CMDP of our Figure 2 reproduction (:func:`figure2_cmdp`).
@@ -50,6 +79,8 @@ import jax.numpy as jnp
 import numpy as np
 
 PHIS = ("xlogx", "log")
+STEP_RULES = ("constant", "safeguarded")
+MAX_HALVINGS = 30  # "safeguarded": at most this many halvings of eta (0.3 * 2^-30 ~ 3e-10), then no step
 
 
 class DiscountedCMDP(NamedTuple):
@@ -153,6 +184,12 @@ def _phi_code(phi: str) -> int:
     return PHIS.index(phi)
 
 
+def _step_rule_code(rule: str) -> bool:
+    if rule not in STEP_RULES:
+        raise ValueError(f"unknown step_rule {rule!r}; choose from {STEP_RULES}")
+    return rule == "safeguarded"
+
+
 def _phi_dd(x, phi):
     """phi'' at x = b - V_c > 0: phi(x) = x log x -> 1/x (code 0); phi(x) = -log x -> 1/x^2 (code 1)."""
     return jnp.where(phi == 0, 1.0 / x, 1.0 / x**2)
@@ -181,30 +218,60 @@ def _cnpg_direction(m, theta, beta, phi):
     return (jnp.linalg.pinv(G) @ g_r).reshape(theta.shape)
 
 
-@functools.partial(jax.jit, static_argnames=("iters",))
-def _trajectories(m, theta0, beta, eta, phi, iters: int):
-    """C-NPG (eq. 13) for every configuration (beta, eta, phi code: arrays (K,)) and initialisation (N, S, A).
+def _leaves(m, theta, direction, eta):
+    """True unless every margin b_i - V_ci(theta + eta direction) exceeds _MIN_MARGIN (exact V_c; NaN leaves)."""
+    return ~jnp.all(m.b - _values(m, theta + eta * direction)[1] > _MIN_MARGIN)
 
-    A scan over iterations, vmapped over initialisations and configurations: one compile per shape.
+
+def _step_size(m, theta, V_c, direction, eta, guard, max_halvings):
+    """The accepted step size of one C-NPG iteration (see "Discrete time" in the module docstring).
+
+    guard False ("constant"): eta.  guard True ("safeguarded"), from a strictly safe theta (every margin
+    > _MIN_MARGIN): eta 2^-h for the smallest h <= max_halvings whose iterate keeps every margin
+    > _MIN_MARGIN, or 0 (the iterate stays put) if none does.  From a theta that is not strictly safe
+    the safeguard does nothing (eta).
+    """
+    check = guard & jnp.all(m.b - V_c > _MIN_MARGIN)
+
+    def cond(carry):
+        h, bad = carry
+        return bad & (h < max_halvings)
+
+    def body(carry):
+        h, _ = carry
+        return h + 1, _leaves(m, theta, direction, eta * 0.5 ** (h + 1))
+
+    h, bad = jax.lax.while_loop(cond, body, (jnp.int32(0), check & _leaves(m, theta, direction, eta)))
+    return jnp.where(bad, 0.0, eta * 0.5**h)
+
+
+@functools.partial(jax.jit, static_argnames=("iters", "any_guard"))
+def _trajectories(m, theta0, beta, eta, phi, guard, max_halvings, iters: int, any_guard: bool):
+    """C-NPG (eq. 13) for every configuration (beta, eta, phi code, guard: arrays (K,)) and initialisation (N, S, A).
+
+    A scan over iterations, vmapped over initialisations and configurations: one compile per shape
+    (and per any_guard: a batch of constant steps only compiles without the safeguard's line search).
     """
 
-    def one(theta0, beta, eta, phi):
+    def one(theta0, beta, eta, phi, guard):
         def step(theta, _):
             V_r, V_c, g_r, G = _cnpg_parts(m, theta, beta, phi)
-            theta_next = theta + eta * (jnp.linalg.pinv(G) @ g_r).reshape(theta.shape)  # eq. 13
-            return theta_next, (V_r, V_c, _policy(theta))
+            direction = (jnp.linalg.pinv(G) @ g_r).reshape(theta.shape)
+            eta_k = _step_size(m, theta, V_c, direction, eta, guard, max_halvings) if any_guard else eta
+            return theta + eta_k * direction, (V_r, V_c, _policy(theta), eta_k)  # eq. 13 (eq. 22: eps_k = eta_k)
 
-        theta_T, (V_r, V_c, pi) = jax.lax.scan(step, theta0, None, length=iters)
+        theta_T, (V_r, V_c, pi, eta_used) = jax.lax.scan(step, theta0, None, length=iters)
         V_rT, V_cT = _values(m, theta_T)
         return dict(
             V_r=jnp.concatenate([V_r, V_rT[None]]),
             V_c=jnp.concatenate([V_c, V_cT[None]]),
             pi=jnp.concatenate([pi, _policy(theta_T)[None]]),
             theta=theta_T,
+            eta_used=eta_used,
         )
 
-    over_inits = jax.vmap(one, in_axes=(0, None, None, None))
-    return jax.vmap(over_inits, in_axes=(None, 0, 0, 0))(theta0, beta, eta, phi)
+    over_inits = jax.vmap(one, in_axes=(0, None, None, None, None))
+    return jax.vmap(over_inits, in_axes=(None, 0, 0, 0, 0))(theta0, beta, eta, phi, guard)
 
 
 def _policy_gradient_theorem(m, theta, f):
@@ -323,18 +390,27 @@ def cnpg_direction(m: DiscountedCMDP, theta, beta, phi: str = "xlogx"):
 
 
 @_float64
-def run_cnpg(m: DiscountedCMDP, theta0, betas, eta, iters: int, phi="xlogx") -> dict:
+def run_cnpg(m: DiscountedCMDP, theta0, betas, eta, iters: int, phi="xlogx", step_rule="constant",
+             max_halvings: int = MAX_HALVINGS) -> dict:
     """C-NPG trajectories (eq. 13) from every initialisation for every configuration (beta = 0: Kakade NPG, eq. 8).
 
-    theta0: (N, S, A); betas: (K,); eta and phi: one value or one per beta (phi in PHIS).
-    Returns V_r (K, N, iters+1), V_c (K, N, iters+1, m), pi (K, N, iters+1, S, A), final theta (K, N, S, A).
-    Configurations are one batch, so mixing betas, step sizes and phis costs one compile per shape.
+    theta0: (N, S, A); betas: (K,); eta, phi and step_rule: one value or one per beta (phi in PHIS,
+    step_rule in STEP_RULES: "constant" takes eta every iteration, the default and our reading of the
+    paper's Figure 2; "safeguarded" halves eta up to max_halvings times until the next iterate's exact
+    margins b - V_c all exceed 1e-12, see "Discrete time" in the module docstring).
+    Returns V_r (K, N, iters+1), V_c (K, N, iters+1, m), pi (K, N, iters+1, S, A), final theta (K, N, S, A)
+    and eta_used (K, N, iters), the step size each iteration took (0: a safeguarded step was rejected).
+    Configurations are one batch, so mixing betas, step sizes, phis and step rules costs one compile per shape.
     """
     betas = np.atleast_1d(np.asarray(betas, np.float64))
     etas = np.broadcast_to(np.asarray(eta, np.float64), betas.shape)
     phis = np.broadcast_to(np.asarray([_phi_code(p) for p in np.atleast_1d(phi)]), betas.shape)
+    guards = np.broadcast_to(np.asarray([_step_rule_code(r) for r in np.atleast_1d(step_rule)]), betas.shape)
+    if int(max_halvings) < 0:
+        raise ValueError("max_halvings must be >= 0")
     return _trajectories(_jnp(m), jnp.asarray(theta0, jnp.float64), jnp.asarray(betas), jnp.asarray(etas),
-                         jnp.asarray(phis), int(iters))
+                         jnp.asarray(phis), jnp.asarray(guards), jnp.int32(max_halvings), int(iters),
+                         bool(guards.any()))
 
 
 # --------------------------------------------------------------------------- the linear program (eq. 4 / 33)

@@ -67,16 +67,28 @@ UNSAFE_ROOT_ACTION_H4 = 1  # root action of identification_two_step that is unsa
 NONVIABLE_STATE_H4 = 3  # its non-viable successor (visited at step index 1)
 
 
-def recursive_elimination(d: int, safe_continuation: bool, H: int = 5, tau: float = TAU) -> CMDP:
+REWARD_LAYOUTS_H5 = ("last", "spread")
+
+
+def recursive_elimination(d: int, safe_continuation: bool, H: int = 5, tau: float = TAU,
+                          reward_layout: str = "last") -> CMDP:
     """H.5: H = 5 steps, 3 states, 2 actions, deterministic transitions.
 
-    Root action 0 enters the low branch (state 1, reward 0.1 per step: return 0.4), root action 1
-    enters the high branch (state 2, reward 0.25 per step: return 1.0).  The branch state reached
-    after d transitions (step index d) has two actions of mean cost 0.8; with ``safe_continuation``
-    one of them costs 0 instead.  All other costs are 0.  Var* = 0.
+    Root action 0 enters the low branch (state 1, return 0.4), root action 1 enters the high branch
+    (state 2, return 1.0).  The branch state reached after d transitions (step index d) has two
+    actions of mean cost 0.8; with ``safe_continuation`` one of them costs 0 instead.  All other costs
+    are 0.  Var* = 0.
+
+    The paper gives only the branch returns, not how they are paid per step.  ``reward_layout``:
+    ``"last"`` (default) pays each branch's return at the last step (step index H - 1); ``"spread"``
+    pays it in equal parts over the H - 1 steps after the root (0.1 and 0.25 per step).  The default
+    is the layout that reproduces the paper's own H.5 numbers: R(K) = 18.00 with a safe continuation
+    and Viol(K) = 1,994.00 for the ablation at d = 3 (docs/results/svae-studies-full.md).
     """
     if not 1 <= d <= H - 1:
         raise ValueError("need 1 <= d <= H - 1")
+    if reward_layout not in REWARD_LAYOUTS_H5:
+        raise ValueError(f"reward_layout must be one of {REWARD_LAYOUTS_H5}")
     S, A = 3, 2
     P = np.zeros((H, S, A, S))
     for s in (1, 2):
@@ -85,8 +97,12 @@ def recursive_elimination(d: int, safe_continuation: bool, H: int = 5, tau: floa
     P[0, 0, 0] = [0.0, 1.0, 0.0]
     P[0, 0, 1] = [0.0, 0.0, 1.0]
     r = np.zeros((H, S, A))
-    r[1:, 1] = 0.4 / (H - 1)
-    r[1:, 2] = 1.0 / (H - 1)
+    if reward_layout == "spread":
+        r[1:, 1] = 0.4 / (H - 1)
+        r[1:, 2] = 1.0 / (H - 1)
+    else:
+        r[H - 1, 1] = 0.4
+        r[H - 1, 2] = 1.0
     c = np.zeros((H, S, A))
     c[d, 2, :] = 0.8
     if safe_continuation:

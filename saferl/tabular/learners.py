@@ -21,7 +21,30 @@ random priority over (h, s, a) (the paper's per-seed action relabelling).
 Bonuses and value caps: :mod:`saferl.tabular.baselines` (each formula, its constants and its source).
 All bonuses are multiplied by the planning multiplier alpha.  MVP-V's planning model (n, r^, sigma^2_R,
 P^) of (h, s, a) is refreshed only when its visit count reaches a power of two (doubling); the
-other methods plan on the live statistics.  Unvisited pairs (N = 0) get Q = the method's cap.
+other methods plan on the live statistics.
+
+Unvisited pairs (N = 0), ``Hyper.zero_count`` / ``Method.zero_count``:
+
+* ``"uniform"`` (default; ZERO_UNIFORM): the method's own update at zero count, as App. B.1 of the SVAE
+  paper ("Instance-Dependent Regret for CMDPs with Step-Wise Constraints") defines the estimates there:
+  n = 1, r^ = sigma^2_R = 0, and P^ "an arbitrary fixed probability distribution on S", here uniform.
+  So Q = min(cap, mean_s' V_{h+1}(s') + alpha b) with b the bonus at n = 1.  App. B.1 notes that the
+  unscaled eq. 10 then gives Q = H - h + 1 (the linear term alone, (16(H - h) + 5) iota >= H - h + 1);
+  with the bonus scaled by alpha (App. H.6) it gives far less optimism.  The paper specifies the
+  zero-count estimates but not what its alpha-scaled runs did with them; this reading is the one
+  that reproduces the paper's numbers (docs/results/svae-studies-full.md): Table 1 SVAE
+  R / R_+ / Viol = -2.44 / 1.46 / 1.36 x 10^3 (paper -2.406 / 1.428 / 1.426), Table 2 Sigma_V
+  0.730 / 2.615 (paper 0.739 / 2.691), H.5 R(K) = 18.00 (paper 18.00, with the H.5 layout of
+  :func:`saferl.tabular.envs.recursive_elimination`).
+* ``"cap"`` (ZERO_CAP): Q = the method's cap (H - h + 1, H for MVP-V), Qlow = 0: the value the unscaled
+  algorithm gives.  Table 1 SVAE -3.08 / 1.42 / 1.29, SUCBVI (BF) -3.63 / 1.06 / 1.27 (below SVAE on
+  R_+, against the paper's ordering), Table 2 Sigma_V 1.019 / 3.537, H.5 R(K) = 19.20.
+
+The initialisation of P^ never adds observed successors (App. B.1): the filter uses only N(s, a, s').
+
+:func:`plan_values` returns every planning quantity (Q, V, the candidate sets, cbar, bonus, SUCBVI's
+Qlow, Vlow) for tests; :func:`plan` the four the episode needs.  The episode outputs also carry
+``policy_safe`` (pi_k in Pi_safe on the true model), used only by tests.
 
 The cost-confidence multiplier beta scales the radius of eq. 9: cbar = c^ - beta sqrt(2 iota / n).
 Filters: 0 = none (MVP-V), 1 = own cost bound only (SVAE w/o propagation), 2 = the recursion of
@@ -43,9 +66,13 @@ from saferl import struct
 from saferl.hashing import fmix32
 from saferl.tabular import cmdp as cm
 from saferl.tabular.baselines import (  # noqa: F401  (re-exported)
-    BONUS_HOEFFDING, BONUS_HOEFFDING_P, BONUS_MVP, BONUS_SUCBVI, BONUS_SVAE, bonus, value_cap)
+    BONUS_HOEFFDING, BONUS_HOEFFDING_P, BONUS_MVP, BONUS_SUCBVI, BONUS_SUCBVI_BF, BONUS_SVAE, bonus, value_cap)
 
 FILTER_NONE, FILTER_OWN, FILTER_RECURSIVE = range(3)
+# Q of a pair never visited (App. B.1): eq. 10 / the method's update at n = 1 with r^ = sigma^2_R = 0 and a
+# uniform P^ (ZERO_UNIFORM, the default), or the cap H - h + 1 (H for MVP-V) of the unscaled algorithm (ZERO_CAP).
+ZERO_UNIFORM, ZERO_CAP = range(2)
+ZERO_COUNT = {"uniform": ZERO_UNIFORM, "cap": ZERO_CAP}
 
 
 @struct.dataclass
@@ -59,6 +86,7 @@ class Hyper:
     filter: jax.Array  # FILTER_*
     doubling: jax.Array  # bool: refresh planning model only when a count doubles (MVP-V)
     cap_total: jax.Array  # bool: clip Q at H (total-return bound, MVP-V) instead of H - h + 1
+    zero_count: jax.Array  # ZERO_*: the value of an unvisited (h, s, a)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,8 +98,10 @@ class Method:
     alpha: float
     beta: float
     cap_total: bool = False
+    zero_count: str = "uniform"  # a key of ZERO_COUNT
 
-    def hyper(self, delta: float = 0.05, alpha: float | None = None, beta: float | None = None) -> Hyper:
+    def hyper(self, delta: float = 0.05, alpha: float | None = None, beta: float | None = None,
+              zero_count: str | None = None) -> Hyper:
         return Hyper(
             alpha=jnp.float32(self.alpha if alpha is None else alpha),
             beta=jnp.float32(self.beta if beta is None else beta),
@@ -80,6 +110,7 @@ class Method:
             filter=jnp.int32(self.filter),
             doubling=jnp.bool_(self.doubling),
             cap_total=jnp.bool_(self.cap_total),
+            zero_count=jnp.int32(ZERO_COUNT[self.zero_count if zero_count is None else zero_count]),
         )
 
 
@@ -92,11 +123,13 @@ METHODS = {
     "SVAE (Hoeffding-P)": Method("SVAE (Hoeffding-P)", BONUS_HOEFFDING_P, FILTER_RECURSIVE, False, *CONTROLLED),
     "SVAE w/o propagation": Method("SVAE w/o propagation", BONUS_SVAE, FILTER_OWN, False, *CONTROLLED),
     "SUCBVI": Method("SUCBVI", BONUS_SUCBVI, FILTER_RECURSIVE, False, 0.001, 0.30),
+    "SUCBVI (BF)": Method("SUCBVI (BF)", BONUS_SUCBVI_BF, FILTER_RECURSIVE, False, 0.001, 0.30),
     "MVP-V + filter": Method("MVP-V + filter", BONUS_MVP, FILTER_RECURSIVE, True, 3e-6, 0.30, True),
     "MVP-V": Method("MVP-V", BONUS_MVP, FILTER_NONE, True, 2.405e-6, 0.30, True),
 }
 NAVIGATION = {"SVAE": (0.0003, 0.30), "SUCBVI": (0.001, 0.30), "MVP-V + filter": (3e-6, 0.30),
               "MVP-V": (2.405e-6, 0.30)}  # MVP-V has no filter: its beta is unused
+NAVIGATION_OPTIONS = {"SUCBVI (BF)": NAVIGATION["SUCBVI"]}  # named alternatives, not in the paper's table
 
 
 @struct.dataclass
@@ -166,10 +199,13 @@ def cost_lcb(st: Stats, hp: Hyper, io) -> jax.Array:
     return st.sumC / n - hp.beta * jnp.sqrt(2.0 * io / n)
 
 
-def plan(st: Stats, env: EnvArrays, hp: Hyper, prio: jax.Array, io):
+def plan_values(st: Stats, env: EnvArrays, hp: Hyper, prio: jax.Array, io) -> dict:
     """One backward pass of Algorithm 1 (lines 6-16): candidate sets, bonuses, Q, greedy policy.
 
-    Returns (pi (H, S) int, candidate actions (H, S, A) bool, candidate states (H, S) bool, cbar (H, S, A)).
+    Returns a dict of arrays: ``pi`` (H, S) int, ``cand`` (H, S, A) and ``cand_states`` (H, S) bool
+    (the candidate subgraph of lines 8-9), ``cbar`` (H, S, A) (eq. 9), ``Q`` and ``bonus`` (H, S, A)
+    (line 11 and eq. 10 after alpha), ``V`` (H, S) (line 14), and the pessimistic ``Qlow``, ``Vlow``
+    of the same greedy policy (computed for every method, used only by the SUCBVI (BF) bonus).
     """
     H, S, A = st.N.shape
     cbar = cost_lcb(st, hp, io)
@@ -177,9 +213,12 @@ def plan(st: Stats, env: EnvArrays, hp: Hyper, prio: jax.Array, io):
     n = jnp.maximum(st.pN, 1.0)
     rhat = st.psumR / n
     sig2 = jnp.maximum(st.psumR2 / n - rhat**2, 0.0)
-    Phat = st.pNsas / n[..., None]
-    supp = st.Nsas > 0  # observed successors (live statistics)
     unvisited = st.pN == 0
+    # App. B.1: at zero count r^ = sigma^2_R = 0, n = 1 and P^ is "an arbitrary fixed probability
+    # distribution on S" (here uniform); ZERO_CAP instead sets Q = the cap (the unscaled algorithm).
+    Phat = jnp.where(unvisited[..., None], 1.0 / S, st.pNsas / n[..., None])
+    cap_unvisited = unvisited & (hp.zero_count == ZERO_CAP)
+    supp = st.Nsas > 0  # observed successors (live statistics); never the zero-count P^
 
     def step(carry, h):
         Vn, Vlow_n, cand_next = carry
@@ -191,24 +230,32 @@ def plan(st: Stats, env: EnvArrays, hp: Hyper, prio: jax.Array, io):
         )
         cand_states = jnp.any(cand, -1)
         PV = Phat[h] @ Vn
-        var_p = jnp.maximum(Phat[h] @ Vn**2 - PV**2, 0.0)
+        var_p = jnp.maximum(Phat[h] @ Vn**2 - PV**2, 0.0)  # V(P^, V_{h+1})
         var_low = Phat[h] @ (Vn - Vlow_n) ** 2
-        hr = (H - 1 - h).astype(jnp.float32)
+        hr = (H - 1 - h).astype(jnp.float32)  # the paper's H - h (1-based h): the range of V_{h+1}
         cap = value_cap(hp.cap_total, h, H)
         b = hp.alpha * bonus(hp.bonus, io, n[h], var_p, sig2[h], hr, H, var_low)
-        Q = jnp.where(unvisited[h], cap, jnp.minimum(cap, rhat[h] + PV + b))
-        Qlow = jnp.where(unvisited[h], 0.0, jnp.maximum(0.0, rhat[h] + Phat[h] @ Vlow_n - b))
+        Q = jnp.where(cap_unvisited[h], cap, jnp.minimum(cap, rhat[h] + PV + b))
+        Qlow = jnp.where(cap_unvisited[h], 0.0, jnp.maximum(0.0, rhat[h] + Phat[h] @ Vlow_n - b))
         allowed = jnp.where(cand_states[:, None], cand, True)
         Qm = jnp.where(allowed, Q, -jnp.inf)
         ties = allowed & (Qm >= Qm.max(-1, keepdims=True))
         a = jnp.argmax(jnp.where(ties, prio[h], -1.0), -1)
         V = jnp.take_along_axis(Q, a[:, None], -1)[:, 0]
         Vlow = jnp.take_along_axis(Qlow, a[:, None], -1)[:, 0]
-        return (V, Vlow, cand_states), (a, cand, cand_states)
+        return (V, Vlow, cand_states), dict(pi=a, cand=cand, cand_states=cand_states, Q=Q, Qlow=Qlow, V=V,
+                                            Vlow=Vlow, bonus=b)
 
     init = (jnp.zeros(S), jnp.zeros(S), jnp.ones(S, dtype=bool))
-    _, (pi, cand, cand_states) = jax.lax.scan(step, init, jnp.arange(H), reverse=True)
-    return pi, cand, cand_states, cbar
+    _, out = jax.lax.scan(step, init, jnp.arange(H), reverse=True)
+    out["cbar"] = cbar
+    return out
+
+
+def plan(st: Stats, env: EnvArrays, hp: Hyper, prio: jax.Array, io):
+    """:func:`plan_values` reduced to (pi (H, S), candidate actions (H, S, A), candidate states (H, S), cbar)."""
+    out = plan_values(st, env, hp, prio, io)
+    return out["pi"], out["cand"], out["cand_states"], out["cbar"]
 
 
 def _uniforms(seed, h, s, a, n, S, A):
@@ -246,10 +293,11 @@ def _episode(st: Stats, env: EnvArrays, hp: Hyper, prio, seed, io):
     Vpi, _ = jax.lax.scan(back, jnp.zeros(S), hh, reverse=True)
 
     def fwd(mu, h):
-        return mu @ Ppi[h], mu @ jnp.maximum(cpi[h] - env.tau, 0.0)
+        return mu @ Ppi[h], (mu @ jnp.maximum(cpi[h] - env.tau, 0.0), mu)
 
     mu0 = jax.nn.one_hot(env.s1, S)
-    _, exp_viol = jax.lax.scan(fwd, mu0, hh)
+    _, (exp_viol, mu) = jax.lax.scan(fwd, mu0, hh)
+    pi_safe_act = jnp.take_along_axis(env.true_safe, pi[..., None], -1)[..., 0]  # (H, S)
     safe_taken = env.true_safe[hh, ss, aa]
     before_unsafe = jnp.cumprod(safe_taken.astype(jnp.int32)).astype(bool)  # h < tau_k
     out = dict(
@@ -257,6 +305,7 @@ def _episode(st: Stats, env: EnvArrays, hp: Hyper, prio, seed, io):
         exp_viol=exp_viol.sum(),
         viol=jnp.maximum(env.c[hh, ss, aa] - env.tau, 0.0).sum(),
         sigma=jnp.where(before_unsafe, env.local_var[hh, ss, aa], 0.0).sum(),
+        policy_safe=~jnp.any((mu > 0) & ~pi_safe_act),  # pi_k in Pi_safe (safe at every reachable vertex)
         lemma1_bad=jnp.any(env.true_safe & ~cand),
         empty_bad=jnp.any(env.viable[hh, ss] & ~cand_states[hh, ss]),
         detected=jnp.any(env.watch) & jnp.all(jnp.where(env.watch, cbar > env.tau, True)),
@@ -314,8 +363,8 @@ def run_batch(envs: list[EnvArrays], hypers: list[Hyper], seeds: list[int], K: i
 
     Returns a dict of numpy arrays with leading axes (batch, K): ``value`` (exact V^{pi_k}(s1)),
     ``exp_viol`` (exact expected step-wise violation of pi_k), ``viol`` (sampled sum_h [c_h - tau]_+),
-    ``sigma`` (Sigma summand), ``lemma1_bad`` (a truly safe action is not a candidate),
-    ``empty_bad`` (a visited viable state has no candidate), ``detected``, ``excluded`` (see
+    ``sigma`` (the summand of Sigma_V, eq. 5), ``policy_safe`` (pi_k in Pi_safe), ``lemma1_bad`` (a truly
+    safe action is not a candidate), ``empty_bad`` (a visited viable state has no candidate), ``detected``, ``excluded`` (see
     :class:`EnvArrays`), ``states`` (H,) and ``actions`` (H,) of the sampled trajectory.
     """
     outs = _run_batch(stack(envs), stack(hypers), jnp.asarray(seeds, dtype=jnp.int32), K)

@@ -3,58 +3,17 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 from jax.flatten_util import ravel_pytree
 
-from saferl.algos import base
 from saferl.algos.ctrpo import next_recovering, phi_second_derivative, surrogate_phi_divergence
-from saferl.core import constraints, cpo_dual as cd, networks
+from saferl.core import cpo_dual as cd
 from saferl.core.rollout import Batch
 
-HP = dict(cg_iters=30, cg_damping=0.0, target_kl=0.01, fvp_subsample=1)  # exact Fisher: tests compare with autodiff
-
-
-def make_algo(name, m=1, hidden=(16,), obs_dim=3, **hp):
-    cls = base.get(name)
-    actor = networks.GaussianActor(obs_dim, 1, hidden)
-    critics = networks.Critics(obs_dim, 1 + m, (8,))
-    return cls(cls.resolve_hparams({**HP, **hp}), actor, critics, "expected")
-
-
-def make_batch(algo, params, cost, m=1, n=256, seed=0, length=50.0):
-    """A synthetic batch: A_r rewards larger actions (more where obs_0 > 0), A_c,i costs them."""
-    return _make_batch(algo, params, jnp.asarray(cost, jnp.float32).reshape(m), m, n, seed, length)
-
-
-@partial(jax.jit, static_argnums=(0, 3, 4, 5))
-def _make_batch(algo, params, cost, m, n, seed, length):
-    k1, k2, k3 = jax.random.split(jax.random.PRNGKey(seed), 3)
-    obs = jax.random.normal(k1, (n, algo.actor.obs_dim))
-    dist = algo.actor.distribution(params, obs)
-    action = algo.actor.sample(dist, k2)
-    noise = jax.random.normal(k3, (n, 1 + m))
-    a = action[:, 0]
-    adv_r = a * obs[:, 0] + 0.5 * a + 0.3 * noise[:, 0]
-    adv_c = jnp.stack([a * (1.0 + i) + 0.2 * obs[:, i % obs.shape[1]] * a + 0.3 * noise[:, 1 + i] for i in range(m)], 1)
-    zeros = jnp.zeros((n,))
-    return Batch(obs=obs, action=action, log_prob=algo.actor.log_prob(dist, action), dist=dist,
-                 advantages=jnp.concatenate([adv_r[:, None], adv_c], 1), returns=jnp.zeros((n, 1 + m)),
-                 values=jnp.zeros((n, 1 + m)), episode_done=zeros, episode_return=zeros,
-                 episode_cost=jnp.zeros((n, m)), episode_discounted_cost=jnp.zeros((n, m)), episode_length=zeros,
-                 episodes={"discounted_cost": cost, "length": jnp.float32(length)})
-
-
-def agent_for(algo, limit, seed=0):
-    constraint = constraints.Constraint(limit=jnp.asarray(limit, jnp.float32), epsilon=jnp.float32(1.0),
-                                        gamma_c=jnp.float32(1.0))
-    if not hasattr(algo, "_test_init"):
-        algo._test_init = jax.jit(algo.init)  # compile once per algorithm object
-    return algo._test_init(jax.random.PRNGKey(seed + 1), constraint)
+from helpers import agent_for, make_algo, make_batch  # noqa: E402  (shared synthetic batches)
 
 
 # --------------------------------------------------------------------------- eq. 58-61 by hand

@@ -14,7 +14,7 @@ from saferl.algos.p3o import exact_penalty_cost_loss
 from saferl.core import constraints, networks
 from saferl.core.rollout import Batch
 
-from test_ppo import _train  # noqa: E402  (the ToyReach training helper)
+from helpers import train_toy  # noqa: E402  (the ToyReach training helper)
 
 LIMIT = 10.0
 
@@ -150,7 +150,7 @@ def test_cup_projection_loss_is_eq_10():
 def test_cup_projection_stage_lowers_the_cost_surrogate():
     """One CUP update on a batch where reward and cost both grow with the action: with nu > 0 the second
     stage ends at a lower cost surrogate than with nu = 0, and both end within a small KL of pi_k."""
-    from test_ctrpo import make_batch
+    from helpers import make_batch
 
     cls = base.get("cup")
     algo = cls(cls.resolve_hparams({"minibatches": 4, "epochs": 5, "actor_lr": 1e-3}),
@@ -178,7 +178,7 @@ def test_cup_stays_near_the_limit_on_average_and_its_multiplier_reacts():
     """CUP's Adam multiplier lags and its projection is strong ((1 - gamma lambda) / (1 - gamma) ~ 6 per unit
     of nu), so on ToyReach it oscillates between the costly and the safe side (as its high cost regret in the
     C-TRPO paper); over the run its mean cost stays far below PPO's ~45."""
-    metrics = _train("cup")
+    metrics = train_toy("cup")
     cost = np.nanmean(metrics["episode_cost"], axis=1)
     print("cup: mean cost per seed over the run", cost)
     assert np.all(cost <= 2 * LIMIT), cost
@@ -187,7 +187,7 @@ def test_cup_stays_near_the_limit_on_average_and_its_multiplier_reacts():
 
 @pytest.fixture(scope="module")
 def toy_runs():
-    return {algo: _train(algo) for algo in ("focops", "ipo", "p3o")}
+    return {algo: train_toy(algo) for algo in ("focops", "ipo", "p3o")}
 
 
 @pytest.mark.parametrize("algo", ["focops", "ipo", "p3o"])

@@ -1,14 +1,12 @@
 """PPO and PPO-Lag: the clipped surrogate and multiplier maths, and short learning runs with fixed seeds."""
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from saferl import config
 from saferl.algos.ppo import approx_kl, clipped_surrogate_loss
 from saferl.core import lagrange
-from saferl.train import Trainer
+from helpers import train_toy  # noqa: E402  (the ToyReach training helper)
 
 
 def test_clipped_surrogate_matches_definition():
@@ -72,23 +70,9 @@ def test_pid_lagrangian_by_hand_over_several_updates():
         lagrange.pid_init(0.0, d_delay=0)
 
 
-def _train(algo, limit=10.0, iterations=60, seeds=2, env="ToyReach", **extra):
-    cfg = config.resolve({
-        "algo": algo, "env": env, "seeds": seeds, "num_envs": 8, "rollout_steps": 100,
-        "total_steps": 800 * iterations, "iterations_per_chunk": iterations,
-        "constraint": {"type": "expected", "limit": limit},
-        "hparams": {"minibatches": 4, "epochs": 5, "actor_lr": 1e-3, "critic_lr": 1e-3},
-        "network": {"actor_hidden": [32, 32], "critic_hidden": [32, 32]}, **extra,
-    })
-    trainer = Trainer(cfg)
-    runners = trainer.init_all()
-    runners, metrics = trainer.compile_chunk(runners)(runners)
-    return jax.device_get(metrics)
-
-
 @pytest.fixture(scope="module")
 def toy_runs():
-    return {algo: _train(algo) for algo in ("ppo", "ppo_lag", "cppo_pid")}
+    return {algo: train_toy(algo) for algo in ("ppo", "ppo_lag", "cppo_pid")}
 
 
 def test_ppo_ignores_the_constraint_and_ppo_lag_respects_it(toy_runs):

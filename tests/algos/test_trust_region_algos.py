@@ -19,7 +19,7 @@ from saferl.envs import base as envs
 from saferl.envs.toy import ToyReach
 from saferl.train import Trainer
 
-from test_ctrpo import agent_for, make_algo, make_batch  # noqa: E402  (shared synthetic-batch helpers)
+from helpers import agent_for, linearise, make_algo, make_batch  # noqa: E402  (shared synthetic-batch helpers)
 
 LIMIT = 10.0
 
@@ -33,10 +33,7 @@ def cpo_setup():
 
     @jax.jit
     def lin(agent, batch):
-        adv_r, adv_c = algo.advantages(batch)
-        grads = algo.gradients(agent, batch, adv_r, adv_c)
-        matvec = algo.fisher_matvec(agent, batch)
-        hinv = algo.solve(matvec, jnp.concatenate([grads.g[None], grads.B]))
+        grads, hinv, matvec = linearise(algo, agent, batch)
         step, case, _ = algo.direction(grads, hinv[0], hinv[1:])
         return grads, hinv, step, case, jnp.vdot(step, matvec(step))
 

@@ -2,7 +2,7 @@
 
 The combination formulas against numpy hand computations on two-channel batches (each would fail if a
 channel were dropped), the per-channel multipliers, and short learning runs on ToyReach2, whose default
-limits make only the SECOND constraint bind (channel 0: x > 0.8, limit 20; channel 1: x > 0.5, limit 5).
+limits make only the SECOND constraint bind (channel 0: x > 0.8, limit 20; channel 1: x > 0.5, limit 10).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from saferl.core import constraints, cpo_dual as cd, lagrange, networks
 from saferl.core.rollout import Batch
 from saferl.train import Trainer
 
-from test_ctrpo import agent_for, make_algo, make_batch  # noqa: E402  (synthetic trust-region batches)
+from helpers import agent_for, linearise, make_algo, make_batch  # noqa: E402  (synthetic trust-region batches)
 
 LIMITS = np.array([20.0, 5.0], np.float32)
 
@@ -83,6 +83,11 @@ def test_cost_and_limit_is_one_accessor_for_both_families_and_limits_must_match_
             _algo(name).init(jax.random.PRNGKey(0), _constraint([1.0, 2.0, 3.0]))
     with pytest.raises(ValueError, match=r"constraint.limit has 2 entries but the environment has 1"):
         _algo("trpo_lag", m=1).init(jax.random.PRNGKey(0), _constraint(LIMITS))
+    # PCPO's projection enumerates 2^m active sets: it refuses more than MAX_MULTI_CONSTRAINTS
+    assert base.get("pcpo").max_constraints == cd.MAX_MULTI_CONSTRAINTS
+    assert base.get("ppo_lag").max_constraints == float("inf")
+    with pytest.raises(ValueError, match=r"pcpo enforces at most 8 constraints; the environment has 9"):
+        make_algo("pcpo", m=9).init(jax.random.PRNGKey(0), _constraint(np.ones(9)))
 
 
 @pytest.mark.parametrize("kind", ["sgd", "adam"])
@@ -111,7 +116,8 @@ def test_vector_pid_controllers_are_independent_per_channel():
     assert vec.cost_history.shape == (3, 2) and vec.started.shape == (2,)
     for cost in costs:
         vec = lagrange.pid_update(vec, jnp.asarray(cost), jnp.asarray(LIMITS), *gains)
-        singles = [lagrange.pid_update(s, jnp.asarray(c), jnp.asarray(b), *gains) for s, c, b in zip(singles, cost, LIMITS)]
+        singles = [lagrange.pid_update(s, jnp.asarray(c), jnp.asarray(b), *gains)
+                   for s, c, b in zip(singles, cost, LIMITS)]
         for field in ("multiplier", "integral", "smoothed_error", "cost_history", "started"):
             got = np.asarray(getattr(vec, field))
             want = np.stack([np.asarray(getattr(s, field)) for s in singles], axis=-1)
@@ -287,10 +293,7 @@ def test_pcpo_two_constraints_step_is_the_projection_onto_both():
 
     @jax.jit
     def linear(agent, batch):
-        adv_r, adv_c = algo.advantages(batch)
-        grads = algo.gradients(agent, batch, adv_r, adv_c)
-        matvec = algo.fisher_matvec(agent, batch)
-        hinv = algo.solve(matvec, jnp.concatenate([grads.g[None], grads.B]))
+        grads, hinv, _ = linearise(algo, agent, batch)
         return grads, hinv, natural_step(grads.g, hinv[0], delta)
 
     grads, hinv, x_r = linear(agent, batch_with([10.0, 10.0]))
@@ -319,6 +322,7 @@ def test_pcpo_two_constraints_step_is_the_projection_onto_both():
 # --------------------------------------------------------------------------- learning on ToyReach2
 
 TRUST_REGION = ("trpo_lag", "pcpo")
+TOY_LIMITS = (20.0, 10.0)  # ToyReach2's default constraint.limit
 
 
 def _train_two_costs(algo, iterations=40):
@@ -332,7 +336,7 @@ def _train_two_costs(algo, iterations=40):
     cfg = config.resolve({"algo": algo, "env": "ToyReach2", "seeds": 1, "num_envs": 8, "rollout_steps": 100,
                           "total_steps": 800 * iterations, "iterations_per_chunk": iterations,
                           "hparams": hparams, "network": network})
-    assert cfg["constraint"]["limit"] == [20.0, 10.0]
+    assert cfg["constraint"]["limit"] == list(TOY_LIMITS)
     trainer = Trainer(cfg)
     runners = trainer.init_all()
     _, metrics = trainer.compile_chunk(runners)(runners)
@@ -344,17 +348,17 @@ LAGRANGIAN = ("ppo_lag", "cppo_pid", "trpo_lag", "focops", "cup")
 
 @pytest.mark.parametrize("algo", ["ppo_lag", "cppo_pid", "trpo_lag", "focops", "cup", "ipo", "p3o", "pcpo"])
 def test_only_the_second_constraint_binds_and_is_enforced(algo):
-    """Over the second half of the run the second channel's cost is held near its limit 10 (PPO: ~45; a
-    method that enforced the first channel only would sit near x = 0.8 and pay ~40 on it) while the first,
-    whose limit 20 the constrained policy never approaches, stays ~0; the second channel's multiplier (or
-    barrier weight) rises and the first's ends at 0."""
+    """Over the second half of the run the second channel's cost is held near its limit 10 (the unconstrained
+    policy pays 45; one held to the first limit alone, several times 10) while the first, whose limit 20 the
+    constrained policy does not approach, stays ~0; the second channel's multiplier (or barrier weight) rises
+    and the first's ends at 0."""
     metrics = _train_two_costs(algo)
     half = metrics["episode_cost"].shape[1] // 2
     cost0 = float(np.nanmean(metrics["episode_cost"][:, half:]))
     cost1 = float(np.nanmean(metrics["episode_cost_1"][:, half:]))
     print(f"{algo}: second-half cost {cost0:.2f} (limit 20), {cost1:.2f} (limit 10)")
-    assert cost1 <= 1.5 * LIMITS[1], cost1
-    assert cost0 <= 0.25 * LIMITS[0], cost0
+    assert cost1 <= 1.5 * TOY_LIMITS[1], cost1
+    assert cost0 <= 0.25 * TOY_LIMITS[0], cost0
     if algo in LAGRANGIAN:
         lam0, lam1 = metrics["lagrange_multiplier"], metrics["lagrange_multiplier_1"]
         assert np.all(lam0 >= 0) and np.all(lam1 >= 0)
@@ -362,3 +366,18 @@ def test_only_the_second_constraint_binds_and_is_enforced(algo):
         assert np.max(lam0[:, -10:]) <= 0.01 and np.max(lam0) < 0.5 * np.max(lam1), (np.max(lam0), np.max(lam1))
     if algo == "ipo":
         assert np.max(metrics["penalty_1"]) >= 0.5 and np.max(metrics["penalty"]) <= 0.01
+
+
+def test_pcpo_line_search_holds_every_cost_surrogate_to_its_tolerance():
+    from saferl.algos.pcpo import PCPO
+
+    base_metrics = {"kl": jnp.float32(0.0), "cost": jnp.asarray([1.0, 2.0])}
+    tolerance = jnp.asarray([0.5, 0.0])  # c = (-0.5, +0.3): the second may not grow at all
+
+    def ok(kl, cost):
+        return bool(PCPO.acceptable({"kl": jnp.float32(kl), "cost": jnp.asarray(cost)}, base_metrics, 0.01, tolerance))
+
+    assert ok(0.005, [1.4, 1.9])
+    assert not ok(0.005, [1.4, 2.01])  # the second channel's surrogate grew
+    assert not ok(0.005, [1.6, 1.9])  # the first grew beyond its slack
+    assert not ok(0.02, [1.0, 2.0])  # outside the trust region

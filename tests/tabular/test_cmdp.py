@@ -118,8 +118,44 @@ def test_recursive_elimination_h5():
 
 
 def test_navigation_generator():
+    """H.2: start middle-left, absorbing goal middle-right, Bernoulli rewards 0.9 / 0.1, the slip law
+    (intended move with q in [0.8, 0.95], (1 - q) / 2 to each perpendicular move, off-grid moves stay),
+    costs in [0.7, 0.85] for actions that can cross the column-3/4 boundary in rows 2-4, [0.15, 0.3]
+    for the other non-goal actions, 0 at the goal; stationary over steps."""
+    n = 5
     m = envs.navigation_gridworld(np.random.default_rng(0))
-    assert (m.S, m.A, m.H) == (25, 4, 20)
+    assert (m.S, m.A, m.H) == (25, 4, 20) and m.bernoulli_rewards and m.tau == 0.6
+    start, goal = 2 * n + 0, 2 * n + 4  # (row 3, column 1) and (row 3, column 5), 1-based
+    assert m.s1 == start
+    assert (m.P == m.P[0]).all() and (m.r == m.r[0]).all() and (m.c == m.c[0]).all()
+    P, r, c = m.P[0], m.r[0], m.c[0]
+    assert (P[goal, :, goal] == 1.0).all() and (c[goal] == 0).all() and (r[goal] == 0.9).all()
+    assert (np.delete(r, goal, 0) == 0.1).all()
+    moves = {0: (-1, 0), 1: (0, 1), 2: (1, 0), 3: (0, -1)}  # up, right, down, left
+
+    def dest(s, k):
+        row, col = divmod(s, n)
+        r2, c2 = row + moves[k][0], col + moves[k][1]
+        return r2 * n + c2 if 0 <= r2 < n and 0 <= c2 < n else s
+
+    for s in range(m.S):
+        if s == goal:
+            continue
+        row, col = divmod(s, n)
+        for a in range(m.A):
+            perp = ((a + 1) % 4, (a + 3) % 4)
+            # P(. | s, a) = q e_dest(a) + (1 - q) / 2 (e_dest(perp1) + e_dest(perp2)): solve for q
+            base = np.zeros(m.S)
+            base[dest(s, perp[0])] += 0.5
+            base[dest(s, perp[1])] += 0.5
+            slope = -base.copy()
+            slope[dest(s, a)] += 1.0
+            q = float(slope @ (P[s, a] - base) / (slope @ slope))
+            np.testing.assert_allclose(P[s, a], base + q * slope, atol=1e-12)
+            assert 0.8 <= q <= 0.95
+            crosses = 1 <= row <= 3 and ((col == 2 and 1 in (a, *perp)) or (col == 3 and 3 in (a, *perp)))
+            lo, hi = (0.7, 0.85) if crosses else (0.15, 0.3)
+            assert lo <= c[s, a] <= hi, (s, a)
     g = cm.safe_subgraph(m)
     assert g.states[0, m.s1]
     # rows 2-4 of columns 3 and 4: every action but the one moving away can cross; all viable
