@@ -11,9 +11,15 @@ cost penalty that grows without bound as J_c approaches b.  The advantage is (A_
 baseline.
 
 The barrier is undefined once J_c >= b, and the IPO paper starts from feasible policies.
-``infeasible`` chooses what happens there: ``recover`` (default; the C-TRPO authors' IPO, whose
-numbers the C-TRPO paper reports) takes PPO steps on -A_c alone -- the pessimistic clipped cost
-surrogate -- until J_c < b; ``cap`` keeps the penalty at ``penalty_max`` (OmniSafe's IPO).
+``infeasible`` chooses what happens there: ``recover`` (default; the recovery branch of the C-TRPO
+authors' IPO) takes PPO steps on -A_c alone -- the pessimistic clipped cost surrogate -- until
+J_c < b; ``cap`` keeps the penalty at ``penalty_max`` (OmniSafe's IPO).
+
+Not the C-TRPO authors' IPO.  Their feasible branch (milosen/ctrpo, ``algorithms/baselines/ipo.py``)
+adds ``mean(ratio * A_c) / (t (J_c - b))`` to the loss; with J_c < b that divides by a negative
+number, so their barrier term rewards cost where IPO's eq. 6-7 (and this module) penalise it.  Only
+the recovery branch matches, so our IPO rows are not comparable with the C-TRPO paper's IPO numbers,
+and every results table labels them as this module's IPO.
 
 Several constraints J_c,i <= b_i (the IPO paper's multi-constraint objective, one barrier per
 constraint): L^CLIP + sum_i log(b_i - J_c,i) / t, whose gradient weighs grad J_c,i by
