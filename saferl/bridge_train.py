@@ -117,8 +117,8 @@ class GymTrainer:
         self.steps_per_iteration = self.num_steps * self.num_envs
 
         self._act = jax.jit(self.act)
-        self._observe_act = jax.jit(self.observe_act)
-        self._wrap_reset, self._wrap_step = jax.jit(self.wrap_reset), jax.jit(self.wrap_step)
+        self._step_act = jax.jit(self.step_act)
+        self._wrap_reset = jax.jit(self.wrap_reset)
         self._update = None  # compiled on the first iteration (timed)
         self.timings = {"rollout_seconds": 0.0, "update_seconds": 0.0, "compile_seconds": 0.0}
         self.history: list[dict] = []
@@ -150,8 +150,6 @@ class GymTrainer:
     def wrap_reset(self, agent, raw_obs):
         return self.wrappers.reset(self._rollout_params(agent), raw_obs)
 
-    def wrap_step(self, agent, states, step_arrays):
-        return self.wrappers.step(self._rollout_params(agent), states, *step_arrays)
 
     # ------------------------------------------------------------------ pure functions (jitted)
     def act(self, actor_params, obs, key):
@@ -164,9 +162,17 @@ class GymTrainer:
         stats = RunningStatistics.create(raw_obs.shape[1:]).update(raw_obs)
         return stats, stats.normalize(raw_obs, OBS_CLIP) if self.normalize else raw_obs
 
-    def observe_act(self, actor_params, stats, raw_obs, raw_final_obs, key):
+    def step_act(self, agent, stats, wrapper_states, step, key):
+        """What follows one host step, in one call: the algorithm's wrappers (if any) on what the step
+        returned, the normalisation step, and the next action.  ``step`` = (final_obs, reward, cost,
+        terminated, truncated, obs, episode_done) as the host returned them; returns
+        ``(wrapper_states, cost, stats, obs, final_obs, action, log_prob, dist)``."""
+        raw_final_obs, _, cost, _, _, raw_obs, _ = step
+        if self.wrappers is not None:
+            wrapper_states, raw_obs, raw_final_obs, cost = self.wrappers.step(self._rollout_params(agent),
+                                                                              wrapper_states, *step)
         stats, obs, final_obs = normalization_step(stats, raw_obs, raw_final_obs, OBS_CLIP, self.normalize)
-        return (stats, obs, final_obs) + self.act(actor_params, obs, key)
+        return (wrapper_states, cost, stats, obs, final_obs) + self.act(agent.actor_params, obs, key)
 
     def update(self, agent: algos.AgentState, episodes: dict, traj: Trajectory, key):
         """:meth:`saferl.train.Learner.learn`: ``(agent, episodes, metrics)``."""
@@ -187,6 +193,7 @@ class GymTrainer:
         first observations, or continue from ``stats``."""
         env_seeds = np.asarray(jax.random.randint(key, (self.num_envs,), 0, 2**31 - 1)).tolist()
         raw = self.venv.reset(env_seeds)
+        self.wrapper_states = None
         if self.wrappers is not None:
             self.wrapper_states, raw = self._wrap_reset(self.agent, raw)
         if stats is None:
@@ -210,23 +217,20 @@ class GymTrainer:
 
     def collect(self, key) -> Trajectory:
         """``rollout_steps`` host steps of all environments, as a ``Trajectory`` of numpy arrays ``(T, N, ...)``."""
-        params = self.agent.actor_params
         keys = np.asarray(jax.random.split(key, self.num_steps))  # one key per step, as rollout.collect
         obs = self.obs
-        action, log_prob, dist = self._act(params, obs, keys[0])
+        action, log_prob, dist = self._act(self.agent.actor_params, obs, keys[0])
         steps, policy = [], []
         for t in range(self.num_steps):
             obs, action, log_prob, dist = jax.device_get((obs, action, log_prob, dist))
             policy.append((obs, action, log_prob, dist))
             step = self.venv.step(action)
-            if self.wrappers is not None:  # the algorithm's wrappers, on what the host step returned
-                self.wrapper_states, step.obs, step.final_obs, step.cost = jax.device_get(self._wrap_step(
-                    self.agent, self.wrapper_states, (step.final_obs, step.reward, step.cost, step.terminated,
-                                                      step.truncated, step.obs, step.episode_done)))
-            # normalise what the step returned and act on it: one call per step.  The action drawn
+            # wrap, normalise and act on what the step returned: one call per step.  The action drawn
             # after the last step is dropped: the next iteration acts with the updated policy.
-            self.stats, obs, step.final_obs, action, log_prob, dist = self._observe_act(
-                params, self.stats, step.obs, step.final_obs, keys[min(t + 1, self.num_steps - 1)])
+            self.wrapper_states, step.cost, self.stats, obs, step.final_obs, action, log_prob, dist = self._step_act(
+                self.agent, self.stats, self.wrapper_states, (step.final_obs, step.reward, step.cost, step.terminated,
+                                                              step.truncated, step.obs, step.episode_done),
+                keys[min(t + 1, self.num_steps - 1)])
             steps.append(step)
         self.obs = obs
         obs, action, log_prob, dist = jax.tree.map(lambda *xs: np.stack(xs), *policy)
