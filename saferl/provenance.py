@@ -59,3 +59,20 @@ def _git(root: Path, *args: str) -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout if done.returncode == 0 else None
+
+
+def code_changes_since(commit: str | None, paths: tuple[str, ...] = ("saferl",)) -> list[str] | None:
+    """The files under ``paths`` that differ between ``commit`` (a ``-dirty`` suffix is ignored: the run's own
+    uncommitted edits are unknown) and the working tree saferl is imported from; ``[]`` when none do, None when
+    that cannot be told (no commit, no git checkout, or a commit git does not know).  Never raises."""
+    if not commit:
+        return None
+    try:
+        root = Path(__file__).resolve().parent.parent
+        base = commit.removesuffix("-dirty")
+        out = _git(root, "diff", "--name-only", base, "--", *paths)
+        if out is None:
+            return None
+        return sorted(line for line in out.splitlines() if line.strip())
+    except Exception:  # noqa: BLE001 -- provenance must never break a run
+        return None

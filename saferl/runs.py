@@ -217,7 +217,7 @@ def load_run_config(run_dir: Path) -> dict:
     if not path.is_file():
         raise RunError(f"{str(run_dir)!r} is not a run directory: no config.yaml")
     try:
-        raw = configlib.load_yaml(path)
+        raw = with_renamed_values(configlib.load_yaml(path))
         return with_legacy_values(raw, configlib.resolve(raw))
     except configlib.ConfigError as err:
         raise RunError(f"config.yaml of {str(run_dir)!r} is invalid: {err}") from None
@@ -227,8 +227,33 @@ def load_run_config(run_dir: Path) -> dict:
 # a config.yaml without the key gets this value (what its run was trained with), not today's default,
 # so that resuming keeps the run's behaviour and a reproduce target does not mistake it for today's config.
 LEGACY_VALUES = {
-    ("hparams", "cost_scale"): "episode",  # every trust-region method before session 3; CPO's default is per_sample
+    # every trust-region method before session 3 (then named "episode"); CPO's default is per_sample since
+    ("hparams", "cost_scale"): "effective_horizon",
 }
+
+# Values renamed after runs were written with them: old name -> today's (the computation is the same).
+RENAMED_VALUES = {
+    ("hparams", "cost_scale"): {"episode": "effective_horizon"},
+}
+
+
+def with_renamed_values(raw):
+    """``raw`` with every renamed value of :data:`RENAMED_VALUES` under today's name (a copy; raw kept)."""
+    if not isinstance(raw, dict):
+        return raw
+    out = dict(raw)
+    for path, names in RENAMED_VALUES.items():
+        node = out
+        for key in path[:-1]:
+            if not isinstance(node.get(key), dict):
+                break
+            node[key] = dict(node[key])
+            node = node[key]
+        else:
+            value = node.get(path[-1])
+            if isinstance(value, str) and value in names:
+                node[path[-1]] = names[value]
+    return out
 
 
 def with_legacy_values(raw: dict, resolved: dict) -> dict:
@@ -321,6 +346,18 @@ class Progress:
             self.bar = None
 
 
+def _warn_variance_floor(run_dir: Path) -> None:
+    """Resuming a Cantelli VaR run whose last iterations broke Prop. 4.1's variance floor: say so on stderr
+    (:func:`saferl.algos.cantelli_theory.variance_floor_warning`; silent when its statistics are missing)."""
+    import sys
+
+    from saferl.algos.cantelli_theory import variance_floor_warning
+
+    warning = variance_floor_warning(run_dir)
+    if warning:
+        print(warning, file=sys.stderr)
+
+
 def train(cfg: dict, run_dir: Path, resume: bool = False, show_progress: bool = True, on_chunk=None) -> dict:
     """Train (or resume) a run in ``run_dir``; returns the summary dict.
 
@@ -337,6 +374,7 @@ def train(cfg: dict, run_dir: Path, resume: bool = False, show_progress: bool = 
         runners, start_chunk = load_checkpoint(run_dir, runners)
         done_iterations = start_chunk * trainer.iterations_per_chunk
         rows = [r for r in read_progress(run_dir) if r["iteration"] <= done_iterations]
+        _warn_variance_floor(run_dir)
     t0 = time.time()
     compiled = trainer.compile_chunk(runners)
     compile_seconds = time.time() - t0

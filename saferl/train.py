@@ -125,20 +125,47 @@ class Learner:
         """Critics and GAE on the block, with the episode estimates filled in."""
         batch = make_batch(traj, self.critics, agent.critic_params, self.gammas, self.algo.hp["gae_lambda"],
                            self.end_at_truncation)
-        # With no finished episode in the batch, zeros stand in for the (NaN) initial estimate.
-        previous = jax.tree.map(lambda x: jnp.nan_to_num(x, nan=0.0), episodes)
+        # No episode finished in this batch: the previous estimate is carried, and before the first
+        # finished episode that is the NaN initial one (unknown, never zero: see ``learn``).
         levels = self.algo.risk_levels(agent)
-        return batch.replace(episodes=episode_estimates(batch, previous, *(levels or ())))
+        return batch.replace(episodes=episode_estimates(batch, episodes, *(levels or ())))
 
     def learn(self, agent: algos.AgentState, episodes: dict, traj: Trajectory, key: jax.Array):
-        """One learning step on a trajectory: ``(agent, episodes, metrics)``."""
+        """One learning step on a trajectory: ``(agent, episodes, metrics)``.
+
+        Until the first episode has finished the episode estimates (J_c, the violation fraction, ...)
+        are unknown (NaN, :func:`~saferl.core.rollout.initial_episodes`).  An algorithm that reads them
+        (``needs_cost_estimate``, declared by each class itself) does not learn on such a batch: the
+        whole step is held -- critics, PopArt normaliser, multipliers and policy -- and the agent comes
+        back unchanged; the estimates stay NaN until an episode finishes.  Later batches without a
+        finished episode carry the previous estimate and learn as usual.  The held update still runs
+        (one compiled program, vmapped over seeds), on zeros standing in for the unknown estimates so
+        that it computes no NaN, and its result is discarded by a select.  ``update_skipped`` (1 or 0)
+        is in every iteration's metrics, and on a held step the algorithm's own metrics are NaN
+        (missing: they describe no update).  PPO and TRPO ignore the constraint and always learn.
+        """
         batch = self.make_batch(agent, episodes, traj)
+        # each class declares it itself (base.Algorithm.__init_subclass__): PPO-Lag is a PPO, TRPO-Lag a TRPO
+        needs = bool(self.algo.needs_cost_estimate)
+        skip = jnp.zeros((), bool)
+        work = batch
+        if needs:
+            keys = ("cost", "discounted_cost", "discounted_cost_sq", "violation", "excess")
+            known = jnp.all(jnp.stack([jnp.all(jnp.isfinite(batch.episodes[k])) for k in keys if k in batch.episodes]))
+            skip = jnp.logical_not(known)
+            work = batch.replace(episodes=jax.tree.map(lambda x: jnp.where(skip, jnp.nan_to_num(x, nan=0.0), x),
+                                                       batch.episodes))
         # PopArt: move the value normalisation to this batch's targets (values unchanged)
-        agent = agent.replace(critic_params=self.critics.update_normalizer(agent.critic_params, batch.returns))
-        agent, algo_metrics = self.algo.update(agent, batch, key)
-        metrics = self.iteration_metrics(batch, agent)
+        new = agent.replace(critic_params=self.critics.update_normalizer(agent.critic_params, work.returns))
+        new, algo_metrics = self.algo.update(new, work, key)
+        if needs:
+            new = jax.tree.map(lambda n, o: jnp.where(skip, o, n), new, agent)
+            algo_metrics = {k: jnp.where(skip, jnp.nan, v) if jnp.issubdtype(jnp.result_type(v), jnp.floating) else v
+                            for k, v in algo_metrics.items()}
+        metrics = self.iteration_metrics(batch, new)
         metrics.update(algo_metrics)
-        return agent, batch.episodes, metrics
+        metrics["update_skipped"] = skip.astype(jnp.float32)
+        return new, batch.episodes, metrics
 
     def iteration_metrics(self, batch: Batch, agent) -> dict:
         done = batch.episode_done.astype(jnp.float32)

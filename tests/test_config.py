@@ -24,7 +24,7 @@ BAD_TRAIN_INPUTS = [
     (["--algo", "focops", "--set", "hparams.minibatches=100000"],
      "hparams.minibatches must be between 1 and num_envs * rollout_steps"),
     (["--algo", "ppo", "--set", "hparams.clip=.nan"], "hparams.clip must be > 0, got nan"),
-    (["--algo", "canary", "--set", "hparams.cost_scale=huge"], "hparams.cost_scale must be one of episode, per_sample"),
+    (["--algo", "canary", "--set", "hparams.cost_scale=huge"], "hparams.cost_scale must be one of per_sample, length, effective_horizon"),
     (["--algo", "ppo", "--set", "network.activation=sigmoid"], "network.activation must be one of tanh"),
     (["--algo", "ppo", "--set", "network.actor_hidden=[0]"], "network.actor_hidden must be a non-empty list"),
     (["--algo", "ppo", "--set", "network.width=3"], "unknown network.width"),

@@ -96,7 +96,7 @@ def test_a_misspelt_default_key_fails_at_registration():
 def test_every_environments_params_are_env_params_with_its_own_time_limit():
     from saferl.envs.eco_ant import EcoAntParams  # the params need no MuJoCo
 
-    defaults = {"ToyReach": 50, "IcyLake": 100, "PointGoal1": 1000}
+    defaults = {"ToyReach": 50, "IcyLake": 200, "PointGoal1": 1000}  # IcyLake 8x8: FrozenLake8x8-v1
     for name, max_steps in defaults.items():
         params = envs.make(name).default_params()
         assert isinstance(params, envs.EnvParams) and int(params.max_steps) == max_steps, name

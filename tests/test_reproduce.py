@@ -10,7 +10,7 @@ from saferl import plotting, provenance, reproduce
 from saferl.reproduce import deep_rl, framework
 
 RUN_KEYS = {"run", "status", "reused", "algo", "env", "seeds", "env_steps", "wall_seconds", "config_hash", "git_commit"}
-TRAINS_RUNS = {"foundation-pointgoal", "ctrpo-pointgoal", "canary-table1", "canary-fig5"}
+TRAINS_RUNS = {"foundation-pointgoal", "ctrpo-pointgoal", "canary-table1", "canary-fig5", "canary-theorem42"}
 
 
 @pytest.fixture(scope="module")
@@ -38,6 +38,8 @@ def test_smoke_scale_writes_results_json_and_a_figure(name, smoke_dir):
         assert entry["status"] == "trained" and entry["reused"] is False
         assert (out / entry["run"] / "summary.json").is_file()
         assert entry["wall_seconds"] > 0 and len(entry["config_hash"]) == 16
+        # trained by this very code: nothing of the library changed since (None outside a git checkout)
+        assert entry["code_changes_since_training"] in ([], None) or entry["git_commit"].endswith("-dirty")
         summary = json.loads((out / entry["run"] / "summary.json").read_text())
         assert entry["config_hash"] == summary.get("config_hash", entry["config_hash"])
     assert saved["runs_training_seconds"] == pytest.approx(sum(r["wall_seconds"] for r in saved["runs"]))
@@ -53,13 +55,14 @@ def test_foundation_pointgoal_rows_and_reuse(smoke_dir):
     if not (out / "results.json").is_file():
         reproduce.run("foundation-pointgoal", "smoke", out)
     first = json.loads((out / "results.json").read_text())
-    assert [row["method"] for row in first["rows"]] == ["PPO", "PPO-Lag"]
+    assert [row["method"] for row in first["rows"]] == ["PPO", "PPO-Lag (option: multiplier lr 0.1)"]
     for row in first["rows"]:
         for key in ("final_return", "final_cost", "cost_regret", "final_cost_lo", "final_cost_hi", "seeds"):
             assert key in row
         assert row["final_cost_lo"] <= row["final_cost"] <= row["final_cost_hi"]
         assert row["cost_regret"] >= 0.0
-    assert set(first["checks"]) == {"within_limit_plus_10pct", "ppo_lag_regret_below_ppo"}
+        assert row["safety"] == deep_rl.safety_verdict(row["final_cost_lo"], row["final_cost_hi"], 25.0)
+    assert set(first["checks"]) == {"safety", "ppo_lag_regret_below_ppo"}
     again = reproduce.run("foundation-pointgoal", "smoke", out)
     assert json.loads(json.dumps(again["rows"])) == first["rows"]
     assert [r["status"] for r in again["runs"]] == ["reused", "reused"] and all(r["reused"] for r in again["runs"])
@@ -198,6 +201,23 @@ def test_config_hash_is_canonical():
     assert provenance.config_hash({"x": (1, 2)}) == provenance.config_hash({"x": [1, 2]})
 
 
+def test_code_changes_since_names_the_library_files_changed_since_a_commit(tmp_path, monkeypatch):
+    root = Path(provenance.__file__).resolve().parents[1]
+    if not (root / ".git").exists():
+        pytest.skip("not a git checkout")
+    git = ["git", "-C", str(root)]
+    head = subprocess.run(git + ["rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    first = subprocess.run(git + ["rev-list", "--max-parents=0", "HEAD"], capture_output=True,
+                           text=True).stdout.split()[0]
+    dirty = subprocess.run(git + ["diff", "--name-only", "HEAD", "--", "saferl"], capture_output=True,
+                           text=True).stdout.split()
+    assert provenance.code_changes_since(head) == sorted(dirty)
+    assert provenance.code_changes_since(head + "-dirty") == sorted(dirty)
+    since_first = provenance.code_changes_since(first)
+    assert "saferl/train.py" in since_first and all(f.startswith("saferl/") for f in since_first)
+    assert provenance.code_changes_since(None) is None and provenance.code_changes_since("0" * 40) is None
+
+
 def test_git_commit_names_this_checkout_or_none(monkeypatch):
     commit = provenance.git_commit()
     root = Path(provenance.__file__).resolve().parents[1]
@@ -221,22 +241,42 @@ def test_git_commit_names_this_checkout_or_none(monkeypatch):
 
 
 def test_ctrpo_pointgoal_checks_and_methods():
+    from saferl import config as configlib
     from saferl.reproduce import ctrpo_pointgoal as ctrpo
 
-    labels = [label for label, _, _ in ctrpo.POINTGOAL_METHODS]
-    assert len(set(labels)) == len(labels)
-    assert {"C-TRPO", "CPO", "PCPO", "TRPO-Lag", "PPO-Lag", "TRPO"} <= set(labels)
-    rows = [{"method": "C-TRPO", "cost_regret": 1000.0, "final_return": 8.0, "within_limit": True},
-            {"method": "CPO", "cost_regret": 1300.0, "final_return": 11.0, "within_limit": False},
-            {"method": "CPO+margin", "cost_regret": 900.0, "final_return": -1.0, "within_limit": True}]
+    names = [deep_rl.units_label(label, configlib.resolve({"algo": algo, "env": "PointGoal1", **over}))
+             for label, algo, over in ctrpo.POINTGOAL_METHODS]
+    assert len(set(names)) == len(names)  # the rows' names (and run directories) are unique
+    assert {"C-TRPO (1/(1-gamma) units)", "CPO (OmniSafe units)", "CPO (J_c units)", "PCPO (OmniSafe units)",
+            "PCPO (J_c units)", "TRPO-Lag", "PPO-Lag", "TRPO", "CPO (option: learned margin, OmniSafe units)"} <= set(names)
+
+    def row(label, method, regret, ret, default=True):
+        return {"label": label, "method": method, "cost_regret": regret, "final_return": ret,
+                "default_config": default, "safety": "undecided"}
+
+    rows = [row("C-TRPO", "C-TRPO (u)", 1000.0, 8.0), row("CPO", "CPO (u)", 1300.0, 11.0),
+            row("CPO", "CPO (J_c units)", 500.0, 1.0, default=False),
+            row("CPO (option: learned margin)", "CPO (option: learned margin, u)", 900.0, -1.0, default=False)]
     checks = ctrpo.pointgoal_checks(rows)
-    assert checks["within_limit_plus_10pct"] == {"C-TRPO": True, "CPO": False, "CPO+margin": True}
-    assert checks["ctrpo_regret_below_CPO"] is True and checks["ctrpo_regret_below_CPO+margin"] is False
-    assert checks["ctrpo_return_over_CPO_return"] == pytest.approx(8.0 / 11.0)
-    assert checks["ctrpo_return_over_CPO+margin_return"] is None  # no ratio against a non-positive return
-    rows += [{"method": "C-TRPO (no hyst.)", "cost_regret": 1100.0, "final_return": 9.0, "within_limit": False},
-             {"method": "CPO (hyst.)", "cost_regret": 1200.0, "final_return": 9.0, "within_limit": True}]
+    assert checks["safety"] == {r["method"]: "undecided" for r in rows}
+    assert checks["C-TRPO (u) vs CPO (u)"] == {"regret_lower": True, "return_ratio": pytest.approx(8.0 / 11.0)}
+    margin = checks["C-TRPO (u) vs CPO (option: learned margin, u)"]
+    assert margin["regret_lower"] is False and margin["return_ratio"] is None  # no ratio against a return <= 0
+    assert not any("J_c units" in key for key in checks)  # pairs are between the paper's configurations
+    rows += [row("C-TRPO (ablation: no hysteresis)", "C-TRPO (nh)", 1100.0, 9.0, default=False),
+             row("CPO (option: hysteresis)", "CPO (h)", 1200.0, 9.0, default=False)]
     checks = ctrpo.pointgoal_checks(rows)
-    assert checks["ctrpo_no_hyst_regret_below_CPO (hyst.)"] is True
-    assert checks["ctrpo_return_over_CPO (hyst.)_return"] == pytest.approx(8.0 / 9.0)
-    assert "ctrpo_no_hyst_regret_below_CPO" not in checks
+    assert checks["C-TRPO (nh) vs CPO (h)"]["regret_lower"] is True
+    assert checks["C-TRPO (u) vs CPO (h)"]["return_ratio"] == pytest.approx(8.0 / 9.0)
+    assert "C-TRPO (nh) vs CPO (u)" not in checks
+    # the paper's numbers go to the default rows only, with their verdict against the limit
+    ctrpo.attach_paper_numbers(rows, 25.0)
+    assert rows[1]["paper_final_cost"] == 28.2 and rows[1]["paper_final_cost_lo"] == pytest.approx(24.8)
+    assert rows[1]["paper_safety"] == "undecided" and "paper_final_cost" not in rows[2]
+
+
+@pytest.mark.parametrize("lo,hi,verdict", [(20.0, 25.0, "probably_safe"), (25.1, 30.0, "probably_unsafe"),
+                                           (24.0, 26.0, "undecided"), (25.0, 26.0, "undecided"),
+                                           (float("nan"), 1.0, "undecided")])
+def test_safety_verdict_reads_the_interval_against_the_limit(lo, hi, verdict):
+    assert deep_rl.safety_verdict(lo, hi, 25.0) == verdict

@@ -122,8 +122,11 @@ def test_a_run_written_before_a_key_existed_keeps_what_it_was_trained_with(tmp_p
     old.mkdir(), new.mkdir()
     (old / "config.yaml").write_text("algo: cpo\nenv: ToyReach\n")
     (new / "config.yaml").write_text("algo: cpo\nenv: ToyReach\nhparams:\n  cost_scale: per_sample\n")
-    assert runs.load_run_config(old)["hparams"]["cost_scale"] == "episode"
+    assert runs.load_run_config(old)["hparams"]["cost_scale"] == "effective_horizon"
     assert runs.load_run_config(new)["hparams"]["cost_scale"] == "per_sample"
+    # a run written while the 1/(1 - gamma) scale was called "episode" loads under today's name
+    (new / "config.yaml").write_text("algo: cpo\nenv: ToyReach\nhparams:\n  cost_scale: episode\n")
+    assert runs.load_run_config(new)["hparams"]["cost_scale"] == "effective_horizon"
     assert configlib.resolve({"algo": "cpo", "env": "ToyReach"})["hparams"]["cost_scale"] == "per_sample"
     # an algorithm without the key is left alone
     (old / "config.yaml").write_text("algo: ppo\nenv: ToyReach\n")

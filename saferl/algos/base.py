@@ -61,6 +61,16 @@ class Algorithm:
     max_constraints: ClassVar[float] = float("inf")
     #: VaR surrogates it accepts for a "var" constraint (the first is the default)
     risk_surrogates: ClassVar[tuple[str, ...]] = ("cantelli", "indicator", "cvar")
+    #: whether the update reads the batch's episode cost estimates (J_c, violation fraction, ...); while
+    #: they are unknown (no episode finished yet) the learner holds the step (:meth:`saferl.train.Learner.learn`).
+    #: Declared per class, not inherited (``__init_subclass__`` resets it to True in every subclass that does
+    #: not set it): PPO-Lag (a PPO) needs them although PPO, which ignores the constraint, does not.
+    needs_cost_estimate: ClassVar[bool] = True
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "needs_cost_estimate" not in cls.__dict__:
+            cls.needs_cost_estimate = True
 
     def __init__(self, hparams: dict, actor, critics, constraint_kind: str, surrogate: str = ""):
         self.hp = dict(hparams)

@@ -16,11 +16,18 @@ All of this is the shared machinery (:mod:`saferl.algos.risk` writes the constra
 App. D's "80 critic epochs" is read as 80 critic gradient steps per update (5 passes of 16
 minibatches): 80 full passes of three 3x256 critics over a 16k batch would cost ~100 s per
 update on a 2-core CPU.  ``--set hparams.critic_epochs=80`` gives the other reading.
+
+Theorem 4.2 as metrics (``theorem42_*``, :func:`saferl.algos.cantelli_theory.theorem42_metrics`): after each
+update, the change of J_C that L_C (eq. 31) predicts for the new policy and eq. 33's worst-case bound on how far
+the measured J_C may land from it; the ``canary-theorem42`` target compares them with the next iteration's J_C.
 """
 
 from __future__ import annotations
 
+import jax.numpy as jnp
+
 from saferl.algos.base import register
+from saferl.algos.cantelli_theory import theorem42_metrics
 from saferl.algos.cpo import CPO
 from saferl.hparams import declare
 
@@ -50,3 +57,22 @@ class Canary(CPO):
                     "value_normalization": True},
         "constraint": {"type": "var", "surrogate": "cantelli"},
     }
+
+    def update(self, agent, batch, key):
+        new_agent, metrics = super().update(agent, batch, key)
+        return new_agent, {**metrics, **self.theorem42_terms(agent, new_agent, batch)}
+
+    def theorem42_terms(self, agent, new_agent, batch):
+        """Theorem 4.2's terms of the step agent -> new_agent, from the raw batch (its channels 1 and 2 are
+        the GAE advantages of c and c~ under pi_k); one extra actor pass over the batch."""
+        if not self.is_risk:
+            return {}
+        constraint = agent.constraint
+        dist = self.actor.distribution(new_agent.actor_params, batch.obs)
+        ratio = jnp.exp(self.actor.log_prob(dist, batch.action) - batch.log_prob)
+        length = jnp.asarray(batch.episodes["length"], jnp.float32)
+        steps = batch.rollout_shape[0] if batch.rollout_shape else batch.obs.shape[0]
+        length = jnp.where(jnp.isfinite(length) & (length > 0), length, float(steps))  # none finished: the rollout
+        return theorem42_metrics(ratio, batch.advantages[:, 1], batch.advantages[:, 2], batch.timestep, length,
+                                 batch.episodes["discounted_cost"][0], batch.episodes["discounted_cost_sq"][0],
+                                 constraint.limit, constraint.epsilon, self.hp["target_kl"], constraint.gamma_c)

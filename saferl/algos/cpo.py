@@ -34,6 +34,7 @@ from saferl.hparams import declare, real
 @register
 class CPO(TrustRegionAlgorithm):
     name = "cpo"
+    step_uses_cost_scale = True
     description = "CPO (Achiam et al. 2017): trust-region step within the linearised cost constraints (one or several)."
     # b per sample against c per episode (s = 1): OmniSafe's CPO convention (measurements: docs/design.md)
     max_constraints = cd.MAX_MULTI_CONSTRAINTS  # the dual enumerates 2^m active sets

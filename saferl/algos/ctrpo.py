@@ -8,7 +8,10 @@ surrogate inside the safe trust region of the surrogate divergence
                   +inf where d_i - A_i <= 0,
 
 with d_i = b_i - J_c,i the constraint margin and A_i the cost surrogate in units of
-J_c (eq. 59).  Otherwise (recovery, line 7) take a TRPO step on -A_c with the plain KL.
+J_c (eq. 59).  Otherwise (recovery, line 7) take a TRPO step on -A_c with the plain KL; with several
+constraints, on minus the sum of the violated ones' A_c, inside the KL plus the barriers of the constraints
+that are satisfied (Algorithm 1 is written for one; this keeps a recovery on one constraint from pushing
+another over its limit).
 
 Step (eq. 19-21): x = sqrt(2 delta / g^T H^-1 g) H^-1 g with the Hessian of bar D_C at
 theta_k in closed form (App. B.2.3, eq. 63-68):
@@ -85,6 +88,7 @@ def next_recovering(recovering, cost, limit, hysteresis):
 @register
 class CTRPO(TrustRegionAlgorithm):
     name = "ctrpo"
+    step_uses_cost_scale = True
     description = "C-TRPO (Milosevic et al.): TRPO in a safe trust region (KL + beta * barrier divergence) with recovery."
     defaults = declare(TrustRegionAlgorithm.defaults,
                        beta=real(1.0, "[0, inf)", "weight of the barrier divergence (eq. 11)"),
@@ -99,11 +103,14 @@ class CTRPO(TrustRegionAlgorithm):
             "recovering": jnp.asarray(False),
         }
 
-    def barrier_coefficients(self, agent, grads, recovering):
-        """(beta_i, d_i): beta per constraint (0 while recovering: plain KL, line 7) and the margin b_i - J_c,i."""
+    def barrier_coefficients(self, agent, grads, recovering, violated):
+        """(beta_i, d_i): beta per constraint and the margin b_i - J_c,i.  While recovering, beta_i = 0 for the
+        constraints being recovered (plain KL, Algorithm 1 line 7); a constraint that is satisfied (J_c,i < b_i)
+        keeps its barrier, so that recovering on one cannot push another over its limit (Sec. 3.2, m > 1)."""
         margin = jnp.maximum(grads.limit - grads.cost, 1e-6 * jnp.maximum(grads.limit, 1.0))
         beta = jnp.broadcast_to(agent.extra["beta"], margin.shape)
-        return jnp.where(recovering, 0.0, beta), margin
+        dropped = recovering & (violated | (grads.cost >= grads.limit))
+        return jnp.where(dropped, 0.0, beta), margin
 
     def divergence(self, kl, cost_surrogate, beta, margin):
         """bar D_C = bar D_KL + sum_i beta_i bar D_phi,i (eq. 14, 17); terms with beta_i = 0 are dropped."""
@@ -122,7 +129,7 @@ class CTRPO(TrustRegionAlgorithm):
         grads = self.gradients(agent, batch, adv_r, adv_c)
         recovering, violated = next_recovering(agent.extra["recovering"], grads.cost, grads.limit,
                                                agent.extra["hysteresis"])
-        beta, margin = self.barrier_coefficients(agent, grads, recovering)
+        beta, margin = self.barrier_coefficients(agent, grads, recovering, violated)
         # Algorithm 1, lines 4-8: A <- A_r (safe) or A <- -A_c of the violated constraints (recovery)
         viol = violated.astype(jnp.float32)
         g = jnp.where(recovering, -(viol @ grads.B), grads.g)

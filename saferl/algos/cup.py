@@ -9,7 +9,11 @@ Each update has two first-order stages on the same batch (CUP Algorithm 1):
        E_s[ nu (1 - gamma lambda) / (1 - gamma) E_a[r A_c] + D_KL(pi_theta || pi_{k+1/2})[s] ]        (eq. 10)
 
    with r = pi_theta / pi_k (the batch's policy) and (1 - gamma lambda) / (1 - gamma) the GAE
-   factor of CUP's bound (Theorem 1), until the mean KL from pi_{k+1/2} exceeds ``target_kl``.
+   factor of CUP's bound (Theorem 1), until, after an epoch, the mean over the whole batch of
+   KL(pi_{k+1/2} || pi_theta)[s] exceeds ``target_kl``.
+
+Both stages stop as OmniSafe's: after each epoch, once the full-batch mean KL(pi_ref || pi_theta) exceeds
+``target_kl`` itself (no factor), with pi_ref = pi_k in the first stage and pi_{k+1/2} in the second.
 
 The multiplier nu ascends the dual on J_c - b before the stages (Adam, initial 0.001, capped at 2,
 as the CUP authors' OmniSafe implementation); A_r is standardised, A_c only centred (OmniSafe
@@ -38,6 +42,8 @@ class CUP(PPOLag):
     defaults = declare(PPOLag.defaults, lagrange_init=0.001, target_kl=0.01,
                        multiplier_max=real(2.0, "(0, inf)", "upper bound of the multiplier nu"),
                        projection_epochs=integer(10, "[1, inf)", "passes of the projection stage"))
+    kl_stop_estimate = "full_batch"  # as PKU-Alignment/omnisafe, omnisafe/algorithms/on_policy/first_order/cup.py
+    kl_stop_factor = 1.0  # both stages compare the KL with target_kl itself
 
     def projection_coefficient(self):
         """(1 - gamma_c lambda) / (1 - gamma_c), the GAE factor of CUP's bound."""
@@ -65,6 +71,6 @@ class CUP(PPOLag):
                   "cost_advantage": centred_cost_advantage(batch)}
         agent, project = self.ppo_epochs(agent, batch, reward_adv, k_project, loss=self.projection_loss,
                                          inputs=inputs, fit_critics=False, epochs=self.hp["projection_epochs"],
-                                         kl_stop_factor=1.0)
+                                         kl_reference=inputs["mid_dist"])
         return agent, {**risk_metrics, **metrics, **improve, "projection_kl": project["approx_kl"],
                        "projection_epochs_run": project["epochs_run"]}

@@ -12,9 +12,10 @@ and projects it back onto the parametric family by minimising, per minibatch,
 with r = pi_theta / pi_k: the per-state indicator drops states that already moved more than
 eta.  The cost multiplier takes one projected gradient step per update before the epochs,
 nu <- clip(nu + alpha_nu (J_c - b), 0, nu_max) (Sec. 5; :mod:`saferl.algos.lagrangian` with
-``lagrange_optimizer: sgd``, capped by ``multiplier_max``), and the epochs stop once the mean KL(pi_theta || pi_k) exceeds
-delta (``target_kl``).  Defaults are the paper's (Table 3): lambda 1.5, eta = delta = 0.02,
-alpha_nu 0.01, nu_max 2.  Advantages as PPO-Lag: A_r standardised, A_c centred.
+``lagrange_optimizer: sgd``, capped by ``multiplier_max``), and the epochs stop once, after an epoch,
+the mean over the whole batch of KL(pi_theta || pi_k)[s] exceeds delta (``target_kl``), as the authors'
+code.  Defaults are the paper's (Table 3): lambda 1.5, eta = delta = 0.02, alpha_nu 0.01, nu_max 2.
+Advantages as PPO-Lag: A_r standardised, A_c centred.
 
 Several constraints J_c,i <= b_i: the Lagrangian of the trust-region problem has one multiplier
 nu_i per constraint, so eq. 8 becomes pi* ∝ pi_k exp((A_r - sum_i nu_i A_c,i) / lambda), eq. 10-11
@@ -42,6 +43,11 @@ class FOCOPS(PPOLag):
                        temperature=real(1.5, "(0, inf)", "lambda, the temperature of eq. 10"),
                        state_kl_bound=real(0.02, "(0, inf)", "the per-state KL bound of the indicator in eq. 10"))
     kl_stop_factor = 1.0  # stop at delta itself
+    kl_stop_estimate = "full_batch"  # as ymzhang01/focops, focops_main.py: full-batch KL after each epoch
+
+    def stop_kl(self, reference, dist):
+        """KL(pi_theta || pi_k)[s], the direction of the authors' stop (gaussian_kl(new, old))."""
+        return self.actor.kl(dist, reference)
 
     def policy_advantage(self, agent, batch):
         """A_r - sum_i nu_i A_c,i, the exponent of eq. 8 (not divided by 1 + nu as in PPO-Lag)."""

@@ -34,6 +34,7 @@ from saferl.hparams import declare
 @register
 class PCPO(TrustRegionAlgorithm):
     name = "pcpo"
+    step_uses_cost_scale = True
     description = "PCPO (Yang et al. 2020): TRPO reward step projected (KL norm) onto the linearised constraint."
     # b per sample against c per episode (s = 1), as OmniSafe's and SafePO's PCPO (the C-TRPO paper's baseline):
     # a violation then projects far outside the trust region and the step, scaled back onto it, descends the

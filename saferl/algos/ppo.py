@@ -3,7 +3,14 @@
 The update is the template the first-order constrained methods reuse: they
 override :meth:`PPO.before_update` (multiplier updates), :meth:`PPO.policy_advantage`
 (how reward and cost advantages combine) and, where the loss itself differs (FOCOPS,
-P3O), :meth:`PPO.policy_loss` with :meth:`PPO.loss_inputs` and ``kl_stop_factor``.
+P3O), :meth:`PPO.policy_loss` with :meth:`PPO.loss_inputs`; ``kl_stop_factor``, ``kl_stop_estimate``
+and :meth:`PPO.stop_kl` set the early stop.
+
+Early stop: with ``kl_stop_estimate = "minibatch_mean"`` (PPO, PPO-Lag, CPPO, P3O) an epoch's KL is the
+mean of its minibatches' estimates, each taken before that minibatch's update; with ``"full_batch"``
+(FOCOPS, CUP, as their reference codes) it is the mean over the whole batch of the exact per-state KL
+between a reference distribution (the batch's ``dist`` unless the caller passes another) and the policy
+after the epoch.  The remaining epochs are skipped once it exceeds ``kl_stop_factor * target_kl``.
 """
 
 from __future__ import annotations
@@ -44,6 +51,7 @@ class PPO(Algorithm):
     name = "ppo"
     description = "PPO (Schulman et al. 2017): clipped surrogate on the reward; ignores the constraint."
     constraint_kinds = ("expected", "var")
+    needs_cost_estimate = False  # this class only: its constrained subclasses need it (base.Algorithm)
     defaults = declare(
         COMMON_HPARAMS,
         actor_lr=real(3e-4, "(0, inf)", "Adam rate of the policy"),
@@ -56,8 +64,11 @@ class PPO(Algorithm):
         lr_decay_steps=integer(0, "[0, inf)", "updates over which the linear schedule decays to 0"),
     )
 
-    #: the epochs stop once the epoch's mean KL estimate exceeds kl_stop_factor * target_kl
+    #: the epochs stop once the epoch's KL (below) exceeds kl_stop_factor * target_kl
     kl_stop_factor = 1.5
+    #: the epoch's KL of the stop test: "minibatch_mean" (mean of the minibatches' pre-update estimates, the
+    #: second value of the loss) or "full_batch" (mean over the batch of :meth:`stop_kl` after the epoch)
+    kl_stop_estimate = "minibatch_mean"
 
     # ---- hooks for the constrained variants -----------------------------------------
     def before_update(self, agent: AgentState, batch):
@@ -83,6 +94,11 @@ class PPO(Algorithm):
         loss = clipped_surrogate_loss(log_prob, mb["log_prob"], mb["advantage"], self.hp["clip"])
         return loss, approx_kl(log_prob, mb["log_prob"])
 
+    def stop_kl(self, reference, dist):
+        """Per-state KL of the ``"full_batch"`` stop: KL(reference || pi) (OmniSafe's direction); FOCOPS
+        overrides it with KL(pi || pi_k)."""
+        return self.actor.kl(reference, dist)
+
     # ---- the update -------------------------------------------------------------------
     def update(self, agent: AgentState, batch, key):
         agent, batch, risk_metrics = self.prepare_batch(agent, batch)
@@ -93,15 +109,20 @@ class PPO(Algorithm):
         return agent, {**metrics, **ppo_metrics}
 
     def ppo_epochs(self, agent: AgentState, batch, advantage, key, *, loss=None, inputs=None, fit_critics=True,
-                   epochs=None, target_kl=None, kl_stop_factor=None):
+                   epochs=None, target_kl=None, kl_stop_factor=None, kl_reference=None):
         """Minibatch epochs of Adam on ``loss`` (default :meth:`policy_loss`) and, with ``fit_critics``, on the
-        critics' MSE; the epochs stop once an epoch's mean KL estimate exceeds ``kl_stop_factor * target_kl``.
-        ``inputs`` (default :meth:`loss_inputs`) are extra per-sample arrays for the loss.  CUP runs it twice."""
+        critics' MSE; the epochs stop once an epoch's KL (``kl_stop_estimate``; the ``"full_batch"`` one from
+        ``kl_reference``, default ``batch.dist``) exceeds ``kl_stop_factor * target_kl``.  ``inputs`` (default
+        :meth:`loss_inputs`) are extra per-sample arrays for the loss.  CUP runs it twice."""
         hp = self.hp
         loss = loss or self.policy_loss
         epochs = int(hp["epochs"] if epochs is None else epochs)
         target_kl = hp["target_kl"] if target_kl is None else target_kl
         kl_stop_factor = self.kl_stop_factor if kl_stop_factor is None else kl_stop_factor
+        if self.kl_stop_estimate not in ("minibatch_mean", "full_batch"):
+            raise ValueError(f"{type(self).__name__}.kl_stop_estimate: {self.kl_stop_estimate!r}")
+        full_batch = self.kl_stop_estimate == "full_batch"
+        reference = batch.dist if kl_reference is None else kl_reference
         size = batch.obs.shape[0]
         n_mb = int(hp["minibatches"])
         mb_size = size // n_mb
@@ -140,8 +161,11 @@ class PPO(Algorithm):
             perm = jax.random.permutation(epoch_key, size)[: n_mb * mb_size]
             mbs = jax.tree.map(lambda x: x[perm].reshape((n_mb, mb_size) + x.shape[1:]), data)
             (state, _), (a_loss, c_loss, kl, entropy) = jax.lax.scan(minibatch_step, (state, stopped), mbs)
-            epoch_kl = jnp.mean(kl)
-            # OmniSafe-style early stop: skip the remaining epochs once KL exceeds the target.
+            if full_batch:  # after the epoch, on the whole batch (frozen once stopped, so it then repeats)
+                epoch_kl = jnp.mean(self.stop_kl(reference, self.actor.distribution(state.actor_params, batch.obs)))
+            else:  # the minibatches' estimates, each before its update
+                epoch_kl = jnp.mean(kl)
+            # skip the remaining epochs once the epoch's KL exceeds the target
             stopped = stopped | ((target_kl > 0) & (epoch_kl > kl_stop_factor * target_kl))
             return (state, stopped), (jnp.mean(a_loss), jnp.mean(c_loss), epoch_kl, jnp.mean(entropy), ~stopped)
 
@@ -150,7 +174,8 @@ class PPO(Algorithm):
         metrics = {
             "actor_loss": a_loss[0],
             "critic_loss": c_loss[-1],
-            "approx_kl": jnp.max(kl),
+            # the stop test's KL: the largest epoch mean, or the returned policy's full-batch KL
+            "approx_kl": kl[-1] if full_batch else jnp.max(kl),
             "entropy": entropy[0],
             "epochs_run": jnp.sum(ran.astype(jnp.float32)) + jnp.any(~ran).astype(jnp.float32),
         }

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
+from saferl.algos.cantelli_theory import floor_metrics
 from saferl.core import risk
 from saferl.envs.risk import RiskAugmentation
 
@@ -93,6 +94,8 @@ class RiskConstrained:
             variance = jnp.maximum(mu2 - mu**2, 0.0)
             metrics = {"cantelli_value": j_c, "cantelli_bound": risk.cantelli_bound(mu, variance, rho),
                        "recovery": recovery.astype(jnp.float32)}
+            # Prop. 4.1's variance floor at the measured moments (saferl.algos.cantelli_theory)
+            metrics.update(floor_metrics(mu, mu2, rho, eps))
             return value, jnp.ones(()), advantage, metrics
         if self.surrogate == "indicator":
             return episodes["violation"], eps, batch.advantages[:, 1], {}

@@ -8,13 +8,19 @@ One update of every member is
     2. gradients at theta_k of the surrogates (C-TRPO eq. 6 and 15)
            g   = grad_theta  E[pi / pi_k  A_r]                      (reward, ascent direction)
            b_i = grad_theta  s * E[pi / pi_k  A_c,i]                (cost channel i)
-       where ``s`` turns the per-sample cost surrogate into a change of J_c:
-       ``s = 1 / (1 - cost_gamma)``, the occupancy form of C-TRPO eq. 15/59 (CPO eq. 10), or, for
-       VaR constraints and ``cost_gamma = 1``, the mean episode length L (the per-episode form
-       E_tau[sum_t gamma_c^t ratio_t A_t] = L * mean(gamma_c^t ratio A), :mod:`saferl.algos.risk`).
-       With J_c the undiscounted episode cost the 1 / (1 - cost_gamma) form is a heuristic;
-       ``hparams.cost_scale: per_sample`` sets s = 1 (OmniSafe's CPO and PCPO; CPO's, PCPO's and the Canary
-       family's default, docs/design.md says why);
+       where ``s`` turns the per-sample cost surrogate into a change of J_c, chosen by
+       ``hparams.cost_scale``:
+         * ``per_sample``: s = 1, b per sample against c per episode -- the units of OmniSafe's and SafePO's
+           CPO and PCPO (what the C-TRPO paper benchmarked) and of the public JAX VaR-CPO code;
+         * ``length``: the units of J_c -- s = L, the mean episode length, when the constraint is
+           undiscounted (its own ``gamma_c = 1``: E_tau[sum_t ratio_t A_t] = L * mean(ratio A)), and
+           s = 1 / (1 - gamma_c) for a discounted expected-cost constraint (the occupancy form of CPO eq. 10
+           and C-TRPO eq. 15/59); for VaR constraints always L, the advantages then carrying gamma_c^t
+           (:mod:`saferl.algos.risk`);
+         * ``effective_horizon``: s = 1 / (1 - cost_gamma) with the *cost critic's* discount, whatever the
+           constraint's -- the C-TRPO authors' heuristic (milosen/ctrpo writes its barrier with
+           1/(1 - gamma) mean((ratio - 1) A_c) against b - J_c); L for VaR constraints and cost_gamma = 1.
+       docs/design.md ("The cost surrogate's scale s") has the measurements behind each default;
     3. H^-1 g and H^-1 b_i by conjugate gradients with Fisher-vector products of the
        mean KL between the batch's (old) distributions and the new ones
        (:mod:`saferl.core.trust_region`), on every ``fvp_subsample``-th sample;
@@ -44,6 +50,19 @@ from saferl.core.fitting import minibatch_epochs
 from saferl.hparams import choice, declare, integer, real
 
 
+#: the cost surrogate's scales (``hparams.cost_scale``) and the label a results table gives each
+COST_SCALES = ("per_sample", "length", "effective_horizon")
+COST_SCALE_LABELS = {"per_sample": "OmniSafe units", "length": "J_c units", "effective_horizon": "1/(1-gamma) units"}
+
+
+def mean_episode_length(batch):
+    """L: the mean length of the episodes the batch's estimate holds, the rollout length while none finished."""
+    length = jnp.asarray(batch.episodes["length"], jnp.float32)
+    steps = batch.rollout_shape[0] if batch.rollout_shape else batch.obs.shape[0]
+    length = jnp.where(jnp.isfinite(length), length, float(steps))
+    return jnp.maximum(length, 1.0)
+
+
 class Gradients(NamedTuple):
     """Flat gradients at theta_k and the constraint data of one batch (m constraints)."""
 
@@ -59,6 +78,8 @@ class TrustRegionAlgorithm(RiskConstrained, Algorithm):
     """Base class: subclasses implement ``policy_step(agent, batch) -> (agent, metrics)``."""
 
     constraint_kinds = ("expected", "var")
+    #: whether the step reads b against c = J_c - b, so that ``cost_scale`` changes it (results tables then name it)
+    step_uses_cost_scale = False
     defaults = declare(
         COMMON_HPARAMS,
         critic_lr=1e-3,
@@ -71,8 +92,10 @@ class TrustRegionAlgorithm(RiskConstrained, Algorithm):
                            "batched: all candidates in one vmapped call; sequential: stop at the first accepted"),
         # rllab's TRPO ``subsample_factor``, OmniSafe's ``fvp_sample_freq``
         fvp_subsample=integer(4, "[1, inf)", "Fisher-vector products on every k-th sample"),
-        cost_scale=choice("episode", ("episode", "per_sample"),
-                          "the cost surrogate's scale s (module docstring): episode or per_sample (s = 1, OmniSafe)"),
+        # C-TRPO's default: the authors' heuristic (module docstring); CPO, PCPO and the Canary family re-default it
+        cost_scale=choice("effective_horizon", COST_SCALES,
+                          "the cost surrogate's scale s (module docstring): per_sample (s = 1, OmniSafe/SafePO units), "
+                          "length (units of J_c) or effective_horizon (1/(1 - cost_gamma), the C-TRPO authors')"),
         # the ``learn_margin`` option of OpenAI's safety-starter-agents CPO (Ray et al. 2019): an integral term
         cost_margin_lr=real(0.0, "[0, inf)", "learned safety margin's rate; 0 = off (as published)"),
         critic_epochs=integer(10, "[1, inf)", "critic passes over the batch"),
@@ -91,22 +114,22 @@ class TrustRegionAlgorithm(RiskConstrained, Algorithm):
         adv_c = adv_c - jnp.mean(adv_c, axis=0)
         return normalize(batch.advantages[:, 0]), adv_c
 
-    def surrogate_scale(self, batch):
-        """s: the cost surrogate is ``s * mean(ratio * A_c)`` (see the module docstring); s = 1 with
-        ``hparams.cost_scale: per_sample``."""
+    def surrogate_scale(self, batch, gamma_c=1.0):
+        """s: the cost surrogate is ``s * mean(ratio * A_c)`` (module docstring); ``gamma_c`` is the constraint's
+        own discount (``agent.constraint.gamma_c``), read by ``cost_scale: length`` only."""
         mode = self.hp["cost_scale"]
         if mode == "per_sample":
             return jnp.ones((), jnp.float32)
-        return self._surrogate_scale(batch)
-
-    def _surrogate_scale(self, batch):
-        gamma_c = float(self.hp["cost_gamma"])
-        if gamma_c < 1.0 and not self.is_risk:
-            return jnp.asarray(1.0 / (1.0 - gamma_c), jnp.float32)  # C-TRPO eq. 15/59, CPO eq. 10
-        length = jnp.asarray(batch.episodes["length"], jnp.float32)
-        steps = batch.rollout_shape[0] if batch.rollout_shape else batch.obs.shape[0]
-        length = jnp.where(jnp.isfinite(length), length, float(steps))  # no episode finished: the rollout
-        return jnp.maximum(length, 1.0)
+        if mode == "length":
+            if self.is_risk:  # the risk channels' advantages carry gamma_c^t (saferl.algos.risk): per episode
+                return mean_episode_length(batch)
+            gamma_c = jnp.asarray(gamma_c, jnp.float32)
+            horizon = 1.0 / jnp.maximum(1.0 - gamma_c, jnp.finfo(jnp.float32).eps)
+            return jnp.where(gamma_c < 1.0, horizon, mean_episode_length(batch))
+        gamma = float(self.hp["cost_gamma"])
+        if gamma < 1.0 and not self.is_risk:
+            return jnp.asarray(1.0 / (1.0 - gamma), jnp.float32)
+        return mean_episode_length(batch)
 
     def mean_kl(self, params, batch):
         """bar D_KL (eq. 16/58): mean over the batch of KL(pi_k(.|s) || pi_theta(.|s))."""
@@ -145,7 +168,7 @@ class TrustRegionAlgorithm(RiskConstrained, Algorithm):
     # ---- gradients, H^-1 v, line search --------------------------------------------------
     def gradients(self, agent, batch, adv_r, adv_c) -> Gradients:
         flat, unravel = ravel_pytree(agent.actor_params)
-        scale = self.surrogate_scale(batch)
+        scale = self.surrogate_scale(batch, agent.constraint.gamma_c)
 
         def stacked(p):
             reward, cost = self.surrogates(unravel(p), batch, adv_r, adv_c, scale)

@@ -18,6 +18,7 @@ class TRPO(TrustRegionAlgorithm):
     name = "trpo"
     description = "TRPO (Schulman et al. 2015): KL trust-region natural-gradient step; ignores the constraint."
     constraint_kinds = ("expected", "var")
+    needs_cost_estimate = False  # this class only: TRPO-Lag needs it (base.Algorithm)
 
     @property
     def is_risk(self) -> bool:

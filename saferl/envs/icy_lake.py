@@ -27,7 +27,11 @@ Differences from FrozenLake, which make it a CMDP:
 * Reaching ``G`` gives ``goal_reward`` and ``terminated = True``; every other step gives
   reward 0.  ``G`` is absorbing: stepping from it (without a reset) stays there with
   reward 0, cost 0 and ``terminated = True``, as in FrozenLake's transition table.
-* ``truncated = time >= max_steps`` where ``time`` counts the steps taken since reset.
+* ``truncated = time >= max_steps`` where ``time`` counts the steps taken since reset.  The default
+  ``max_steps`` is Gymnasium's registration of the map: 100 for "4x4" (``FrozenLake-v1``) and 200 for
+  "8x8" (``FrozenLake8x8-v1``); 100 for a map given as strings.  The Canary paper does not state its
+  episode length; before 2026-12-01 saferl capped the 8x8 map at 100 steps as well
+  (docs/design.md, "IcyLake").
 
 The observation is the one-hot encoding of the agent's cell (``n_rows * n_cols`` float32)
 so neural policies can consume it directly.  The map is a pytree leaf (an integer array,
@@ -68,6 +72,9 @@ MAPS: dict[str, tuple[str, ...]] = {
         "FFFHFFFG",
     ),
 }
+
+#: Gymnasium's ``max_episode_steps`` of each map's registration (``FrozenLake-v1``, ``FrozenLake8x8-v1``)
+MAX_STEPS = {"4x4": 100, "8x8": 200}
 
 
 @struct.dataclass
@@ -115,10 +122,13 @@ def make_params(
     slip_probability: float = 2.0 / 3.0,
     ice_cost: float = 1.0,
     goal_reward: float = 1.0,
-    max_steps: int = 100,
+    max_steps: int | None = None,
 ) -> IcyLakeParams:
-    """Build ``IcyLakeParams`` from a map name in ``MAPS`` ("4x4", "8x8") or a list of strings."""
+    """Build ``IcyLakeParams`` from a map name in ``MAPS`` ("4x4", "8x8") or a list of strings;
+    ``max_steps`` None is the map's Gymnasium time limit (:data:`MAX_STEPS`, 100 for other maps)."""
     rows = MAPS[desc] if isinstance(desc, str) and desc in MAPS else desc
+    if max_steps is None:
+        max_steps = MAX_STEPS.get(desc, 100) if isinstance(desc, str) else 100
     if isinstance(rows, str):
         raise ValueError(f"unknown map name {desc!r}; known: {sorted(MAPS)}, or pass a list of row strings")
     if not 0.0 <= slip_probability <= 1.0:

@@ -24,6 +24,7 @@ from saferl.reproduce import foundation_pointgoal  # noqa: E402,F401  (deep RL)
 from saferl.reproduce import ctrpo_pointgoal  # noqa: E402,F401
 from saferl.reproduce import canary_table1  # noqa: E402,F401
 from saferl.reproduce import canary_fig5  # noqa: E402,F401
+from saferl.reproduce import canary_theory  # noqa: E402,F401
 from saferl.reproduce import ctrpo_fig2  # noqa: E402,F401  (tabular / exact)
 from saferl.reproduce import canary_fig2  # noqa: E402,F401
 from saferl.reproduce import svae_table1  # noqa: E402,F401

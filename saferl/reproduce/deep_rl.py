@@ -143,12 +143,15 @@ def compare_algorithms(methods: list[tuple[str, str, dict]], env: str, out: Path
     for label, algo, overrides in methods:
         user = configlib.merge(configlib.merge(base, {"algo": algo, "env": env}), overrides)
         cfg = configlib.resolve(user)
-        run_dir = out / "runs" / label
+        name = units_label(label, cfg)
+        run_dir = out / "runs" / run_dir_name(name)
         summary = train_or_resume(cfg, run_dir, show_progress)
         run_dirs.append(run_dir)
         progress = runs.read_progress(run_dir)
         seeds = runs.seed_ids(cfg)
-        row = {"method": label, "algo": cfg["algo"]}
+        row = {"method": name, "label": label, "algo": cfg["algo"], "default_config": not overrides}
+        if units_matter(cfg):
+            row["cost_scale"] = cfg["hparams"]["cost_scale"]
         final_return = summary["final"]["episode_return"]["per_seed"]
         final_cost = summary["final"]["episode_cost"]["per_seed"]
         row["final_return"], row["final_return_lo"], row["final_return_hi"] = bootstrap_mean(final_return)
@@ -160,7 +163,7 @@ def compare_algorithms(methods: list[tuple[str, str, dict]], env: str, out: Path
             regrets = [metrics.cost_regret(c, limit) for c in costs]
             row["cost_regret"], row["cost_regret_lo"], row["cost_regret_hi"] = bootstrap_mean(regrets)
             row["cost_limit"] = limit
-            row["within_limit"] = bool(row["final_cost"] <= 1.1 * limit)
+            row["safety"] = safety_verdict(row["final_cost_lo"], row["final_cost_hi"], limit)
         if "violation_probability" in summary["final"]:
             vp = summary["final"]["violation_probability"]["per_seed"]
             row["violation_probability"], _, _ = bootstrap_mean(vp)
@@ -173,6 +176,47 @@ def compare_algorithms(methods: list[tuple[str, str, dict]], env: str, out: Path
     return {"rows": rows, "figures": [figure.name], "env": env}
 
 
-def within_limit_checks(rows: list[dict]) -> dict:
-    """Which methods end within the cost limit (+10%): ``{"within_limit_plus_10pct": {method: bool}}``."""
-    return {"within_limit_plus_10pct": {row["method"]: row.get("within_limit") for row in rows}}
+def run_dir_name(method: str) -> str:
+    """A results row's name as a directory name: "CPO (OmniSafe units)" -> "CPO_OmniSafe_units"."""
+    keep = "".join(c if c.isalnum() or c in "-+." else "_" for c in method)
+    return "_".join(part for part in keep.split("_") if part)
+
+
+def safety_verdict(lower: float, upper: float, limit: float) -> str:
+    """The C-TRPO paper's reading (Fig. 3) of a 95% interval of final cost against the limit: ``probably_safe``
+    when its upper end is at or below the limit, ``probably_unsafe`` when its lower end is above it,
+    ``undecided`` otherwise (and when the interval is unknown)."""
+    if not (np.isfinite(lower) and np.isfinite(upper)):
+        return "undecided"
+    if upper <= limit:
+        return "probably_safe"
+    if lower > limit:
+        return "probably_unsafe"
+    return "undecided"
+
+
+def safety_checks(rows: list[dict]) -> dict:
+    """Each method's :func:`safety_verdict`: ``{"safety": {method: verdict}}``."""
+    return {"safety": {row["method"]: row.get("safety") for row in rows}}
+
+
+def units_matter(cfg: dict) -> bool:
+    """Whether the config's algorithm takes its step from the cost surrogate's gradient b against c = J_c - b,
+    so that ``hparams.cost_scale`` changes what it computes (CPO, PCPO, C-TRPO and the Canary family)."""
+    from saferl import algos  # noqa: F401 -- registers every algorithm
+    from saferl.algos import base
+
+    return bool(getattr(base.get(cfg["algo"]), "step_uses_cost_scale", False))
+
+
+def units_label(label: str, cfg: dict) -> str:
+    """``label`` with the cost surrogate's units appended where they matter: "CPO (OmniSafe units)"; a label
+    that already names options gets them inside its parentheses: "CPO (hyst., OmniSafe units)"."""
+    if not units_matter(cfg):
+        return label
+    from saferl.algos.second_order import COST_SCALE_LABELS
+
+    units = COST_SCALE_LABELS[cfg["hparams"]["cost_scale"]]
+    if label.endswith(")") and "(" in label:
+        return f"{label[:-1]}, {units})"
+    return f"{label} ({units})"

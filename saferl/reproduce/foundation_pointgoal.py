@@ -9,14 +9,15 @@ from saferl.reproduce.framework import Scale, target
 
 # OmniSafe's multiplier learning rate (0.035) needs ~10M steps on this task before the cost settles at
 # the limit (its benchmark: 25.8 at 10M); 0.1 makes the constraint bind within the cpu budget (2M steps).
-METHODS = [("PPO", "ppo", {}), ("PPO-Lag", "ppo_lag", {"hparams": {"lagrange_lr": 0.1}})]
+# An option, so the row says so.
+METHODS = [("PPO", "ppo", {}), ("PPO-Lag (option: multiplier lr 0.1)", "ppo_lag", {"hparams": {"lagrange_lr": 0.1}})]
 
 
 def checks(rows: list[dict]) -> dict:
-    """PPO-Lag ends within the limit (+10%) where PPO does not, with a lower cost regret."""
-    by = {row["method"]: row for row in rows}
-    return {**deep_rl.within_limit_checks(rows),
-            "ppo_lag_regret_below_ppo": bool(by["PPO-Lag"]["cost_regret"] < by["PPO"]["cost_regret"])}
+    """Each method's safety verdict (deep_rl.safety_verdict), and whether PPO-Lag's cost regret is below PPO's."""
+    by = {row["algo"]: row for row in rows}
+    return {**deep_rl.safety_checks(rows),
+            "ppo_lag_regret_below_ppo": bool(by["ppo_lag"]["cost_regret"] < by["ppo"]["cost_regret"])}
 
 
 @target("foundation-pointgoal", "PPO vs PPO-Lag on PointGoal1, cost limit 25 (final return, cost, cost regret)",

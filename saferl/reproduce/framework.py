@@ -273,6 +273,11 @@ def run(name: str, scale: str, out: Path, **options) -> dict:
     rows = result.pop("rows")
     figures = result.pop("figures")
     used = list(log.entries.values())
+    for entry in used:
+        # what of the library changed between the (oldest) code that trained each run and the code writing this
+        # table: [] means the table's code trained it
+        commits = entry.get("git_commits") or [entry.get("git_commit")]
+        entry["code_changes_since_training"] = provenance.code_changes_since(commits[0] if commits else None)
     payload = {
         "target": name, "scale": scale, "wall_seconds": wall, "git_commit": commit,
         "rows": rows, "checks": tgt.compute_checks(rows),

@@ -90,8 +90,9 @@ def test_closed_form_hessian_equals_autodiff_hvp_of_surrogate_divergence(kind, m
     def both(agent, batch, v):
         adv_r, adv_c = algo.advantages(batch)
         grads = algo.gradients(agent, batch, adv_r, adv_c)
-        recovering, _ = next_recovering(agent.extra["recovering"], grads.cost, grads.limit, agent.extra["hysteresis"])
-        beta, margin = algo.barrier_coefficients(agent, grads, recovering)
+        recovering, violated = next_recovering(agent.extra["recovering"], grads.cost, grads.limit,
+                                               agent.extra["hysteresis"])
+        beta, margin = algo.barrier_coefficients(agent, grads, recovering, violated)
         flat, unravel = ravel_pytree(agent.actor_params)
 
         def d_c(p):  # bar D_C(pi_p || pi_k) on the batch, exactly (eq. 14, 16-18)
@@ -205,3 +206,35 @@ def test_two_constraints_safe_step_respects_both_barriers():
     new_big, _ = step(big, batch)
     _, c_big = algo.surrogates(new_big.actor_params, batch, adv_r, adv_c, algo.surrogate_scale(batch))
     assert abs(float(c_big[0])) < abs(float(c_new[0]))  # the barrier's curvature slows motion along b_1
+
+
+def test_two_constraints_recovery_on_one_keeps_the_others_barrier():
+    """Recovering on a violated constraint must not push a satisfied one over its limit: the satisfied
+    constraint keeps its barrier during the recovery step (beta_2 > 0, beta_1 = 0)."""
+    algo = make_algo("ctrpo", m=2, cg_damping=0.1)
+    agent = agent_for(algo, [10.0, 10.0])
+    batch = make_batch(algo, agent.actor_params, cost=[15.0, 9.9], m=2)
+    # the second channel's cost rises where the first one's falls
+    adv = batch.advantages
+    batch = batch.replace(advantages=adv.at[:, 2].set(-adv[:, 1] + 0.1 * adv[:, 2]))
+    adv_r, adv_c = algo.advantages(batch)
+    grads = algo.gradients(agent, batch, adv_r, adv_c)
+    recovering, violated = next_recovering(agent.extra["recovering"], grads.cost, grads.limit,
+                                           agent.extra["hysteresis"])
+    beta, margin = algo.barrier_coefficients(agent, grads, recovering, violated)
+    np.testing.assert_array_equal(np.asarray(beta), [0.0, algo.hp["beta"]])
+    new, metrics = jax.jit(algo.policy_step)(agent, batch)
+    _, c_new = algo.surrogates(new.actor_params, batch, adv_r, adv_c, grads.scale)
+    assert float(metrics["recovering"]) == 1.0 and float(metrics["accepted"]) == 1.0
+    assert float(c_new[0]) < 0.0  # the violated constraint's cost surrogate falls
+    assert float(c_new[1]) < float(margin[1])  # the satisfied one stays inside its limit (A_2 < b_2 - J_c,2)
+    # without the barrier (every beta 0 while recovering, the single-constraint rule) the same step
+    # would cross it: the test has teeth
+    keep = algo.barrier_coefficients
+    algo.barrier_coefficients = lambda *args: (jnp.zeros(2), keep(*args)[1])
+    try:
+        crossed, _ = algo.policy_step(agent, batch)
+    finally:
+        algo.barrier_coefficients = keep
+    _, c_plain = algo.surrogates(crossed.actor_params, batch, adv_r, adv_c, grads.scale)
+    assert float(c_plain[1]) > float(margin[1])

@@ -131,7 +131,7 @@ def test_onto_trust_region_rescales_only_steps_outside_it():
             np.testing.assert_allclose(y / np.linalg.norm(y), x / np.linalg.norm(x), rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize("cost_scale", ["episode", "per_sample"])
+@pytest.mark.parametrize("cost_scale", ["effective_horizon", "length", "per_sample"])
 def test_pcpo_step_with_a_violation_the_trust_region_cannot_absorb(cost_scale):
     """A violation far beyond what one step can undo: the projected step points down the cost gradient,
     lies on the trust-region boundary (not far outside it, where every backtrack would fail) and is taken."""

@@ -85,9 +85,9 @@ def test_ctrpo_recovery_drops_the_barrier(ctrpo_setup):
     batch = make_batch(algo, agent.actor_params, cost=LIMIT + 40.0)
     grads, hinv = lin(agent, batch)
 
-    beta, _ = algo.barrier_coefficients(agent, grads, jnp.asarray(True))
+    beta, _ = algo.barrier_coefficients(agent, grads, jnp.asarray(True), jnp.asarray([True]))
     assert np.all(np.asarray(beta) == 0.0)
-    beta_safe, _ = algo.barrier_coefficients(agent, grads, jnp.asarray(False))
+    beta_safe, _ = algo.barrier_coefficients(agent, grads, jnp.asarray(False), jnp.asarray([False]))
     assert np.all(np.asarray(beta_safe) == algo.hp["beta"])
 
     new, metrics = step_fn(agent, batch)
