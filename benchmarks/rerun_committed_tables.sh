@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Rerun the committed reproduce tables with the checked-out code (issue 13, point 0), resumably:
+# every target trains into runs/reproduce/TARGET-SCALE (finished runs are reused, interrupted ones resumed),
+# and its results.json and figures replace docs/results/TARGET-SCALE.  Run from the repository root:
+#     nohup bash benchmarks/rerun_committed_tables.sh > runs/rerun.log 2>&1 &
+# Arguments (optional): TARGET:SCALE ... (default: all of them, cheapest first).
+set -euo pipefail
+BIN=${BIN:-.venv/bin}
+TABLES=("$@")
+if [ ${#TABLES[@]} -eq 0 ]; then
+  TABLES=(canary-fig2:cpu canary-theorem42:cpu canary-fig5:demo foundation-pointgoal:cpu canary-table1:cpu
+          ctrpo-pointgoal:cpu)
+fi
+for entry in "${TABLES[@]}"; do
+  target=${entry%%:*}; scale=${entry##*:}
+  out=runs/reproduce/$target-$scale
+  echo "== $(date -u +%FT%TZ) $target --scale $scale -> $out"
+  "$BIN/saferl" reproduce "$target" --scale "$scale" --out "$out"
+  "$BIN/python" - "$out" "docs/results/$target-$scale" <<'PY'
+import json, shutil, sys
+from pathlib import Path
+src, dst = Path(sys.argv[1]), Path(sys.argv[2])
+result = json.loads((src / "results.json").read_text())
+dst.mkdir(parents=True, exist_ok=True)
+for old in dst.iterdir():
+    if old.is_file():
+        old.unlink()
+for name in ["results.json", *result["figures"]]:
+    shutil.copy2(src / name, dst / name)
+print(f"copied {src} -> {dst}")
+PY
+done
+echo "== $(date -u +%FT%TZ) done"
