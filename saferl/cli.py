@@ -148,27 +148,22 @@ def _cmd_reproduce(args) -> int:
 
     out = Path(args.out) if args.out else Path("runs") / "reproduce" / f"{args.target}-{args.scale}"
     result = reproduce.run(args.target, args.scale, out, tune=args.tune)
-    rows = result["rows"]
-    if rows:
-        keys = list(rows[0])
-        print("  ".join(f"{k:>14}" for k in keys))
-        for row in rows:
-            print("  ".join(f"{_cell(row.get(k)):>14}" for k in keys))
-    for name, value in result["checks"].items():
-        print(f"check {name}: {_cell(value)}")
-    used = result["runs"]
-    if used:
-        reused = sum(r["reused"] for r in used)
-        print(f"runs: {len(used)} ({len(used) - reused} trained now, {reused} reused), "
-              f"training time {result['runs_training_seconds']:.0f}s")
+    from saferl import tables
+
+    print(tables.render_result(result))
     print(f"results: {out / 'results.json'} ({result['wall_seconds']:.0f}s)")
     return 0
 
 
-def _cell(v) -> str:
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    return str(v)
+def _cmd_show(args) -> int:
+    from saferl import tables
+
+    try:
+        result = tables.load_result(args.path)
+    except ValueError as err:
+        raise UserError(str(err)) from None
+    print(tables.render_result(result))
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -217,6 +212,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="config override for every training configuration, e.g. network.critic_hidden=[256,256,256]")
     p.set_defaults(func=_cmd_bench)
+
+    p = sub.add_parser("show", help="print the table of a results.json (a file or the directory holding it)")
+    p.add_argument("path")
+    p.set_defaults(func=_cmd_show)
 
     p = sub.add_parser("reproduce", help="run a paper experiment and write results.json and figures")
     p.add_argument("target")

@@ -93,6 +93,23 @@ def curves(rows: list[dict], metric: str):
     return np.asarray(steps), np.asarray(mean), np.asarray(std)
 
 
+def step_label(steps: float, _position=None) -> str:
+    """An axis tick of environment steps in k/M units: 0, 500k, 1.5M."""
+    steps = float(steps)
+    if abs(steps) >= 1e6:
+        return f"{steps / 1e6:g}M"
+    if abs(steps) >= 1e3:
+        return f"{steps / 1e3:g}k"
+    return f"{steps:g}"
+
+
+def steps_axis(ax) -> None:
+    """Environment-step ticks in k/M units (matplotlib's default runs long integers into each other)."""
+    from matplotlib.ticker import FuncFormatter
+
+    ax.xaxis.set_major_formatter(FuncFormatter(step_label))
+
+
 def plot_runs(run_dirs: list[Path], out: Path | None = None) -> Path:
     plt = pyplot()
     loaded = []
@@ -117,6 +134,7 @@ def plot_runs(run_dirs: list[Path], out: Path | None = None) -> Path:
         if metric == "violation_probability":
             ax.axhline(loaded[0][0]["constraint"].get("epsilon", 0), color="k", ls="--", lw=1, label="epsilon")
         ax.set_xlabel("environment steps per seed")
+        steps_axis(ax)
         ax.set_title(metric.replace("_", " "))
         ax.grid(alpha=0.3)
     np.atleast_1d(axes)[0].legend(fontsize=7)

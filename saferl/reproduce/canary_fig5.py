@@ -13,6 +13,7 @@ import numpy as np
 
 from saferl import config as configlib
 from saferl import metrics, plotting, runs
+from saferl.reproduce import deep_rl
 from saferl.reproduce.deep_rl import SMALL_NETS, per_seed_series, train_or_resume
 from saferl.reproduce.framework import Scale, target
 
@@ -30,8 +31,10 @@ FIG5_SCALES = {
 
 
 def fig5_checks(rows: list[dict]) -> dict:
-    """For each eps: Canary's breach rate over the second half of training is at most eps."""
-    return {f"P_hat <= eps={row['epsilon']:g}": row["below_epsilon"] for row in rows}
+    """Per eps: the mean breach rate at or below eps (the paper's reading) and the verdict of its bootstrap
+    interval over seeds (deep_rl.safety_verdict)."""
+    return {f"eps={row['epsilon']:g}": {"P_hat <= eps": row["below_epsilon"], "safety": row.get("safety")}
+            for row in rows}
 
 
 @target("canary-fig5", "Canary on IcyLake: P(C >= 15) during training for several eps, many seeds (Fig. 5)",
@@ -54,8 +57,10 @@ def fig5(scale: Scale, out: Path) -> dict:
         curves[eps] = (steps, mean, sd)
         p_hat = metrics.breach_rate(violation, np.nan_to_num(per_seed_series(progress, "episodes", seeds)))
         final = summary["final"]["episode_return"]["per_seed"]
+        _, p_lo, p_hi = deep_rl.bootstrap_mean(p_hat)
         rows.append({"epsilon": eps, "rho": FIG5_RHO, "seeds": cfg["seeds"], "env_steps_per_seed": summary["env_steps"],
-                     "P_hat": float(np.nanmean(p_hat)), "P_hat_sd": float(np.nanstd(p_hat)),
+                     "P_hat": float(np.nanmean(p_hat)), "P_hat_lo": p_lo, "P_hat_hi": p_hi,
+                     "P_hat_sd": float(np.nanstd(p_hat)), "safety": deep_rl.safety_verdict(p_lo, p_hi, eps),
                      "final_violation": float(mean[-1]), "J": float(np.mean(final)),
                      "below_epsilon": bool(np.nanmean(p_hat) <= eps), "wall_seconds": summary["wall_seconds"]})
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -63,6 +68,7 @@ def fig5(scale: Scale, out: Path) -> dict:
         line = plotting.band(ax, steps, mean, sd, label=f"eps = {eps:g}", clip=(0, 1))
         ax.axhline(eps, color=line.get_color(), ls=":", lw=1)
     ax.set_xlabel("environment steps")
+    plotting.steps_axis(ax)
     ax.set_ylabel(f"P(C >= {FIG5_RHO:g})")
     ax.set_title(f"Canary on IcyLake, {scale.seeds} seeds (mean +- SD)")
     ax.legend(fontsize=8)
