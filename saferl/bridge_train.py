@@ -278,9 +278,10 @@ class GymTrainer:
         self.venv.close()
 
 
-def run(cfg: dict, run_dir: Path, env: Any = None, show_progress: bool = True, resume: bool = False) -> dict:
+def run(cfg: dict, run_dir: Path, env: Any = None, show_progress: bool = True, resume: bool = False,
+        loggers=None) -> dict:
     """:func:`saferl.runs.train` for a ``gym:`` environment: seeds one after another, a checkpoint of
-    every seed's learner state after each chunk of iterations, Ctrl-C and ``resume`` as there."""
+    every seed's learner state after each chunk of iterations, Ctrl-C, ``resume`` and ``loggers`` as there."""
     cfg = resolve_config(cfg)
     run_dir = Path(run_dir)
     seeds = runs.seed_ids(cfg)
@@ -297,7 +298,7 @@ def run(cfg: dict, run_dir: Path, env: Any = None, show_progress: bool = True, r
     else:
         done = [0] * len(seeds)
     recorder = runs.Recorder(run_dir, cfg, rows, show_progress, total_iterations * first.steps_per_iteration * len(seeds),
-                             sum(done) * first.steps_per_iteration, resumed=resume)
+                             sum(done) * first.steps_per_iteration, resumed=resume, loggers=loggers)
     interrupted, trainer = False, first
     if all(d >= total_iterations for d in done):
         first.close()

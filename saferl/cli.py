@@ -27,23 +27,31 @@ def _setup_jax() -> None:
 
 def _cmd_train(args) -> int:
     from saferl import config as configlib
+    from saferl import loggers as loggerlib
     from saferl import runs
 
+    if args.logger and len(args.logger) > 1:
+        raise UserError(f"--logger given {len(args.logger)} times; name the loggers in one, separated by commas: "
+                        f"--logger {','.join(args.logger)}")
+    logger = args.logger[0] if args.logger else None
     if args.resume:
         run_dir = Path(args.resume)
         cfg = runs.load_run_config(run_dir)
         if not (run_dir / runs.CHECKPOINT).is_file():
             raise UserError(f"cannot resume {str(run_dir)!r}: it has no checkpoint")
+        # --logger with --resume: this sitting's loggers (config.yaml keeps the run's own)
+        names = loggerlib.parse(logger) if logger is not None else None
         if cfg["env"].startswith("gym:"):
             from saferl import bridge_train
 
-            summary = bridge_train.run(cfg, run_dir, show_progress=not args.quiet, resume=True)
+            summary = bridge_train.run(cfg, run_dir, show_progress=not args.quiet, resume=True, loggers=names)
         else:
-            summary = runs.train(cfg, run_dir, resume=True, show_progress=not args.quiet)
+            summary = runs.train(cfg, run_dir, resume=True, show_progress=not args.quiet, loggers=names)
     else:
         user = configlib.load_yaml(args.config) if args.config else {}
         for key, value in (("algo", args.algo), ("env", args.env), ("total_steps", args.steps),
-                           ("seeds", args.seeds), ("num_envs", args.num_envs), ("seed", args.seed)):
+                           ("seeds", args.seeds), ("num_envs", args.num_envs), ("seed", args.seed),
+                           ("logger", logger)):
             if value is not None:
                 user[key] = value
         user = configlib.merge(user, configlib.parse_set(args.set))
@@ -182,6 +190,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config entry, e.g. constraint.limit=25 or hparams.actor_lr=1e-3")
     p.add_argument("--resume", metavar="RUN_DIR", help="continue an interrupted run")
+    p.add_argument("--logger", action="append", metavar="NAMES",
+                   help="where the training curves go besides progress.csv (always written): csv (default), "
+                        "tensorboard, wandb, or several in one flag separated by commas, e.g. --logger "
+                        "csv,tensorboard; with --resume, this sitting's loggers")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_train)
 

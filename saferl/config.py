@@ -23,6 +23,7 @@ TOP_LEVEL = {
     "rollout_steps": 256,  # steps per environment per iteration
     "iterations_per_chunk": 0,  # compiled iterations between two Python calls; 0 = automatic
     "checkpoint_every": 1,  # chunks between checkpoints
+    "logger": ["csv"],  # csv (progress.csv, always written), tensorboard, wandb: saferl.loggers
     "normalize_observations": True,
     "reset_pool": 0,  # 0: a fresh reset every step; k: k pooled resets per env per rollout (AutoReset)
     "env_params": {},
@@ -127,7 +128,9 @@ def _positive_int(cfg: dict, key: str, minimum: int = 1) -> int:
 
 
 def resolve(user: dict) -> dict:
-    """Fill defaults (global, then the environment's, then the algorithm's) and validate."""
+    """Fill defaults (global, the algorithm's, the environment's, the algorithm's for this environment, then the
+    user's) and validate."""
+    from saferl import loggers
     from saferl.algos import base as algos
     from saferl.core import constraints
     from saferl.envs import base as envs
@@ -155,6 +158,14 @@ def resolve(user: dict) -> dict:
     algo_constraint = algo_defaults.pop("constraint", None)
     gym = env_name.startswith("gym:")
     cfg = merge(merge(TOP_LEVEL, algo_defaults), {} if gym else envs.config_defaults(env_name))
+    # the algorithm's defaults for this environment (SCPO's per-task table), over the environment's own
+    per_env = algo_cls.env_defaults.get(env_name)
+    if per_env:
+        unknown = sorted(set(per_env) - set(algos.ENV_DEFAULT_KEYS))
+        if unknown:
+            raise ConfigError(f"algorithm {algo_cls.name}: unknown env_defaults[{env_name!r}] key {unknown[0]!r}; "
+                              f"allowed: {', '.join(algos.ENV_DEFAULT_KEYS)}")
+        cfg = merge(cfg, per_env)
     if algo_constraint and algo_constraint.get("type") != cfg["constraint"].get("type"):
         cfg["constraint"] = dict(algo_constraint)
     if user_constraint and "type" in user_constraint and user_constraint["type"] != cfg["constraint"].get("type"):
@@ -169,6 +180,10 @@ def resolve(user: dict) -> dict:
     cfg["seed"] = _positive_int(cfg, "seed", minimum=0)
     cfg["reset_pool"] = _positive_int(cfg, "reset_pool", minimum=0)
     cfg["iterations_per_chunk"] = _positive_int(cfg, "iterations_per_chunk", minimum=0)
+    try:
+        cfg["logger"] = loggers.parse(cfg["logger"])
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
     if not isinstance(cfg["normalize_observations"], bool):
         raise ConfigError(f"normalize_observations must be true or false, got {cfg['normalize_observations']!r}")
     try:

@@ -296,8 +296,9 @@ def iqm(x) -> float:
     """Interquartile mean (Agarwal et al., 2021): the mean of the middle 50% of all scores.
 
     All runs of all tasks are pooled (flattened), sorted, ``floor(0.25 * n)`` scores are cut
-    from each end, and the rest averaged: exactly ``scipy.stats.trim_mean(x, 0.25,
-    axis=None)``, which rliable's ``aggregate_iqm`` uses on a ``(runs, tasks)`` matrix.
+    from each end, and the rest averaged: ``scipy.stats.trim_mean(x, 0.25, axis=None)``, which
+    rliable's ``aggregate_iqm`` uses on a ``(runs, tasks)`` matrix (the same scores averaged; the
+    sum's order, and so its last bit, may differ: tests/test_metrics_rliable.py).
     """
     flat = _as_float(x, "x").reshape(-1)
     if flat.size == 0:

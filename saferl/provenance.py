@@ -15,9 +15,19 @@ from pathlib import Path
 GIT_TIMEOUT_SECONDS = 5.0
 
 
+#: config keys that change where a run's numbers are written, not what it trains (left out of the hash)
+NOT_TRAINING_KEYS = ("logger",)
+
+
+def training_config(cfg: dict) -> dict:
+    """``cfg`` without :data:`NOT_TRAINING_KEYS`: what two runs must share to be the same training."""
+    return {k: v for k, v in cfg.items() if k not in NOT_TRAINING_KEYS}
+
+
 def config_hash(cfg: dict) -> str:
-    """First 16 hex digits of the sha256 of the canonical JSON of ``cfg`` (sorted keys, no spaces)."""
-    text = json.dumps(cfg, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=True,
+    """First 16 hex digits of the sha256 of the canonical JSON of ``cfg`` (sorted keys, no spaces), without the
+    keys that do not change the training (:data:`NOT_TRAINING_KEYS`: the loggers)."""
+    text = json.dumps(training_config(cfg), sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=True,
                       default=_builtin)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 

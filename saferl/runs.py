@@ -7,7 +7,9 @@ A run directory holds
 * ``summary.json`` -- algo, env, seeds, env_steps, timings and the ``final`` statistics
   (mean, std and per-seed values over the last 10% of training);
 * ``checkpoints/latest.npz`` -- the whole vmapped training state as a plain ``.npz``
-  (no pickle), with a JSON manifest inside that must match the config to load.
+  (no pickle), with a JSON manifest inside that must match the config to load;
+* with the config's ``logger`` (:mod:`saferl.loggers`), ``tensorboard/`` and ``wandb/``: the same
+  scalars as progress.csv for TensorBoard and Weights & Biases.
 
 Every file is written atomically, so a crash or Ctrl-C never leaves a
 half-written file, and ``--resume`` continues from the last checkpoint with
@@ -27,6 +29,7 @@ import jax
 import numpy as np
 
 from saferl import config as configlib
+from saferl import loggers as loggerlib
 from saferl.runio import write_bytes_atomic, write_json_atomic, write_text_atomic
 
 CHECKPOINT = Path("checkpoints") / "latest.npz"
@@ -284,12 +287,15 @@ class Recorder:
     the summary, and what Ctrl-C leaves behind.
 
     ``rows`` are the rows of earlier sittings (a resumed run); ``done_steps`` / ``total_steps`` are
-    per-seed environment steps, shown by the progress display.
+    per-seed environment steps, shown by the progress display.  ``loggers`` (names, default the
+    config's ``logger``) get every row progress.csv gets (:mod:`saferl.loggers`); a missing extra is
+    raised here, before anything is written.
     """
 
     def __init__(self, run_dir: Path, cfg: dict, rows: list[dict], show_progress: bool, total_steps: int,
-                 done_steps: int = 0, label: str = "", resumed: bool = False):
+                 done_steps: int = 0, label: str = "", resumed: bool = False, loggers=None):
         self.run_dir, self.cfg, self.rows = Path(run_dir), cfg, list(rows)
+        self.loggers = loggerlib.Loggers(self.run_dir, cfg, seed_ids(cfg), self.rows, loggers)
         self.progress = Progress(total_steps, done_steps, label or f"{cfg['algo']} {cfg['env']} x{cfg['seeds']} seeds",
                                  enabled=show_progress)
         self.start = time.time()
@@ -301,9 +307,11 @@ class Recorder:
     def add(self, rows: list[dict]) -> None:
         self.rows += rows
         write_progress(self.run_dir, self.rows)
+        self.loggers.add(rows)
 
     def finish(self, interrupted: bool) -> dict:
         self.progress.close()
+        self.loggers.close(interrupted)
         timings = {
             "resumed": self.resumed,
             "wall_seconds": time.time() - self.start + self.compile_seconds,
@@ -358,15 +366,18 @@ def _warn_variance_floor(run_dir: Path) -> None:
         print(warning, file=sys.stderr)
 
 
-def train(cfg: dict, run_dir: Path, resume: bool = False, show_progress: bool = True, on_chunk=None) -> dict:
+def train(cfg: dict, run_dir: Path, resume: bool = False, show_progress: bool = True, on_chunk=None,
+          loggers=None) -> dict:
     """Train (or resume) a run in ``run_dir``; returns the summary dict.
 
     ``on_chunk(chunk_index, runners)`` is called after every chunk (tests use it to
-    simulate an interruption).
+    simulate an interruption).  ``loggers``: names (or ``"csv,tensorboard"``) for this sitting instead
+    of the config's ``logger``.
     """
     from saferl.train import Trainer
 
     run_dir = Path(run_dir)
+    loggerlib.check_extras(loggerlib.parse(cfg.get("logger") if loggers is None else loggers))  # before any work
     trainer = Trainer(cfg)
     runners = trainer.init_all()
     start_chunk, rows = 0, []
@@ -382,7 +393,7 @@ def train(cfg: dict, run_dir: Path, resume: bool = False, show_progress: bool = 
         write_config(run_dir, cfg)
     steps_per_chunk = trainer.iterations_per_chunk * trainer.steps_per_iteration
     recorder = Recorder(run_dir, cfg, rows, show_progress, trainer.num_chunks * steps_per_chunk,
-                        start_chunk * steps_per_chunk, resumed=resume)
+                        start_chunk * steps_per_chunk, resumed=resume, loggers=loggers)
     recorder.compile_seconds = compile_seconds
     seeds = seed_ids(cfg)
     interrupted = False

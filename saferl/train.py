@@ -101,7 +101,8 @@ class Learner:
         self.actor = networks.make_actor(obs_dim, action_space, net["actor_hidden"], net["activation"],
                                          net["init_log_std"])
         self.critics = networks.Critics(obs_dim, 1 + num_channels, tuple(net["critic_hidden"]), net["activation"],
-                                        normalize=bool(net["value_normalization"]))
+                                        normalize=bool(net["value_normalization"]),
+                                        **algo_cls.critic_options(1 + num_channels))
         self.algo = algo_cls(config["hparams"], self.actor, self.critics, self.constraint.kind,
                              self.constraint.surrogate)
         var = self.constraint.kind == "var"
@@ -113,6 +114,13 @@ class Learner:
         self.end_at_truncation = None
         if var and config["constraint"].get("finite_horizon", False):
             self.end_at_truncation = jnp.asarray([0.0] + [1.0] * (len(gammas) - 1), jnp.float32)
+        # the algorithm's own channels that end at the time limit (SCPO's safety critic), and per-channel lambdas
+        ends = self.algo.channel_ends_at_truncation()
+        if ends is not None:
+            ends = jnp.asarray(ends, jnp.float32)
+            self.end_at_truncation = ends if self.end_at_truncation is None else jnp.maximum(self.end_at_truncation, ends)
+        lambdas = self.algo.channel_lambdas()
+        self.gae_lambdas = self.algo.hp["gae_lambda"] if lambdas is None else jnp.asarray(lambdas, jnp.float32)
 
     def init_agent(self, key: jax.Array) -> algos.AgentState:
         return self.algo.init(key, self.constraint)
@@ -122,8 +130,10 @@ class Learner:
                                 constraints.window(self.config["constraint"]))
 
     def make_batch(self, agent: algos.AgentState, episodes: dict, traj: Trajectory) -> Batch:
-        """Critics and GAE on the block, with the episode estimates filled in."""
-        batch = make_batch(traj, self.critics, agent.critic_params, self.gammas, self.algo.hp["gae_lambda"],
+        """Critics and GAE on the block (on the algorithm's :meth:`~saferl.algos.base.Algorithm.prepare_trajectory`),
+        with the episode estimates filled in."""
+        traj = self.algo.prepare_trajectory(agent, traj)
+        batch = make_batch(traj, self.critics, agent.critic_params, self.gammas, self.gae_lambdas,
                            self.end_at_truncation)
         # No episode finished in this batch: the previous estimate is carried, and before the first
         # finished episode that is the NaN initial one (unknown, never zero: see ``learn``).

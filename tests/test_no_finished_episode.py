@@ -59,7 +59,7 @@ def moved(a, b):
     return any(not np.array_equal(x, y) for x, y in zip(jax.tree.leaves(get(a)), jax.tree.leaves(get(b))))
 
 
-@pytest.mark.parametrize("algo", ["ppo_lag", "cpo", "canary"])
+@pytest.mark.parametrize("algo", ["cpo", "canary"])  # a Lagrangian's hold: the later-batch test below (ppo_lag)
 def test_no_finished_episode_holds_a_constrained_update(algo):
     trainer, runners, step = stepper(algo)
     after, metrics = step(runners)
@@ -123,9 +123,10 @@ def test_unconstrained_ppo_learns_on_a_batch_without_a_finished_episode():
 
 
 def test_only_the_unconstrained_algorithms_learn_without_a_cost_estimate():
-    """The declaration is the class's own (not inherited): PPO-Lag, IPO, P3O, TRPO-Lag... need the estimate."""
+    """The declaration is the class's own (not inherited): PPO-Lag, IPO, P3O, TRPO-Lag... need the estimate; SCPO
+    reads the trajectory's running episode costs, not J_c."""
     needs = {name: bool(base.get(name).needs_cost_estimate) for name in base.registered()}
-    assert {name for name, need in needs.items() if not need} == {"ppo", "trpo"}
+    assert {name for name, need in needs.items() if not need} == {"ppo", "trpo", "scpo"}
     assert {"ppo_lag", "ipo", "p3o", "trpo_lag", "cpo", "canary"} <= set(needs)
 
 

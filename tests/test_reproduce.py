@@ -280,3 +280,14 @@ def test_ctrpo_pointgoal_checks_and_methods():
                                            (float("nan"), 1.0, "undecided")])
 def test_safety_verdict_reads_the_interval_against_the_limit(lo, hi, verdict):
     assert deep_rl.safety_verdict(lo, hi, 25.0) == verdict
+
+
+def test_the_loggers_are_not_part_of_a_runs_identity():
+    from saferl import config as configlib
+
+    plain = configlib.resolve({"algo": "ppo", "env": "ToyReach"})
+    logged = configlib.resolve({"algo": "ppo", "env": "ToyReach", "logger": ["csv", "tensorboard"]})
+    assert plain["logger"] != logged["logger"]
+    assert provenance.config_hash(plain) == provenance.config_hash(logged)
+    assert provenance.config_hash(plain) != provenance.config_hash({**plain, "seeds": plain["seeds"] + 1})
+    assert provenance.training_config(plain) == provenance.training_config(logged)

@@ -7,6 +7,11 @@ An algorithm is a small object built from its hyper-parameters.  It declares
 * ``wrap_env(env, constraint)`` -- per-environment wrappers it needs (state
   augmentation, an indicator cost, ...);
 * ``channel_gammas()`` -- the discount of each critic channel (reward first);
+  ``channel_lambdas()`` and ``channel_ends_at_truncation()`` -- per-channel GAE lambda and
+  whether a channel's return ends at the time limit (None: ``gae_lambda`` everywhere, bootstrap);
+* ``critic_options(channels)`` -- per-channel critic heads and gains (SCPO's bounded safety critic);
+* ``prepare_trajectory(agent, traj)`` -- the reward and cost signals GAE sees (identity by
+  default; SCPO reshapes the reward with its safety critic and adds the safety signal);
 * ``init(key, constraint) -> AgentState`` and
   ``update(agent, batch, key) -> (agent, metrics)``, pure and jittable.
 
@@ -57,6 +62,10 @@ class Algorithm:
     #: config sections the algorithm changes by default (before the environment's and the user's),
     #: e.g. Canary's 3x256 networks
     config_defaults: ClassVar[dict] = {}
+    #: per-environment config defaults, ``{env name: {section: value}}`` with sections among
+    #: :data:`ENV_DEFAULT_KEYS`: applied over the environment's own ``config_defaults`` and under the
+    #: user's config (SCPO's per-task hyper-parameters, its App. G Table 2)
+    env_defaults: ClassVar[dict] = {}
     #: how many expected-cost constraints (cost channels with a limit each) it enforces at once
     max_constraints: ClassVar[float] = float("inf")
     #: VaR surrogates it accepts for a "var" constraint (the first is the default)
@@ -89,12 +98,23 @@ class Algorithm:
     def cost_channels(cls, env_cost_channels: int) -> int:
         return env_cost_channels
 
+    @classmethod
+    def critic_options(cls, num_channels: int) -> dict:
+        """Keyword arguments of the critics beyond their sizes (:class:`saferl.core.networks.Critics` ``heads``,
+        ``out_gains``) for ``num_channels`` channels, reward first; none by default."""
+        return {}
+
     def wrap_env(self, env, constraint_config: dict):
         return env
 
     def rollout_env_params(self, agent: "AgentState", params):
         """The environment parameters of the next rollout (risk wrappers read rho and eta here)."""
         return params
+
+    def prepare_trajectory(self, agent: "AgentState", traj):
+        """The trajectory whose reward and cost channels the critics and GAE see (called by
+        :meth:`saferl.train.Learner.make_batch` before GAE); unchanged by default."""
+        return traj
 
     def prepare_batch(self, agent: "AgentState", batch):
         """``(agent, batch, metrics)``: the batch the update optimises (risk surrogates rewrite
@@ -133,6 +153,15 @@ class Algorithm:
         n = self.critics.num_channels - 1
         return (self.hp["gamma"],) + (self.hp["cost_gamma"],) * n
 
+    def channel_lambdas(self) -> tuple[float, ...] | None:
+        """GAE lambda of each critic channel (reward first), or None: ``hparams.gae_lambda`` for every channel."""
+        return None
+
+    def channel_ends_at_truncation(self) -> tuple[float, ...] | None:
+        """Per critic channel (reward first), 1 where the channel's return ends at the time limit (truncation counts
+        as termination, :func:`saferl.core.rollout.gae`), 0 where it bootstraps; None: every channel bootstraps."""
+        return None
+
     # ---- pure functions -----------------------------------------------------------
     def init(self, key: jax.Array, constraint: Constraint) -> AgentState:
         limit = jnp.asarray(constraint.limit)
@@ -167,6 +196,10 @@ class Algorithm:
 
     def update(self, agent: AgentState, batch, key: jax.Array):
         raise NotImplementedError
+
+
+#: the config sections an algorithm's ``env_defaults`` may set
+ENV_DEFAULT_KEYS = ("num_envs", "rollout_steps", "reset_pool", "total_steps", "network", "hparams")
 
 
 def channel_metrics(name: str, values) -> dict:

@@ -5,7 +5,9 @@
 * :class:`CategoricalActor` -- logits from an MLP.
 * :class:`Critics` -- one value MLP per channel (reward and each cost channel),
   parameters stacked on a leading axis and evaluated with ``jax.vmap``, so
-  Canary's three critics cost one fused evaluation.
+  Canary's three critics cost one fused evaluation.  A channel may have a bounded
+  output head and its own last-layer gain (SCPO's safety critic: clamp(tanh(x), 0, 1),
+  gain 0.1, a pessimistic V^c ~ 0 at initialisation).
 
 Distributions are represented by their parameters (a dict), with pure
 functions for log-probabilities, entropy, sampling and KL, so trust-region code
@@ -147,6 +149,9 @@ class CategoricalActor:
 
 # --------------------------------------------------------------------------- critics
 
+#: output heads a critic channel may have (:attr:`Critics.heads`)
+HEADS = ("linear", "unit")
+
 
 @dataclass(frozen=True)
 class Critics:
@@ -166,6 +171,19 @@ class Critics:
     activation: str = "tanh"
     normalize: bool = False
     normalizer_rate: float = 0.1  # weight of each new batch in the running moments
+    #: per channel, ``"linear"`` (the value as the MLP gives it) or ``"unit"`` (clamp(tanh(v), 0, 1), applied to
+    #: the value after any PopArt de-normalisation: a probability); empty = every channel linear
+    heads: tuple[str, ...] = ()
+    #: per channel, the orthogonal-init gain of the last layer (1.0 when empty)
+    out_gains: tuple[float, ...] = ()
+
+    def __post_init__(self):
+        for name, given in (("heads", self.heads), ("out_gains", self.out_gains)):
+            if given and len(given) != self.num_channels:
+                raise ValueError(f"Critics.{name} has {len(given)} entries for {self.num_channels} channels")
+        unknown = sorted(set(self.heads) - set(HEADS))
+        if unknown:
+            raise ValueError(f"unknown critic head {unknown[0]!r}; allowed: {', '.join(HEADS)}")
 
     @property
     def mlp(self) -> MLP:
@@ -173,6 +191,9 @@ class Critics:
 
     def init(self, key):
         net = jax.vmap(self.mlp.init)(jax.random.split(key, self.num_channels))
+        if self.out_gains:  # orthogonal(g) = g * orthogonal(1): rescale each channel's last layer
+            gains = jnp.asarray(self.out_gains, jnp.float32)[:, None, None]
+            net = [*net[:-1], {**net[-1], "w": net[-1]["w"] * gains}]
         if not self.normalize:
             return net
         k = self.num_channels
@@ -189,9 +210,16 @@ class Critics:
 
     def apply(self, params, obs):
         if not self.normalize:
-            return self._raw(params, obs)
+            return self._heads(self._raw(params, obs))
         mean, scale = jax.lax.stop_gradient(params["mean"]), jax.lax.stop_gradient(self._scale(params))
-        return self._raw(params["net"], obs) * scale + mean
+        return self._heads(self._raw(params["net"], obs) * scale + mean)
+
+    def _heads(self, values):
+        """The channels' output heads on values ``(..., channels)`` (identity unless a channel is ``"unit"``)."""
+        if "unit" not in self.heads:
+            return values
+        unit = jnp.asarray([head == "unit" for head in self.heads])
+        return jnp.where(unit, jnp.clip(jnp.tanh(values), 0.0, 1.0), values)
 
     def loss(self, params, obs, returns):
         """Mean over samples of the per-channel squared errors, summed over channels."""

@@ -106,7 +106,8 @@ def collect(env, env_params, actor, actor_params, env_state, obs, key, num_steps
 def gae(rewards, values, next_values, terminated, done, gammas, lam, end_at_truncation=None):
     """Generalised advantage estimation for several channels at once.
 
-    rewards/values/next_values: ``(T, N, K)``; terminated/done: ``(T, N)``; gammas: ``(K,)``.
+    rewards/values/next_values: ``(T, N, K)``; terminated/done: ``(T, N)``; gammas: ``(K,)``;
+    lam: a number, or ``(K,)`` for one lambda per channel.
     ``next_values[t]`` is V(s_{t+1}) of the same episode (the final observation
     when the episode was truncated); it is ignored where the episode terminated.
       delta_t = r_t + gamma V(s_{t+1}) (1 - term_t) - V(s_t)

@@ -22,7 +22,7 @@ FIG5_EPSILONS = (0.01, 0.05, 0.1, 0.2)
 _UNIT = "env steps per seed"
 FIG5_SCALES = {
     "smoke": Scale(steps=20_000, seeds=4, wall_s=60, unit=_UNIT,
-                   params={"epsilons": (0.05, 0.2), "config": {"iterations_per_chunk": 1}}),
+                   params={"epsilons": (0.2,), "config": {"iterations_per_chunk": 1}}),
     "demo": Scale(steps=150_000, seeds=8, wall_s=225, unit=_UNIT, params={"epsilons": FIG5_EPSILONS}),
     "cpu": Scale(steps=300_000, seeds=32, wall_s=1_500, unit=_UNIT, params={"epsilons": FIG5_EPSILONS}),
     "full": Scale(steps=1_000_000, seeds=500, wall_s=None, unit=_UNIT, params={"epsilons": FIG5_EPSILONS},

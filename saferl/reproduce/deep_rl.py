@@ -19,6 +19,7 @@ import numpy as np
 
 from saferl import config as configlib
 from saferl import metrics, plotting, runs
+from saferl.provenance import training_config
 from saferl.reproduce.framework import Scale, record_run
 
 #: Per scale: environment steps per seed, seeds (vmapped in one program), environments per seed
@@ -68,15 +69,18 @@ def train_settings(scale: Scale) -> dict:
 
 
 def methods_at(methods: list[tuple], scale: Scale) -> list[tuple]:
-    """The entries of ``methods`` (label first) that ``scale`` trains: its ``methods`` labels, or all."""
+    """The entries of ``methods`` (label first, config overrides last) that ``scale`` trains: its ``methods`` labels,
+    or all; with ``default_configs_only`` only the entries without overrides (each label's paper configuration)."""
     chosen = scale.get("methods")
-    if chosen is None:
-        return list(methods)
     labels = [m[0] for m in methods]
-    unknown = [c for c in chosen if c not in labels]
-    if unknown:
-        raise ValueError(f"scale {scale.name} names unknown methods {unknown}; the methods are {labels}")
-    return [m for m in methods if m[0] in chosen]
+    if chosen is not None:
+        unknown = [c for c in chosen if c not in labels]
+        if unknown:
+            raise ValueError(f"scale {scale.name} names unknown methods {unknown}; the methods are {labels}")
+        methods = [m for m in methods if m[0] in chosen]
+    if scale.get("default_configs_only"):
+        methods = [m for m in methods if not m[-1]]
+    return list(methods)
 
 
 def per_seed_series(rows: list[dict], metric: str, seeds: list[int]) -> np.ndarray:
@@ -106,13 +110,15 @@ def train_or_resume(cfg: dict, run_dir: Path, show_progress: bool) -> dict:
     if (run_dir / "config.yaml").is_file():
         # resolved again, so a run written before a new config key existed compares equal: say so
         existing = runs.load_run_config(run_dir)
-        filled = sorted(set(_flat_keys(existing)) - set(_flat_keys(configlib.load_yaml(run_dir / "config.yaml"))))
+        filled = sorted(set(_flat_keys(training_config(existing)))
+                        - set(_flat_keys(configlib.load_yaml(run_dir / "config.yaml"))))
         legacy = {".".join(path) for path in runs.LEGACY_VALUES}
-        if existing == cfg and filled:
+        same = training_config(existing) == training_config(cfg)  # the loggers may differ
+        if same and filled:
             said = [k + (" (the value it was trained with)" if k in legacy else "") for k in filled]
             print(f"note: reusing {run_dir}, written before {', '.join(said)} existed; it is taken to have "
                   "had today's defaults for them (move it away to retrain)", file=sys.stderr)
-        if existing != cfg:
+        if not same:
             raise runs.RunError(f"{run_dir} holds a run with another config; choose another --out")
         summary_path = run_dir / "summary.json"
         if summary_path.is_file():
