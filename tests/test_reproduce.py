@@ -214,7 +214,10 @@ def test_code_changes_since_names_the_library_files_changed_since_a_commit(tmp_p
     assert provenance.code_changes_since(head) == sorted(dirty)
     assert provenance.code_changes_since(head + "-dirty") == sorted(dirty)
     since_first = provenance.code_changes_since(first)
-    assert "saferl/train.py" in since_first and all(f.startswith("saferl/") for f in since_first)
+    listed = subprocess.run(git + ["diff", "--name-only", first, "--", "saferl"], capture_output=True,
+                            text=True).stdout.split()
+    assert since_first == sorted(listed) and all(f.startswith("saferl/") for f in since_first)
+    assert provenance.code_changes_since(first, paths=("docs",)) is not None
     assert provenance.code_changes_since(None) is None and provenance.code_changes_since("0" * 40) is None
 
 
