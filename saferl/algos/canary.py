@@ -29,6 +29,7 @@ import jax.numpy as jnp
 from saferl.algos.base import register
 from saferl.algos.cantelli_theory import theorem42_metrics
 from saferl.algos.cpo import CPO
+from saferl.algos.second_order import mean_episode_length
 from saferl.hparams import declare
 
 
@@ -70,9 +71,7 @@ class Canary(CPO):
         constraint = agent.constraint
         dist = self.actor.distribution(new_agent.actor_params, batch.obs)
         ratio = jnp.exp(self.actor.log_prob(dist, batch.action) - batch.log_prob)
-        length = jnp.asarray(batch.episodes["length"], jnp.float32)
-        steps = batch.rollout_shape[0] if batch.rollout_shape else batch.obs.shape[0]
-        length = jnp.where(jnp.isfinite(length) & (length > 0), length, float(steps))  # none finished: the rollout
+        length = mean_episode_length(batch)  # none finished: the rollout's length
         return theorem42_metrics(ratio, batch.advantages[:, 1], batch.advantages[:, 2], batch.timestep, length,
                                  batch.episodes["discounted_cost"][0], batch.episodes["discounted_cost_sq"][0],
                                  constraint.limit, constraint.epsilon, self.hp["target_kl"], constraint.gamma_c)
