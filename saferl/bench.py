@@ -61,7 +61,7 @@ def training(algo: str, env_name: str, num_envs: int, seeds: int, chunks: int = 
     trainer = Trainer(cfg)
     runners = trainer.init_all()
     start = time.perf_counter()
-    compiled = trainer.compile_chunk(runners)
+    compiled = trainer.compile_chunk(runners, reuse=False)
     compile_s = time.perf_counter() - start
     runners, _ = compiled(runners)
     jax.block_until_ready(runners)

@@ -15,12 +15,19 @@ Gymnasium bridge (:mod:`saferl.bridge_train`) differ only in where the trajector
 a *chunk* is a ``lax.scan`` over iterations, and :meth:`Trainer.compile_chunk` is the one place
 where the chunk is jitted and vmapped over seeds, so S seeds run as one program; Python only
 runs between chunks (logging, checkpoints, progress).
+
+Compiled programs are kept for the life of the process (:func:`compiled_program`): a second
+trainer of the same config -- a resume, a notebook cell run again, another base seed -- runs
+the executable the first one compiled.
 """
 
 from __future__ import annotations
 
+import collections
+import hashlib
+import json
 import math
-from typing import Any
+from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
@@ -32,6 +39,7 @@ from saferl.core import constraints, networks
 from saferl.core.rollout import Batch, Trajectory, collect, episode_estimates, initial_episodes, make_batch
 from saferl.envs import base as envs
 from saferl.envs.wrappers import AutoReset, ClipAction, EpisodeStatistics, NormalizeObservation, VecEnv
+from saferl.provenance import training_config
 
 
 @struct.dataclass
@@ -215,7 +223,7 @@ class Trainer:
         self.config = config
         probe = probe_algorithm(config)
         constraint = constraints.from_config(config["constraint"])
-        base_env = envs.make(config["env"])
+        base_env = self.base_env = envs.make(config["env"])
         env_params = make_env_params(base_env, config["env_params"])
         env = EpisodeStatistics(ClipAction(base_env), gamma_c=float(constraint.gamma_c))
         # the algorithm wraps before networks are sized: augmentations change the observation
@@ -271,11 +279,45 @@ class Trainer:
         return seed_keys(self.config)
 
     def init_all(self) -> RunnerState:
-        return jax.jit(jax.vmap(self.init))(self.seed_keys())
+        keys = self.seed_keys()
+        return compiled_program(self, "init", jax.vmap(self.init), keys)(keys)
 
-    def compile_chunk(self, runners: RunnerState):
-        """The vmapped chunk, compiled for ``runners``' shapes (the one place it is compiled)."""
-        return jax.jit(jax.vmap(self.chunk)).lower(runners).compile()
+    def compile_chunk(self, runners: RunnerState, reuse: bool = True):
+        """The vmapped chunk, compiled for ``runners``' shapes (the one place it is compiled); ``reuse=False``
+        compiles it afresh even when this process has it already (``saferl bench`` times the compile)."""
+        return compiled_program(self, "chunk", jax.vmap(self.chunk), runners, reuse=reuse)
+
+
+#: The programs this process compiled, by :func:`program_key`, least recently used first out.
+_PROGRAMS: collections.OrderedDict[str, Any] = collections.OrderedDict()
+PROGRAM_CACHE_SIZE = 8
+
+
+def program_key(trainer: Trainer, kind: str, args) -> str:
+    """What decides a trainer's compiled program: its training config but the base seed (which reaches the program
+    only as the input keys, :func:`seed_keys`) and the keys that do not change training (the loggers), the
+    environment and algorithm classes it was built from, the program kind, and its arguments' structure, shapes and
+    dtypes."""
+    config = {k: v for k, v in training_config(trainer.config).items() if k != "seed"}
+    leaves, treedef = jax.tree.flatten(args)
+    shapes = [(tuple(np.shape(x)), str(jnp.asarray(x).dtype)) for x in leaves]
+    classes = [f"{type(c).__module__}.{type(c).__qualname__}@{id(type(c))}" for c in (trainer.base_env, trainer.algo)]
+    text = json.dumps([kind, config, classes, str(treedef), shapes], sort_keys=True, default=repr)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def compiled_program(trainer: Trainer, kind: str, fn: Callable, args, reuse: bool = True):
+    """``jax.jit(fn)`` compiled for ``args``, or the executable this process already compiled for the same
+    :func:`program_key` (unless ``reuse`` is False)."""
+    key = program_key(trainer, kind, args)
+    if reuse and key in _PROGRAMS:
+        _PROGRAMS.move_to_end(key)
+        return _PROGRAMS[key]
+    program = jax.jit(fn).lower(args).compile()
+    _PROGRAMS[key] = program
+    while len(_PROGRAMS) > PROGRAM_CACHE_SIZE:
+        _PROGRAMS.popitem(last=False)
+    return program
 
 
 def seed_keys(config: dict) -> jax.Array:

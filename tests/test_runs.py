@@ -194,3 +194,26 @@ def test_progress_off_a_terminal_is_one_line_per_update(capsys):
     assert lines[1] == "ppo ToyReach x2 seeds: 2,000/3,000 steps (67%), 1,234 env-steps/s, return 1.50, cost 0.25"
     runs.Progress(total=10, initial=0, label="quiet", enabled=False).update(5, 1.0, 0.0, 0.0)
     assert capsys.readouterr().err == ""
+
+
+def test_a_second_trainer_of_the_same_program_runs_the_executable_the_first_compiled(uninterrupted):
+    """The process's program cache (saferl.train.compiled_program): a trainer of the same config but its base seed
+    gets the executable the uninterrupted run compiled, which computes what a fresh compile of its own computes;
+    a change of any training entry (here one hyper-parameter) or of the number of seeds is another program."""
+    import jax
+
+    from saferl.train import Trainer, program_key
+
+    other_seed = Trainer(config.resolve({**CFG, "seed": 7}))
+    runners = other_seed.init_all()
+    cached = other_seed.compile_chunk(runners)
+    fresh = other_seed.compile_chunk(runners, reuse=False)
+    assert cached is not fresh and other_seed.compile_chunk(runners) is fresh  # the newest entry is kept
+    for got, want in zip(jax.tree.leaves(cached(runners)), jax.tree.leaves(fresh(runners))):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    key = program_key(other_seed, "chunk", runners)
+    assert key == program_key(Trainer(config.resolve(CFG)), "chunk", runners)
+    hparam = Trainer(config.resolve({**CFG, "hparams": {**CFG["hparams"], "clip": 0.1}}))
+    assert program_key(hparam, "chunk", runners) != key
+    fewer_seeds = jax.tree.map(lambda x: x[:1], runners)
+    assert program_key(other_seed, "chunk", fewer_seeds) != key
