@@ -27,7 +27,8 @@ from saferl.reproduce.framework import Scale, record_run
 #: and the training time of one method on PointGoal1 (default networks) on a 2-core CPU machine,
 #: measured (docs/results: ~9 min at cpu) or, for full, extrapolated from cpu.
 SCALES = {
-    "smoke": {"steps": 32_000, "seeds": 2, "num_envs": None, "config": {"iterations_per_chunk": 1}, "run_seconds": 40},
+    # smoke (tests only): two iterations of 4 envs x one 1000-step PointGoal1 episode, two seeds (for intervals)
+    "smoke": {"steps": 8_000, "seeds": 2, "num_envs": 4, "config": {"iterations_per_chunk": 1}, "run_seconds": 30},
     "demo": {"steps": 320_000, "seeds": 3, "num_envs": None, "config": {}, "run_seconds": 250},
     "cpu": {"steps": 2_000_000, "seeds": 5, "num_envs": None, "config": {}, "run_seconds": 550},
     "full": {"steps": 10_000_000, "seeds": 5, "num_envs": None, "config": {}, "run_seconds": 2_750},
