@@ -27,6 +27,10 @@ def run_cli(*args):
         (["train", "--algo", "ppo", "--env", "ToyReach", "--set", "hparams.nonsense=3"], "unknown hyper-parameter"),
         (["train", "--algo", "canary", "--env", "ToyReach", "--set", "constraint.type=expected"],
          "canary takes a constraint of type var"),
+        (["train", "--algo", "ipo", "--env", "ToyReach", "--set", "constraint.type=var"],
+         "ipo takes a constraint of type expected, not 'var'"),  # no VaR rewrite: it would read the raw channels
+        (["train", "--algo", "p3o", "--env", "ToyReach", "--set", "constraint.type=var"],
+         "p3o takes a constraint of type expected, not 'var'"),
         (["train", "--algo", "cpo_var", "--env", "ToyReach", "--set", "constraint.surrogate=cantelli"],
          "cpo_var takes a VaR constraint through the surrogate indicator"),
         (["train", "--algo", "ppo_lag", "--env", "ToyReach", "--set", "constraint.type=var",

@@ -52,6 +52,7 @@ def barrier_penalty(cost, limit, t, penalty_max):
 class IPO(PPO):
     name = "ipo"
     description = "IPO (Liu et al. 2020): PPO with a logarithmic barrier on the expected cost."
+    constraint_kinds = ("expected",)  # PPO also takes "var"; no VaR rewrite here (saferl.algos.risk)
     defaults = declare(PPO.defaults,
                        barrier_t=real(20.0, "(0, inf)", "t, the log barrier's sharpness"),
                        penalty_max=real(1.0, "(0, inf)", "cap of the barrier weight 1 / (t (b - J_c))"),

@@ -46,6 +46,7 @@ def exact_penalty_cost_loss(ratio, cost_advantage, slack, clip, kappa):
 class P3O(PPO):
     name = "p3o"
     description = "P3O (Zhang et al. 2022): PPO with an exact ReLU penalty on the clipped cost surrogate."
+    constraint_kinds = ("expected",)  # PPO also takes "var"; no VaR rewrite here (saferl.algos.risk)
     defaults = declare(PPO.defaults, kappa=real(20.0, "(0, inf)", "kappa, the penalty factor of eq. 11"))
 
     def slack(self, agent, batch):
