@@ -1,4 +1,8 @@
-"""``saferl eval``: run a trained policy for N episodes per seed (frozen observation statistics)."""
+"""``saferl eval``: run a trained policy for N episodes per seed (frozen observation statistics).
+
+Each seed's episodes run in the environment parameters of that seed's next rollout
+(:meth:`saferl.algos.base.Algorithm.rollout_env_params`): a VaR constraint's augmented state reads its
+y / rho with the run's rho (and eta), as in training, not the environment's default."""
 
 from __future__ import annotations
 
@@ -23,9 +27,10 @@ def evaluate_run(run_dir: Path, episodes: int, deterministic: bool = False, key:
     venv = NormalizeObservation(VecEnv(trainer.venv.env, episodes), enabled=cfg["normalize_observations"])
     actor = trainer.actor
 
-    def one_seed(actor_params, stats, k):
+    def one_seed(agent, stats, k):
+        actor_params, env_params = agent.actor_params, trainer.algo.rollout_env_params(agent, trainer.env_params)
         k_reset, k_loop = jax.random.split(k)
-        state, obs = venv.reset(k_reset, trainer.env_params, stats=stats, update=False)
+        state, obs = venv.reset(k_reset, env_params, stats=stats, update=False)
         zeros = jnp.zeros((episodes,), jnp.float32)
         carry = (state, obs, k_loop, jnp.zeros((episodes,), bool), zeros, zeros, jnp.zeros((), jnp.int32))
 
@@ -37,7 +42,7 @@ def evaluate_run(run_dir: Path, episodes: int, deterministic: bool = False, key:
             k, k_act = jax.random.split(k)
             dist = actor.distribution(actor_params, obs)
             action = actor.mode(dist) if deterministic else actor.sample(dist, k_act)
-            state, obs, _, _, _, _, info = venv.step(state, action, trainer.env_params)
+            state, obs, _, _, _, _, info = venv.step(state, action, env_params)
             first = info["episode_done"] & ~finished
             ret = jnp.where(first, info["episode_return"], ret)
             cost = jnp.where(first, info["episode_cost"].reshape(episodes, -1)[:, 0], cost)
@@ -48,12 +53,14 @@ def evaluate_run(run_dir: Path, episodes: int, deterministic: bool = False, key:
 
     keys = jax.random.split(jax.random.PRNGKey(key), cfg["seeds"])
     stats = runners.env_state.stats
-    returns, costs = jax.jit(jax.vmap(one_seed))(runners.agent.actor_params, stats, keys)
+    returns, costs = jax.jit(jax.vmap(one_seed))(runners.agent, stats, keys)
     returns, costs = np.asarray(returns), np.asarray(costs)
     per_seed = [{"episode_return": float(r.mean()), "episode_cost": float(c.mean())} for r, c in zip(returns, costs)]
-    return {
-        "seeds": runs.seed_ids(cfg),
-        "per_seed": per_seed,
-        "episode_return": float(returns.mean()),
-        "episode_cost": float(costs.mean()),
-    }
+    result = {"seeds": runs.seed_ids(cfg), "per_seed": per_seed,
+              "episode_return": float(returns.mean()), "episode_cost": float(costs.mean())}
+    if cfg["constraint"]["type"] == "var":  # the fraction of episodes whose cost reaches rho, P(C >= rho)
+        breached = costs >= float(cfg["constraint"]["rho"])
+        for entry, seed_breached in zip(per_seed, breached):
+            entry["violation_probability"] = float(seed_breached.mean())
+        result["violation_probability"] = float(breached.mean())
+    return result
