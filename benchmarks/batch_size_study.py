@@ -28,7 +28,7 @@ from gradient_agreement import agreement  # noqa: E402
 from saferl import config as configlib  # noqa: E402
 from saferl import metrics, runs  # noqa: E402
 from saferl.reproduce.deep_rl import SMALL_NETS, per_seed_series, train_or_resume  # noqa: E402
-from saferl.train import Trainer  # noqa: E402
+from saferl.trainer import Trainer  # noqa: E402
 
 BASE_ENVS = 16  # PointGoal1's default environments per seed
 SETTINGS = {

@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from saferl import runs
-from saferl.train import Trainer
+from saferl.trainer import Trainer
 
 
 def agreement(trainer: Trainer, runner, key):

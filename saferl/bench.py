@@ -52,7 +52,7 @@ def env_only(env_name: str, num_envs: int, seeds: int, steps: int = 1000) -> flo
 
 def training(algo: str, env_name: str, num_envs: int, seeds: int, chunks: int = 2, **overrides) -> dict:
     """Full-training env-steps/s (rollout + GAE + update), all seeds together."""
-    from saferl.train import Trainer
+    from saferl.trainer import Trainer
 
     user = {"algo": algo, "env": env_name, "num_envs": num_envs, "seeds": seeds, "iterations_per_chunk": 1,
             "total_steps": 10**9}

@@ -1,7 +1,7 @@
 """Training on Gymnasium environments: host rollout, the shared learner.
 
 ``GymTrainer(config, env)`` steps Gymnasium-API environments on the host and learns with the
-same :class:`saferl.train.Learner` as the compiled :class:`~saferl.train.Trainer`.  One iteration is
+same :class:`saferl.trainer.Learner` as the compiled :class:`~saferl.trainer.Trainer`.  One iteration is
 
     T host steps of N environments (one jitted actor call per step) -> Trajectory (T, N, ...)
     -> one jitted call of ``Learner.learn`` (critics, GAE, episode estimates, algorithm update)
@@ -41,7 +41,7 @@ from saferl.envs.gym_bridge import BRIDGE_OPTIONS, PREFIX, HostVecEnv, as_env_li
 from saferl.envs.host_wrappers import HostStepLeaf, HostWrappers
 from saferl.envs.wrappers import RunningStatistics, normalization_step
 from saferl.spaces import Box
-from saferl.train import Learner, iteration_schedule, probe_algorithm, seed_keys
+from saferl.trainer import Learner, iteration_schedule, probe_algorithm, seed_keys
 
 OBS_CLIP = 10.0  # NormalizeObservation's default
 
@@ -175,7 +175,7 @@ class GymTrainer:
         return (wrapper_states, cost, stats, obs, final_obs) + self.act(agent.actor_params, obs, key)
 
     def update(self, agent: algos.AgentState, episodes: dict, traj: Trajectory, key):
-        """:meth:`saferl.train.Learner.learn`: ``(agent, episodes, metrics)``."""
+        """:meth:`saferl.trainer.Learner.learn`: ``(agent, episodes, metrics)``."""
         return self.learner.learn(agent, episodes, traj, key)
 
     # ------------------------------------------------------------------ host loop

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 
 
@@ -26,27 +25,16 @@ def _setup_jax() -> None:
 
 
 def _cmd_train(args) -> int:
+    from saferl import api
     from saferl import config as configlib
-    from saferl import loggers as loggerlib
-    from saferl import runs
 
     if args.logger and len(args.logger) > 1:
         raise UserError(f"--logger given {len(args.logger)} times; name the loggers in one, separated by commas: "
                         f"--logger {','.join(args.logger)}")
     logger = args.logger[0] if args.logger else None
     if args.resume:
-        run_dir = Path(args.resume)
-        cfg = runs.load_run_config(run_dir)
-        if not (run_dir / runs.CHECKPOINT).is_file():
-            raise UserError(f"cannot resume {str(run_dir)!r}: it has no checkpoint")
         # --logger with --resume: this sitting's loggers (config.yaml keeps the run's own)
-        names = loggerlib.parse(logger) if logger is not None else None
-        if cfg["env"].startswith("gym:"):
-            from saferl import bridge_train
-
-            summary = bridge_train.run(cfg, run_dir, show_progress=not args.quiet, resume=True, loggers=names)
-        else:
-            summary = runs.train(cfg, run_dir, resume=True, show_progress=not args.quiet, loggers=names)
+        run = api.load(args.resume).resume(progress=not args.quiet, logger=logger)
     else:
         user = configlib.load_yaml(args.config) if args.config else {}
         for key, value in (("algo", args.algo), ("env", args.env), ("total_steps", args.steps),
@@ -54,19 +42,10 @@ def _cmd_train(args) -> int:
                            ("logger", logger)):
             if value is not None:
                 user[key] = value
+        # flags and --set all as config entries (no explicit arguments), so --set keeps winning over a flag
         user = configlib.merge(user, configlib.parse_set(args.set))
-        cfg = configlib.resolve(user)
-        run_dir = Path(args.out) if args.out else Path("runs") / f"{cfg['algo']}-{cfg['env']}-{time.strftime('%Y%m%d-%H%M%S')}"
-        if run_dir.exists() and any(run_dir.iterdir()):
-            raise UserError(f"run directory {str(run_dir)!r} already exists and is not empty; "
-                            "use --resume to continue it or choose another --out")
-        if cfg["env"].startswith("gym:"):
-            from saferl import bridge_train
-
-            summary = bridge_train.run(cfg, run_dir, show_progress=not args.quiet)
-        else:
-            summary = runs.train(cfg, run_dir, show_progress=not args.quiet)
-    _print_summary(summary, run_dir)
+        run = api.train(None, None, steps=None, config=user, out=args.out or None, progress=not args.quiet)
+    _print_summary(run.summary, run.dir)
     return 0
 
 
@@ -114,11 +93,11 @@ def _cmd_list(args) -> int:
 
 
 def _cmd_evaluate(args) -> int:
-    from saferl import evaluate
+    from saferl import api
 
     if args.episodes < 1:
         raise UserError(f"--episodes must be >= 1, got {args.episodes}")
-    result = evaluate.evaluate_run(Path(args.run_dir), args.episodes, deterministic=args.deterministic)
+    result = api.load(args.run_dir).evaluate(args.episodes, deterministic=args.deterministic)
     for seed, r in zip(result["seeds"], result["per_seed"]):
         print(f"seed {seed}: return {r['episode_return']:.3f}  cost {r['episode_cost']:.3f}")
     print(f"mean over seeds: return {result['episode_return']:.3f}  cost {result['episode_cost']:.3f}")

@@ -253,7 +253,7 @@ def _check_env_params(env_name: str, overrides: dict) -> int:
     """Build the environment's parameters with the overrides (a missing extra, e.g. MuJoCo for EcoAnt,
     is reported here, before anything is written); returns its number of cost channels."""
     from saferl.envs import base as envs
-    from saferl.train import make_env_params
+    from saferl.trainer import make_env_params
 
     if not isinstance(overrides, dict):
         raise ConfigError(f"env_params must be a mapping, got {overrides!r}")

@@ -19,7 +19,7 @@ MAX_EVAL_STEPS = 100_000
 
 
 def evaluate_run(run_dir: Path, episodes: int, deterministic: bool = False, key: int = 12345) -> dict:
-    from saferl.train import Trainer
+    from saferl.trainer import Trainer
 
     cfg = runs.load_run_config(run_dir)
     trainer = Trainer(cfg)

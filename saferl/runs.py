@@ -374,7 +374,7 @@ def train(cfg: dict, run_dir: Path, resume: bool = False, show_progress: bool = 
     simulate an interruption).  ``loggers``: names (or ``"csv,tensorboard"``) for this sitting instead
     of the config's ``logger``.
     """
-    from saferl.train import Trainer
+    from saferl.trainer import Trainer
 
     run_dir = Path(run_dir)
     loggerlib.check_extras(loggerlib.parse(cfg.get("logger") if loggers is None else loggers))  # before any work

@@ -13,7 +13,7 @@ from gymnasium import spaces
 from saferl import bridge_train, cli, runs
 from saferl.bridge_train import GymTrainer
 from saferl.envs.toy import ToyReach
-from saferl.train import Trainer
+from saferl.trainer import Trainer
 
 NET = {"actor_hidden": [16], "critic_hidden": [16], "activation": "tanh"}
 TOY = ToyReach()

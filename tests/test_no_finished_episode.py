@@ -19,7 +19,7 @@ import pytest
 from saferl import config
 from saferl.algos import base
 from saferl.core.rollout import episode_estimates, make_batch
-from saferl.train import Trainer
+from saferl.trainer import Trainer
 
 NET = {"actor_hidden": [8], "critic_hidden": [8], "activation": "tanh", "value_normalization": True}
 CONSTRAINTS = {

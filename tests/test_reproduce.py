@@ -10,7 +10,8 @@ from saferl import plotting, provenance, reproduce
 from saferl.reproduce import deep_rl, framework
 
 RUN_KEYS = {"run", "status", "reused", "algo", "env", "seeds", "env_steps", "wall_seconds", "config_hash", "git_commit"}
-TRAINS_RUNS = {"foundation-pointgoal", "ctrpo-pointgoal", "canary-table1", "canary-fig5", "canary-theorem42"}
+TRAINS_RUNS = {"foundation-pointgoal", "ctrpo-pointgoal", "canary-table1", "canary-fig5", "canary-theorem42",
+               "scpo-fig5", "scpo-cartsafe", "scpo-fig15"}
 
 
 @pytest.fixture(scope="module")
@@ -294,3 +295,63 @@ def test_the_loggers_are_not_part_of_a_runs_identity():
     assert provenance.config_hash(plain) == provenance.config_hash(logged)
     assert provenance.config_hash(plain) != provenance.config_hash({**plain, "seeds": plain["seeds"] + 1})
     assert provenance.training_config(plain) == provenance.training_config(logged)
+
+
+def test_scpo_claims_are_read_from_curves_and_intervals():
+    """The SCPO targets' statistics on hand-made curves, and their verdicts on synthetic rows (no training)."""
+    import math
+
+    from saferl.reproduce import scpo_cartsafe, scpo_fig5 as f5, scpo_fig15
+
+    # safe_from: the fraction of training before the first iteration from which the mean cost stays <= limit
+    curves = [[30, 20, 26, 24, 10], [10, 20, 25, 25, 0], [10, 20, 10, 10, 30], [10, math.nan, 5, 5, 5]]
+    assert f5.safe_from(curves, 25.0).tolist() == [0.6, 0.0, math.inf, 0.4]
+    # 90% of the way from the first return (-100) to the final one (mean of the last 10%: 100) is 80: iteration 3
+    assert scpo_fig15.return_t90([[-100, 0, 80, 100, 100], [5, 4, 3, 2, 1]])[0] == 0.4
+    assert math.isnan(scpo_fig15.return_t90([[5, 4, 3, 2, 1]])[0])  # no improvement: undefined
+    # one seed: no spread, the interval is the point; two seeds [0, 2] and [2, 2]: SDs sqrt(2) and 0
+    assert f5.curve_bootstrap([[30, 10, 10]], lambda m: f5.safe_from(m, 25.0)) == (1 / 3, 1 / 3, 1 / 3)
+    assert f5.mean_seed_sd([[0, 2], [2, 2]])[0] == pytest.approx(math.sqrt(2) / 2)
+
+    def row(label, env="SafetyBallRun", safe=(0.1, 0.2), ret=(50.0, 60.0), cost=(10.0, 20.0), sd=(1.0, 2.0)):
+        return {"label": label, "method": label, "env": env, "cost_limit": 25.0,
+                "safety": deep_rl.safety_verdict(cost[0], cost[1], 25.0),
+                **{f"{key}{end}": value for key, (lo, hi) in (("safe_from", safe), ("final_return", ret),
+                                                              ("final_cost", cost), ("training_cost", cost),
+                                                              ("training_cost_sd", sd))
+                   for end, value in (("", (lo + hi) / 2), ("_lo", lo), ("_hi", hi))}}
+
+    rows = [row("SCPO"), row("TRPO-L", safe=(0.3, math.inf), ret=(62.0, 70.0), cost=(21.0, 30.0)),
+            row("CPO", safe=(0.0, 0.05), ret=(40.0, 45.0), sd=(0.1, 0.5)),  # safe earlier, lower spread
+            row("PDO", safe=(0.2, 0.4), ret=(80.0, 90.0)),  # touching intervals; return far above SCPO's
+            row("PCPO", safe=(0.15, 0.5)),  # overlapping intervals
+            row("SCPO", env="SafetyBallGather", ret=(5.0, 8.0)), row("PCPO", env="SafetyBallGather", ret=(1.0, 4.0))]
+    checks = f5.fig5_checks(rows)
+    safe = checks["safe_no_later"]["SafetyBallRun"]
+    assert safe["vs TRPO-L"]["verdict"] == "reproduced" and safe["vs TRPO-L"]["safe_from_iteration"] == {
+        "SCPO": None, "TRPO-L": None}
+    assert (safe["vs CPO"]["no_later"], safe["vs CPO"]["comparable_return"]) == ("not_reproduced", "reproduced")
+    # 60 < 80 - 10% of 85: the return part fails, and with it the claim, though SCPO is safe no later (0.2 <= 0.2)
+    assert (safe["vs PDO"]["no_later"], safe["vs PDO"]["verdict"]) == ("reproduced", "not_reproduced")
+    assert safe["vs PCPO"]["verdict"] == "undecided" and list(safe)[0] == "vs TRPO-L"
+    assert checks["final_cost_safe"]["SafetyBallRun"]["verdict"] == "reproduced"
+    lower = checks["training_cost_lower"]["SafetyBallRun"]
+    assert (lower["vs TRPO-L"], lower["vs CPO"]) == ("reproduced", "undecided")  # [10, 20] vs [21, 30]; the same
+    assert checks["training_cost_sd_lower"]["SafetyBallRun"]["vs CPO"] == "not_reproduced"
+    assert checks["final_return_similar"]["SafetyBallRun"] == {"vs TRPO-L": "reproduced", "vs CPO": "not_reproduced",
+                                                               "vs PDO": "not_reproduced", "vs PCPO": "reproduced"}
+    assert checks["gather_return_higher"]["SafetyBallGather"] == {"vs PCPO": "reproduced"}
+    assert "SafetyBallGather" not in checks["final_return_similar"] and checks["safe_no_later"]["paper"].startswith(
+        "SCPO is capable of finding a safe policy")
+    assert f5.compare(rows[0], {"safe_from_lo": math.nan, "safe_from_hi": 1.0}, "safe_from", "<=") == "undecided"
+    # CartSafe: the random policy's cost above the limit; Fig. 15: t90 intervals
+    cart = [{**row("SCPO", env="CartSafe"), "first_cost": 60.0, "first_cost_lo": 40.0, "first_cost_hi": 80.0,
+             "return_gain": 5.0, "return_gain_lo": -1.0, "return_gain_hi": 9.0}]
+    cart_checks = scpo_cartsafe.cartsafe_checks(cart)
+    assert cart_checks["random_policy_unsafe"]["verdict"] == "reproduced"
+    assert cart_checks["return_improves"]["verdict"] == "undecided"
+    ablation = [{**row(scpo_fig15.AUGMENTED), "return_t90": 0.2, "return_t90_lo": 0.1, "return_t90_hi": 0.3},
+                {**row(scpo_fig15.PLAIN), "return_t90": 0.5, "return_t90_lo": 0.35, "return_t90_hi": 0.7}]
+    fig15 = scpo_fig15.fig15_checks(ablation)
+    assert fig15["converges_faster"]["verdict"] == "reproduced" and fig15["similar_return"]["verdict"] == "reproduced"
+    assert fig15["velocity"]["checked"] is False

@@ -76,7 +76,7 @@ def test_corrupted_checkpoint_is_reported(uninterrupted, tmp_path):
     (bad / "config.yaml").write_text((full_dir / "config.yaml").read_text())
     (bad / "checkpoints").mkdir()
     (bad / runs.CHECKPOINT).write_bytes(b"not a zip file")
-    from saferl.train import Trainer
+    from saferl.trainer import Trainer
 
     template = Trainer(runs.load_run_config(bad)).init_all()
     with pytest.raises(runs.RunError, match="corrupted"):
@@ -152,7 +152,7 @@ def test_trainer_hands_the_algorithm_the_windowed_cost_estimate():
     of the last ``window`` episodes of both batches, not of the second batch alone."""
     import jax
 
-    from saferl.train import RunnerState, Trainer
+    from saferl.trainer import RunnerState, Trainer
 
     window = 6
     cfg = config.resolve({**CFG, "seeds": 1, "constraint": {"type": "expected", "limit": 10.0, "window": window}})
@@ -197,12 +197,12 @@ def test_progress_off_a_terminal_is_one_line_per_update(capsys):
 
 
 def test_a_second_trainer_of_the_same_program_runs_the_executable_the_first_compiled(uninterrupted):
-    """The process's program cache (saferl.train.compiled_program): a trainer of the same config but its base seed
+    """The process's program cache (saferl.trainer.compiled_program): a trainer of the same config but its base seed
     gets the executable the uninterrupted run compiled, which computes what a fresh compile of its own computes;
     a change of any training entry (here one hyper-parameter) or of the number of seeds is another program."""
     import jax
 
-    from saferl.train import Trainer, program_key
+    from saferl.trainer import Trainer, program_key
 
     other_seed = Trainer(config.resolve({**CFG, "seed": 7}))
     runners = other_seed.init_all()

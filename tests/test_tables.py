@@ -48,7 +48,7 @@ def test_rows_without_a_method_keep_their_label():
 def test_saferl_show_prints_a_results_json_and_refuses_what_is_not_one(tmp_path, capsys):
     result = {"target": "ctrpo-pointgoal", "scale": "cpu", "git_commit": "0123456789abcdef", "rows": _rows(),
               "checks": {"safety": {"TRPO": "probably_unsafe"}},
-              "runs": [{"run": "runs/TRPO", "reused": True, "code_changes_since_training": ["saferl/train.py"]}],
+              "runs": [{"run": "runs/TRPO", "reused": True, "code_changes_since_training": ["saferl/trainer.py"]}],
               "runs_training_seconds": 758.2, "settings": {"paper": "C-TRPO paper Table 1"}}
     (tmp_path / "results.json").write_text(json.dumps(result))
     assert main(["show", str(tmp_path)]) == 0

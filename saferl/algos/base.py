@@ -71,7 +71,7 @@ class Algorithm:
     #: VaR surrogates it accepts for a "var" constraint (the first is the default)
     risk_surrogates: ClassVar[tuple[str, ...]] = ("cantelli", "indicator", "cvar")
     #: whether the update reads the batch's episode cost estimates (J_c, violation fraction, ...); while
-    #: they are unknown (no episode finished yet) the learner holds the step (:meth:`saferl.train.Learner.learn`).
+    #: they are unknown (no episode finished yet) the learner holds the step (:meth:`saferl.trainer.Learner.learn`).
     #: Declared per class, not inherited (``__init_subclass__`` resets it to True in every subclass that does
     #: not set it): PPO-Lag (a PPO) needs them although PPO, which ignores the constraint, does not.
     needs_cost_estimate: ClassVar[bool] = True
@@ -113,7 +113,7 @@ class Algorithm:
 
     def prepare_trajectory(self, agent: "AgentState", traj):
         """The trajectory whose reward and cost channels the critics and GAE see (called by
-        :meth:`saferl.train.Learner.make_batch` before GAE); unchanged by default."""
+        :meth:`saferl.trainer.Learner.make_batch` before GAE); unchanged by default."""
         return traj
 
     def prepare_batch(self, agent: "AgentState", batch):

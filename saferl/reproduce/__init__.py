@@ -10,7 +10,8 @@ runs, tabulating them), :mod:`~saferl.reproduce.svae_common` (the tabular SVAE s
 
 Targets, one module each:
 
-* deep RL: ``foundation-pointgoal``, ``ctrpo-pointgoal``, ``canary-table1``, ``canary-fig5``;
+* deep RL: ``foundation-pointgoal``, ``ctrpo-pointgoal``, ``canary-table1``, ``canary-fig5``, ``scpo-fig5``,
+  ``scpo-cartsafe``, ``scpo-fig15``;
 * tabular / exact: ``ctrpo-fig2``, ``canary-fig2``, ``svae-table1`` (+ ``--tune``,
   :mod:`~saferl.reproduce.svae_tune`), ``svae-table2``, ``svae-table3``, ``svae-fig6``.
 """
@@ -25,6 +26,9 @@ from saferl.reproduce import ctrpo_pointgoal  # noqa: E402,F401
 from saferl.reproduce import canary_table1  # noqa: E402,F401
 from saferl.reproduce import canary_fig5  # noqa: E402,F401
 from saferl.reproduce import canary_theory  # noqa: E402,F401
+from saferl.reproduce import scpo_fig5  # noqa: E402,F401
+from saferl.reproduce import scpo_cartsafe  # noqa: E402,F401
+from saferl.reproduce import scpo_fig15  # noqa: E402,F401
 from saferl.reproduce import ctrpo_fig2  # noqa: E402,F401  (tabular / exact)
 from saferl.reproduce import canary_fig2  # noqa: E402,F401
 from saferl.reproduce import svae_table1  # noqa: E402,F401

@@ -318,7 +318,7 @@ def _train_tail(algo, seeds=2, steps=150_000):
     limit, so that truncated episodes count, not only the quick successes) and of the last third's return,
     cost and violation rate."""
     from saferl.config import resolve
-    from saferl.train import Trainer
+    from saferl.trainer import Trainer
 
     user = {"algo": algo, "env": "IcyLake", "total_steps": steps, "seeds": seeds, "iterations_per_chunk": 15,
             "network": {"actor_hidden": [64, 64], "critic_hidden": [64, 64], "value_normalization": True},
@@ -354,7 +354,7 @@ def test_canary_learns_the_task_with_fewer_violations_than_ppo():
 @pytest.mark.parametrize("surrogate,channels", [("cantelli", 2), ("indicator", 1), ("cvar", 1)])
 def test_risk_surrogates_plug_into_the_constrained_algorithms(algo, surrogate, channels):
     from saferl.config import resolve
-    from saferl.train import Trainer
+    from saferl.trainer import Trainer
 
     cfg = resolve({"algo": algo, "env": "ToyReach", "constraint": {"type": "var", "rho": 20, "surrogate": surrogate}})
     trainer = Trainer(cfg)

@@ -22,7 +22,7 @@ from saferl import config
 from saferl.algos.cppo import eta_step
 from saferl.algos.cvar_cpo import remaining_cost_targets
 from saferl.core import quantile
-from saferl.train import Trainer
+from saferl.trainer import Trainer
 
 
 def test_quantile_huber_loss_by_hand():

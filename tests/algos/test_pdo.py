@@ -179,7 +179,7 @@ def test_trains_on_cartsafe_end_to_end():
     """A short run of the whole pipeline on CartSafe (discrete actions; SCPO's task for PDO): random policies
     leave |x| <= 1 on most episodes, so J_c > b = 1 and Adam raises lambda by at most lr = 0.001 a batch."""
     from saferl import config
-    from saferl.train import Trainer
+    from saferl.trainer import Trainer
 
     cfg = config.resolve({"algo": "pdo", "env": "CartSafe", "seeds": 1, "num_envs": 4, "rollout_steps": 400,
                           "total_steps": 3 * 1600, "iterations_per_chunk": 3,

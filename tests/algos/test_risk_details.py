@@ -18,7 +18,7 @@ from saferl import config
 from saferl.algos import base
 from saferl.core import constraints, networks, risk
 from saferl.core.rollout import Batch, Trajectory, episode_estimates, initial_episodes
-from saferl.train import Trainer
+from saferl.trainer import Trainer
 
 
 def _var_algo(name, surrogate, **hp):

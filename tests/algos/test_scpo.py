@@ -22,7 +22,7 @@ from saferl.core.rollout import Trajectory, gae
 from saferl.envs.base import make
 from saferl.envs.cost_state import CostStateAugmentation, cost_state_feature
 from saferl.envs.wrappers import AutoReset, EpisodeStatistics
-from saferl.train import Learner, Trainer
+from saferl.trainer import Learner, Trainer
 from helpers import train_toy  # noqa: E402  (the ToyReach training helper)
 
 GAMMA_S = 0.9

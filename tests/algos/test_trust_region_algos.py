@@ -17,7 +17,7 @@ from saferl.core import constraints
 from saferl.core import cpo_dual as cd
 from saferl.envs import base as envs
 from saferl.envs.toy import ToyReach
-from saferl.train import Trainer
+from saferl.trainer import Trainer
 
 from helpers import agent_for, linearise, make_algo, make_batch  # noqa: E402  (shared synthetic-batch helpers)
 

@@ -20,7 +20,7 @@ from saferl.algos.p3o import exact_penalty_cost_loss
 from saferl.algos.second_order import onto_trust_region, natural_step
 from saferl.core import constraints, cpo_dual as cd, lagrange, networks
 from saferl.core.rollout import Batch
-from saferl.train import Trainer
+from saferl.trainer import Trainer
 
 from helpers import agent_for, linearise, make_algo, make_batch  # noqa: E402  (synthetic trust-region batches)
 

@@ -18,7 +18,7 @@ from saferl.envs.gym_bridge import HostVecEnv, NonFiniteError, make_gym_env
 from saferl.envs.toy import ToyReach
 from saferl.runs import read_progress
 from saferl.errors import MissingExtraError
-from saferl.train import Trainer
+from saferl.trainer import Trainer
 
 FAST = {"epochs": 2, "minibatches": 2}
 NET = {"actor_hidden": [16], "critic_hidden": [16], "activation": "tanh"}
