@@ -282,6 +282,21 @@ class Run:
             raise ValueError(f"episodes must be a whole number >= 1, got {episodes!r}")
         return evaluate.evaluate_run(self._dir, episodes, deterministic=deterministic, key=seed)
 
+    def render(self, path: str | PathLike, *, seed: int | None = None, deterministic: bool = False, key: int = 0,
+               max_steps: int | None = None, size: tuple[int, int] | None = None) -> Path:
+        """One episode of the policy of ``seed`` (``None``: the first) drawn as a GIF or an MP4 at ``path``
+        (:func:`saferl.render.render_episode`: top-down for the navigation and ball tasks, a side view for
+        CartSafe, MuJoCo's renderer for the MJX tasks where a headless GL backend exists).  ``key``: the
+        episode's random key; ``max_steps``: stop there if the episode has not ended.  Returns ``path``."""
+        from saferl import render
+
+        env, params = self.policy_env(seed)
+        policy = self.policy_for(seed)
+        act = (lambda obs, k: policy(obs, k, deterministic=True)) if deterministic else policy
+        options = {} if size is None else {"size": tuple(size)}
+        render.render_episode(env, params, act, jax.random.PRNGKey(key), Path(path), max_steps=max_steps, **options)
+        return Path(path)
+
     def plot(self, path: str | PathLike | None = None) -> Path:
         """``saferl plot``'s figure of this run (return, cost, violation probability); default ``DIR/curves.png``.
         Returns the PNG's path."""

@@ -97,10 +97,20 @@ def _cmd_evaluate(args) -> int:
 
     if args.episodes < 1:
         raise UserError(f"--episodes must be >= 1, got {args.episodes}")
-    result = api.load(args.run_dir).evaluate(args.episodes, deterministic=args.deterministic)
+    run = api.load(args.run_dir)
+    if args.render:
+        if "DISPLAY" not in os.environ:  # MuJoCo picks its GL backend on import: headless EGL unless told otherwise
+            os.environ.setdefault("MUJOCO_GL", "egl")
+        from saferl import render
+
+        render.check_output(args.render)  # before any work
+    result = run.evaluate(args.episodes, deterministic=args.deterministic)
+    breach = lambda r: f"  P(C>=rho) {r['violation_probability']:.3f}" if "violation_probability" in r else ""  # noqa: E731
     for seed, r in zip(result["seeds"], result["per_seed"]):
-        print(f"seed {seed}: return {r['episode_return']:.3f}  cost {r['episode_cost']:.3f}")
-    print(f"mean over seeds: return {result['episode_return']:.3f}  cost {result['episode_cost']:.3f}")
+        print(f"seed {seed}: return {r['episode_return']:.3f}  cost {r['episode_cost']:.3f}{breach(r)}")
+    print(f"mean over seeds: return {result['episode_return']:.3f}  cost {result['episode_cost']:.3f}{breach(result)}")
+    if args.render:
+        print(f"wrote {run.render(args.render, deterministic=args.deterministic)} (one episode of seed {result['seeds'][0]})")
     return 0
 
 
@@ -184,6 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run_dir")
     p.add_argument("--episodes", type=int, default=10)
     p.add_argument("--deterministic", action="store_true", help="act with the policy's mode")
+    p.add_argument("--render", metavar="PATH", help="also draw one episode of the first seed as a .gif or .mp4")
     p.set_defaults(func=_cmd_evaluate)
 
     p = sub.add_parser("plot", help="return, cost and violation-probability curves (PNG)")

@@ -18,6 +18,12 @@ from saferl.envs.wrappers import NormalizeObservation, VecEnv
 MAX_EVAL_STEPS = 100_000
 
 
+def episode_env_params(trainer, agent):
+    """The environment parameters one seed's evaluation episodes run in: its next rollout's
+    (:meth:`saferl.algos.base.Algorithm.rollout_env_params`, a VaR constraint's rho and eta)."""
+    return trainer.algo.rollout_env_params(agent, trainer.env_params)
+
+
 def evaluate_run(run_dir: Path, episodes: int, deterministic: bool = False, key: int = 12345) -> dict:
     from saferl.trainer import Trainer
 
@@ -28,7 +34,7 @@ def evaluate_run(run_dir: Path, episodes: int, deterministic: bool = False, key:
     actor = trainer.actor
 
     def one_seed(agent, stats, k):
-        actor_params, env_params = agent.actor_params, trainer.algo.rollout_env_params(agent, trainer.env_params)
+        actor_params, env_params = agent.actor_params, episode_env_params(trainer, agent)
         k_reset, k_loop = jax.random.split(k)
         state, obs = venv.reset(k_reset, env_params, stats=stats, update=False)
         zeros = jnp.zeros((episodes,), jnp.float32)

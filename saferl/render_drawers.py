@@ -28,6 +28,8 @@ The pictures
 * CartSafe: side view; the safe region ``|x| <= x_constraint`` shaded, the termination lines
   ``|x| = x_threshold``, the cart and its pole (length ``2 * length``, theta = 0 upright,
   positive theta leaning towards +x, as in gym's CartPole drawing).
+* ToyReach: the line x in [-1, 1], the costly region x > ``cost_threshold`` shaded, the agent's path
+  against time (upwards).
 * IcyLake: the grid (row 0 at the top, as FrozenLake prints it), the agent and its trail.
 * EcoAnt and the MJX locomotion tasks (``LocomotionEnv`` by name): MuJoCo's own renderer
   (``mujoco.Renderer``) with a camera tracking the torso (the first body where there is none);
@@ -66,6 +68,7 @@ from saferl.envs.cartsafe import CartSafe
 from saferl.envs.eco_ant import EcoAnt
 from saferl.envs.icy_lake import GOAL, ICE, START, IcyLake
 from saferl.envs.point_goal import PointGoal
+from saferl.envs.toy import ToyReach
 
 COLORS = {
     "background": "#f6f6f1",
@@ -384,6 +387,23 @@ def draw_cartsafe(ax, view: EpisodeView) -> Drawing:
 
     reach = max(end, float(np.abs(x).max())) + 0.6
     return Drawing((-reach, reach, -pole - 0.3, pole + 0.3), update)
+
+
+# --------------------------------------------------------------------------- ToyReach
+
+
+@register_drawer(ToyReach, "ToyReach", lambda env, p: 10.0)  # a tutorial task without a time step: 10 frames/s
+def draw_toy_reach(ax, view: EpisodeView) -> Drawing:
+    """The line x in [-1, 1] with the costly region x > cost_threshold shaded; the agent moves along it and
+    its trail is drawn against time (upwards), so a frame shows the whole path so far."""
+    threshold = _f(view.params.cost_threshold)
+    ax.axvspan(threshold, 1.0, color=COLORS["unsafe"], lw=0, zorder=0)
+    ax.axvline(threshold, color=COLORS["cost"], lw=1.0, ls="--", zorder=0.5)
+    x = np.asarray(view.states.x, float)
+    height = max(1.0, float(len(x) - 1))
+    points = np.stack([x, np.arange(len(x)) / height * 2.0 - 1.0], 1)
+    move = _agent(ax, view, points, 0.05)
+    return Drawing((-1.05, 1.05, -1.1, 1.1), move)
 
 
 # --------------------------------------------------------------------------- IcyLake

@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 
+import jax
 import pytest
 
 from saferl import cli
@@ -88,7 +89,7 @@ def test_train_eval_plot_with_a_var_constraint(tmp_path, capsys):
     import json
 
     run_dir = tmp_path / "var-run"
-    code = cli.main(["train", "--algo", "ppo", "--env", "ToyReach", "--steps", "800", "--seeds", "2", "--num-envs", "4",
+    code = cli.main(["train", "--algo", "ppo_lag", "--env", "ToyReach", "--steps", "800", "--seeds", "2", "--num-envs", "4",
                      "--out", str(run_dir), "--quiet", "--set", "rollout_steps=100", "--set", "hparams.minibatches=2",
                      "--set", "hparams.epochs=1", "--set", "network.actor_hidden=[8]", "--set", "network.critic_hidden=[8]",
                      "--set", "constraint.type=var", "--set", "constraint.rho=5", "--set", "constraint.epsilon=0.1"])
@@ -102,9 +103,21 @@ def test_train_eval_plot_with_a_var_constraint(tmp_path, capsys):
     rows = runs.read_progress(run_dir)
     assert all(0.0 <= r["violation_probability"] <= 1.0 for r in rows)
     capsys.readouterr()
-    assert cli.main(["eval", str(run_dir), "--episodes", "3"]) == 0
+    gif = tmp_path / "episode.gif"
+    assert cli.main(["eval", str(run_dir), "--episodes", "3", "--render", str(gif)]) == 0
     out = capsys.readouterr().out
-    assert "seed 0:" in out and "seed 1:" in out and "mean over seeds" in out
+    assert "seed 0:" in out and "seed 1:" in out and "mean over seeds" in out and "P(C>=rho)" in out
+    from PIL import Image
+
+    with Image.open(gif) as image:  # ToyReach's 50 steps and the initial state
+        assert image.n_frames == 51 and image.size == (480, 480)
+    # the episodes run where training ran: the augmented state reads y / rho with the run's rho, not the default 1
+    from saferl.evaluate import episode_env_params
+    from saferl.trainer import Trainer
+
+    trainer = Trainer(runs.load_run_config(run_dir))
+    agent = jax.tree.map(lambda x: x[0], runs.load_checkpoint(run_dir, trainer.init_all())[0].agent)
+    assert float(episode_env_params(trainer, agent).rho) == 5.0 and float(trainer.env_params.rho) == 1.0
     assert cli.main(["plot", str(run_dir), "--out", str(tmp_path / "curves.png")]) == 0
     assert (tmp_path / "curves.png").read_bytes()[:4] == b"\x89PNG"
 
