@@ -116,6 +116,10 @@ def render_result(result: dict) -> str:
         if changed:
             line += f"; trained by other code than the table's: {', '.join(changed)}"
         parts.append(line)
+    if result.get("outcome"):
+        parts.append(f"outcome: {result['outcome']}")
+    if result.get("renders"):
+        parts.append(f"rendered episodes: {', '.join(result['renders'])}")
     settings = result.get("settings") or {}
     if isinstance(settings, dict) and settings.get("paper"):
         parts.append(f"paper: {settings['paper']}")

@@ -11,7 +11,7 @@ from saferl.reproduce import deep_rl, framework
 
 RUN_KEYS = {"run", "status", "reused", "algo", "env", "seeds", "env_steps", "wall_seconds", "config_hash", "git_commit"}
 TRAINS_RUNS = {"foundation-pointgoal", "ctrpo-pointgoal", "canary-table1", "canary-fig5", "canary-theorem42",
-               "scpo-fig5", "scpo-cartsafe", "scpo-fig15"}
+               "scpo-fig5", "scpo-cartsafe", "scpo-fig15", "safety-demo"}
 
 
 @pytest.fixture(scope="module")
@@ -355,3 +355,22 @@ def test_scpo_claims_are_read_from_curves_and_intervals():
     fig15 = scpo_fig15.fig15_checks(ablation)
     assert fig15["converges_faster"]["verdict"] == "reproduced" and fig15["similar_return"]["verdict"] == "reproduced"
     assert fig15["velocity"]["checked"] is False
+
+
+def test_safety_demo_outcome_reads_the_intervals_against_the_limit():
+    """make demo's sentence and checks: a row whose whole interval is above the limit breaks it, one whose
+    interval ends at or below it meets it."""
+    from saferl.reproduce import safety_demo
+
+    rows = [{"method": "PPO", "algo": "ppo", "final_cost": 220.0, "final_cost_lo": 214.0, "final_cost_hi": 226.0,
+             "final_return": 1700.0, "seeds": 5, "safety": deep_rl.safety_verdict(214.0, 226.0, 25.0)},
+            {"method": "PPO-Lag", "algo": "ppo_lag", "final_cost": 7.2, "final_cost_lo": 3.1, "final_cost_hi": 25.0,
+             "final_return": 454.0, "seeds": 5, "safety": deep_rl.safety_verdict(3.1, 25.0, 25.0)}]
+    sentence = safety_demo.outcome(rows, 25.0)
+    assert "PPO ends at cost 220.0 [214.0, 226.0], above the limit 25 (probably unsafe)" in sentence
+    assert "PPO-Lag ends at cost 7.2 [3.1, 25.0], below the limit 25 (probably safe)" in sentence
+    assert safety_demo.checks(rows) == {"safety": {"PPO": "probably_unsafe", "PPO-Lag": "probably_safe"},
+                                        "ppo_breaks_the_limit": True, "ppo_lag_meets_the_limit": True}
+    rows[1]["final_cost_hi"], rows[1]["safety"] = 26.0, deep_rl.safety_verdict(3.1, 26.0, 25.0)
+    assert "around the limit 25 (undecided)" in safety_demo.outcome(rows, 25.0)
+    assert safety_demo.checks(rows)["ppo_lag_meets_the_limit"] is False

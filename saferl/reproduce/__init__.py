@@ -10,7 +10,7 @@ runs, tabulating them), :mod:`~saferl.reproduce.svae_common` (the tabular SVAE s
 
 Targets, one module each:
 
-* deep RL: ``foundation-pointgoal``, ``ctrpo-pointgoal``, ``canary-table1``, ``canary-fig5``, ``scpo-fig5``,
+* deep RL: ``safety-demo`` (make demo), ``foundation-pointgoal``, ``ctrpo-pointgoal``, ``canary-table1``, ``canary-fig5``, ``scpo-fig5``,
   ``scpo-cartsafe``, ``scpo-fig15``;
 * tabular / exact: ``ctrpo-fig2``, ``canary-fig2``, ``svae-table1`` (+ ``--tune``,
   :mod:`~saferl.reproduce.svae_tune`), ``svae-table2``, ``svae-table3``, ``svae-fig6``.
@@ -22,6 +22,7 @@ from saferl.reproduce.framework import SCALE_NAMES, Scale, Target, get, record_r
 
 # every target module, imported explicitly: a missing or misspelt one fails here
 from saferl.reproduce import foundation_pointgoal  # noqa: E402,F401  (deep RL)
+from saferl.reproduce import safety_demo  # noqa: E402,F401
 from saferl.reproduce import ctrpo_pointgoal  # noqa: E402,F401
 from saferl.reproduce import canary_table1  # noqa: E402,F401
 from saferl.reproduce import canary_fig5  # noqa: E402,F401
