@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/saferl reproduce foundation-pointgoal --scale demo --out runs/demo
+	$(BIN)/saferl reproduce safety-demo --scale demo --out runs/demo
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile tests
