@@ -26,3 +26,8 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .jax_cache
+
+# saferl's environments against the original packages, in their own venv (benchmarks/fidelity/); not part of test
+.PHONY: fidelity
+fidelity: $(STAMP)
+	$(MAKE) -C benchmarks/fidelity run MAIN_PYTHON=$(BIN)/python
