@@ -202,7 +202,7 @@ class BallReach(_BallTask):
     description = _REACH
     task = "reach"
     params_class = ReachParams
-    config_defaults = _config(10.0)
+    config_defaults = _config(10.0, reset_pool=10)
 
     def __init__(self, version: str = "0.1", **param_defaults):
         defaults = {**version_defaults(self.task, version), **REACH_VERSIONS[version], **param_defaults}
