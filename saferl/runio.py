@@ -9,11 +9,23 @@ from pathlib import Path
 from typing import Any
 
 
+def _umask() -> int:
+    umask = os.umask(0)  # read once, at import: setting it back and forth is not thread-safe
+    os.umask(umask)
+    return umask
+
+
+#: the permissions ``open()`` gives a new file (0o666 less the umask): mkstemp's 0o600 would make every
+#: results file private to its writer on a shared machine
+NEW_FILE_MODE = 0o666 & ~_umask()
+
+
 def write_bytes_atomic(path: Path, data: bytes) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, NEW_FILE_MODE)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
