@@ -7,6 +7,7 @@ EcoAnt imports MuJoCo only when it is built, so this works without the ``mjx`` e
 
 from saferl.envs import ball  # noqa: F401  (SafetyBallRun, SafetyBallCircle, SafetyBallGather)
 from saferl.envs import ball_reach  # noqa: F401  (SafetyBallReach)
+from saferl.envs import car_button  # noqa: F401  (CarButton1)
 from saferl.envs import cartsafe  # noqa: F401  (CartSafe)
 from saferl.envs import eco_ant  # noqa: F401  (EcoAnt)
 from saferl.envs import icy_lake  # noqa: F401  (IcyLake)

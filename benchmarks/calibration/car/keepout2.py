@@ -1,0 +1,11 @@
+import jax, jax.numpy as jnp, numpy as np, time
+from saferl.envs.car_button import CarButton
+env = CarButton(); P = env.default_params()
+n = 2048
+t = time.time()
+st, _ = jax.jit(jax.vmap(env.reset, in_axes=(0, None)))(jax.random.split(jax.random.PRNGKey(11), n), P)
+xy = np.asarray(jnp.concatenate([st.car.pos[:, None], st.buttons, st.hazards, st.gremlin_places], axis=1)); print('time', time.time() - t)
+ko = np.array([0.4] + [0.2] * 4 + [0.18] * 4 + [0.4] * 4)
+d = np.linalg.norm(xy[:, :, None] - xy[:, None, :], axis=-1); need = ko[:, None] + ko[None]
+off = ~np.eye(13, dtype=bool)
+print('violating layouts', np.any((d < need - 1e-5) & off, axis=(1, 2)).sum(), 'of', n)
