@@ -86,7 +86,7 @@ import jax.numpy as jnp
 from saferl import struct
 from saferl.envs.base import Box, Environment, register
 from saferl.envs.car import CarParams, CarState, car_at, car_sensors, car_step, footprint_distances, push_out_of_discs
-from saferl.envs.point_goal import _hash_uniform, _pick_placement, pseudo_lidar  # shared helpers (private there)
+from saferl.envs.point_goal import hash_uniform, pick_placement, pseudo_lidar
 
 TWO_PI = 2.0 * math.pi
 
@@ -165,7 +165,7 @@ def sample_layout(key, keepout, half, tries, restarts):
 
     An attempt places the objects in order, each at the first of ``tries`` uniform candidates
     in ``[-half_i, half_i]^2`` that keeps ``keepout_i + keepout_j`` from those placed before
-    it (PointGoal1's :func:`~saferl.envs.point_goal._pick_placement`); an attempt in which some
+    it (PointGoal1's :func:`~saferl.envs.point_goal.pick_placement`); an attempt in which some
     object found no such candidate is rejected and a new one drawn, as Safety-Gymnasium
     rejects a layout (it allows 100 tries per object and 10000 layouts).  After ``restarts``
     attempts the least-violating one is kept.  Returns the (n, 2) layout.
@@ -178,12 +178,12 @@ def sample_layout(key, keepout, half, tries, restarts):
     upper = jnp.arange(n)[:, None] < jnp.arange(n)[None, :]
 
     def attempt(i):
-        candidates = (2.0 * _hash_uniform(jax.random.fold_in(key, i), (n, tries, 2)) - 1.0) * half[:, None, None]
+        candidates = (2.0 * hash_uniform(jax.random.fold_in(key, i), (n, tries, 2)) - 1.0) * half[:, None, None]
 
         def place(layout, inputs):  # one loop body for all objects: quick to compile
             j, cands = inputs
             min_dist = jnp.where(jnp.arange(n) < j, keepout + keepout[j], -jnp.inf)
-            return layout.at[j].set(_pick_placement(cands, layout, min_dist)), None
+            return layout.at[j].set(pick_placement(cands, layout, min_dist)), None
 
         layout, _ = jax.lax.scan(place, jnp.zeros((n, 2), jnp.float32), (jnp.arange(n), candidates))
         dx = layout[:, 0, None] - layout[None, :, 0]
@@ -274,7 +274,7 @@ class CarButton(Environment):
         if jnp.shape(action) != (2,):
             raise ValueError(f"CarButton1: the action must have shape (2,) (the two wheel motors), got {jnp.shape(action)}")
         key, sub = jax.random.split(state.key)
-        u = _hash_uniform(sub, (3,))
+        u = hash_uniform(sub, (3,))
         ctrl = jnp.clip(jnp.asarray(action, jnp.float32), -1.0, 1.0)
         gauss = math.sqrt(2.0) * jax.scipy.special.erfinv(jnp.clip(2.0 * u[:2] - 1.0, -1.0 + 1e-7, 1.0 - 1e-7))
         ctrl = jnp.clip(ctrl + params.action_noise * gauss, -1.0, 1.0)  # MuJoCo clamps ctrl to ctrlrange

@@ -71,7 +71,7 @@ Where the dynamics differ from the MuJoCo original, and why
   (Safety-Gymnasium would restart the layout, or end the episode when the goal
   cannot be resampled).  Measured: no violating layout in 20000 resets; about
   1e-4 of goal resamples fall back.  The candidates come from a counter hash
-  seeded by the state's JAX key (see :func:`_hash_uniform`), for speed.
+  seeded by the state's JAX key (see :func:`hash_uniform`), for speed.
 """
 
 from __future__ import annotations
@@ -90,10 +90,10 @@ TWO_PI = 2.0 * math.pi
 # point.xml: density 1; sphere radius 0.1 and a 0.1 m cube centred 0.1 m ahead.
 _SPHERE_MASS = 4.0 / 3.0 * math.pi * 0.1**3
 _BOX_MASS = 0.1**3
-_MASS = _SPHERE_MASS + _BOX_MASS
-_COM_OFFSET = _BOX_MASS * 0.1 / _MASS
+POINT_MASS = _SPHERE_MASS + _BOX_MASS
+_COM_OFFSET = _BOX_MASS * 0.1 / POINT_MASS
 _INERTIA_ORIGIN = 0.4 * _SPHERE_MASS * 0.1**2 + _BOX_MASS * (0.1**2 + 0.1**2) / 12.0 + _BOX_MASS * 0.1**2
-_INERTIA_COM = _INERTIA_ORIGIN - _MASS * _COM_OFFSET**2
+POINT_INERTIA_COM = _INERTIA_ORIGIN - POINT_MASS * _COM_OFFSET**2
 
 
 @struct.dataclass
@@ -123,8 +123,8 @@ class PointGoalParams(EnvParams):
     # dynamics (point.xml)
     timestep: float = 0.002
     frame_skip: int = struct.field(static=True, default=10)
-    mass: float = _MASS
-    inertia: float = _INERTIA_COM
+    mass: float = POINT_MASS
+    inertia: float = POINT_INERTIA_COM
     slide_damping: float = 0.01
     hinge_damping: float = 0.005
     gear: float = 0.3
@@ -202,7 +202,7 @@ def pseudo_lidar(
 # --------------------------------------------------------------------------- helpers
 
 
-def _hash_uniform(key, shape):
+def hash_uniform(key, shape):
     """Uniform [0, 1) floats of ``shape``: a counter hash seeded by 64 bits drawn from ``key``.
 
     One threefry call for the seed, then two MurmurHash3 finaliser rounds per number:
@@ -217,13 +217,13 @@ def _hash_uniform(key, shape):
     return jnp.reshape((x >> 8).astype(jnp.float32) * (1.0 / (1 << 24)), shape)
 
 
-def _norm(v):
+def safe_norm(v):
     """Euclidean norm over the last axis of size 2 (written out: XLA's CPU reductions
     over tiny axes are slow under vmap)."""
     return jnp.sqrt(v[..., 0] ** 2 + v[..., 1] ** 2)
 
 
-def _pick_placement(candidates, others, min_dist):
+def pick_placement(candidates, others, min_dist):
     """First candidate at least ``min_dist`` (per other object) from all ``others``;
     if none is, the one violating the keep-outs least.  ``candidates``: (k, 2).
 
@@ -243,7 +243,8 @@ def _pick_placement(candidates, others, min_dist):
     return jnp.sum(jnp.where(chosen[:, None], candidates, 0.0), axis=0) / count
 
 
-def _substep(carry, ctrl, params: PointGoalParams):
+def point_substep(carry, ctrl, params: PointGoalParams):
+    """One MuJoCo timestep of the Point robot (the shared dynamics of the Point tasks: PointGoal1, PointPush1)."""
     pos, heading, vel, ang_vel = carry
     h = params.timestep
     direction = jnp.stack([jnp.cos(heading), jnp.sin(heading)])
@@ -305,7 +306,7 @@ class PointGoal(Environment):
         ).astype(jnp.float32)
         n = keepout.shape[0]
         half = params.placement_extent - keepout  # each object's square shrunk by its keep-out
-        candidates = (2.0 * _hash_uniform(layout_key, (n, k, 2)) - 1.0) * half[:, None, None]
+        candidates = (2.0 * hash_uniform(layout_key, (n, k, 2)) - 1.0) * half[:, None, None]
 
         # Safety-Gymnasium's order: agent, goal, hazards, vases; each object keeps out of
         # those placed before it (a scan with a fixed-shape layout and a mask: one small
@@ -313,7 +314,7 @@ class PointGoal(Environment):
         def place(layout, inputs):
             i, cands = inputs
             min_dist = jnp.where(jnp.arange(n) < i, keepout + keepout[i], -jnp.inf)
-            return layout.at[i].set(_pick_placement(cands, layout, min_dist)), None
+            return layout.at[i].set(pick_placement(cands, layout, min_dist)), None
 
         layout, _ = jax.lax.scan(place, jnp.zeros((n, 2), jnp.float32), (jnp.arange(n), candidates))
         pos, goal = layout[0], layout[1]
@@ -325,7 +326,7 @@ class PointGoal(Environment):
             goal=goal,
             hazards=layout[2 : 2 + nh],
             vases=layout[2 + nh :],
-            last_dist_goal=_norm(goal - pos),
+            last_dist_goal=safe_norm(goal - pos),
             time=jnp.zeros((), jnp.int32),
             key=key,
         )
@@ -335,26 +336,26 @@ class PointGoal(Environment):
 
     def step(self, state: PointGoalState, action: jax.Array, params: PointGoalParams):
         key, sub = jax.random.split(state.key)
-        u = _hash_uniform(sub, (params.goal_tries + 1, 2))
+        u = hash_uniform(sub, (params.goal_tries + 1, 2))
         ctrl = jnp.clip(jnp.asarray(action, jnp.float32), -1.0, 1.0)
         gauss = math.sqrt(2.0) * jax.scipy.special.erfinv(jnp.clip(2.0 * u[-1] - 1.0, -1.0 + 1e-7, 1.0 - 1e-7))
         ctrl = ctrl + params.action_noise * gauss
         ctrl = jnp.clip(ctrl, -1.0, 1.0)  # MuJoCo clamps ctrl to ctrlrange
 
         carry = (state.pos, state.heading, state.vel, state.ang_vel)
-        carry = jax.lax.fori_loop(0, params.frame_skip, lambda _, c: _substep(c, ctrl, params), carry)
+        carry = jax.lax.fori_loop(0, params.frame_skip, lambda _, c: point_substep(c, ctrl, params), carry)
         pos, heading, vel, ang_vel = carry
         heading = jnp.mod(heading, TWO_PI)
         vases = self._push_vases(state.vases, pos, heading, params)
 
         # reward (GoalLevel0.calculate_reward), then cost (Hazards.cal_cost)
-        dist_goal = _norm(state.goal - pos)
+        dist_goal = safe_norm(state.goal - pos)
         goal_reached = dist_goal <= params.goal_radius
         reward = (state.last_dist_goal - dist_goal) * params.reward_distance
         reward = reward + jnp.where(goal_reached, params.reward_goal, 0.0)
         reward = jnp.clip(reward, -params.reward_clip, params.reward_clip)
 
-        hazard_dist = _norm(state.hazards - pos)
+        hazard_dist = safe_norm(state.hazards - pos)
         inside = hazard_dist <= params.hazard_radius
         cost = jnp.sum(jnp.where(inside, params.hazard_cost * (params.hazard_radius - hazard_dist), 0.0))
         if params.constrain_indicator:
@@ -363,7 +364,7 @@ class PointGoal(Environment):
         # goal resampling on arrival (BaseTask.build_goal_position with the current layout)
         new_goal = self._sample_goal(u[:-1], pos, state.hazards, vases, params)
         goal = jnp.where(goal_reached, new_goal, state.goal)
-        last_dist_goal = jnp.where(goal_reached, _norm(goal - pos), dist_goal)
+        last_dist_goal = jnp.where(goal_reached, safe_norm(goal - pos), dist_goal)
 
         time = state.time + 1
         state = PointGoalState(
@@ -400,12 +401,12 @@ class PointGoal(Environment):
                 jnp.full((vases.shape[0],), params.vase_keepout),
             ]
         )
-        return _pick_placement(candidates, others, keepout + params.goal_keepout)
+        return pick_placement(candidates, others, keepout + params.goal_keepout)
 
     def _push_vases(self, vases, pos, heading, params: PointGoalParams):
         """Kinematic vase: pushed radially out of the robot's disc to touching distance."""
         delta = vases - pos
-        dist = _norm(delta)[:, None]
+        dist = safe_norm(delta)[:, None]
         forward = jnp.stack([jnp.cos(heading), jnp.sin(heading)])
         direction = jnp.where(dist > 1e-6, delta / jnp.maximum(dist, 1e-6), forward)
         overlap = jnp.maximum(params.robot_radius + params.vase_radius - dist, 0.0)

@@ -20,7 +20,7 @@ What matches Safety-Gymnasium 1.0.0 (``PushLevel1`` on ``Point``)
   accelerometer, velocimeter, gyro, magnetometer (3 each), then 16-bin pseudo-lidars of goal,
   hazards, pillars, push_box (``_obstacles`` order: geoms goal, hazards, pillars, then free geom
   push_box); :func:`~saferl.envs.point_goal.pseudo_lidar` sees the box's centre.
-* Robot dynamics, sensors and action noise: those of PointGoal1 (``_substep`` and its docstring).
+* Robot dynamics, sensors and action noise: those of PointGoal1 (``point_substep`` and its docstring).
 * Collision shapes, from ``point.xml`` and ``world.py``: robot sphere r 0.1 plus the
   "pointarrow" cube (half-size 0.05 at x 0.1); pillar cylinder r 0.2; and the box, which is not a
   plain cube: ``world.py`` adds four blocks of half-size 0.1 centred on its corners, so its
@@ -92,7 +92,7 @@ import jax.numpy as jnp
 from saferl import struct
 from saferl.envs import nav_contact
 from saferl.envs.base import Box, EnvParams, Environment, register
-from saferl.envs.point_goal import _INERTIA_COM, _MASS, _hash_uniform, _norm, _pick_placement, _substep, pseudo_lidar
+from saferl.envs.point_goal import POINT_INERTIA_COM, POINT_MASS, hash_uniform, safe_norm, pick_placement, point_substep, pseudo_lidar
 
 TWO_PI = 2.0 * math.pi
 
@@ -132,8 +132,8 @@ class PointPushParams(EnvParams):
     timestep: float = 0.002
     frame_skip: int = struct.field(static=True, default=10)
     contact_steps: int = struct.field(static=True, default=1)  # contact resolutions per env step (divides frame_skip)
-    mass: float = _MASS
-    inertia: float = _INERTIA_COM
+    mass: float = POINT_MASS
+    inertia: float = POINT_INERTIA_COM
     slide_damping: float = 0.01
     hinge_damping: float = 0.005
     gear: float = 0.3
@@ -215,7 +215,7 @@ def _contact_step(carry, ctrl, pillars, params: PointPushParams):
     inner = params.frame_skip // params.contact_steps
     moved_from = (pos, heading)
     pos, heading, vel, ang_vel = jax.lax.fori_loop(
-        0, inner, lambda _, c: _substep(c, ctrl, params), (pos, heading, vel, ang_vel)
+        0, inner, lambda _, c: point_substep(c, ctrl, params), (pos, heading, vel, ang_vel)
     )
     h, discs, squares = inner * params.timestep, robot_discs(params), box_squares(params.box_size)
     free_vel = vel
@@ -228,7 +228,7 @@ def _contact_step(carry, ctrl, pillars, params: PointPushParams):
         (mu, mu), moved_from, (1.0 - mu**2) / (1.0 + mu**2),
     )
     pushed = box_pos - start
-    amount = _norm(pushed)
+    amount = safe_norm(pushed)
     touched = amount > 0.0
     # the robot supplies the box's sliding friction while it pushes
     direction = pushed / jnp.maximum(amount, 1e-9)
@@ -236,7 +236,7 @@ def _contact_step(carry, ctrl, pillars, params: PointPushParams):
     drag = params.floor_friction * params.box_mass * params.gravity * h / params.mass
     vel = vel - jnp.where(touched, jnp.clip(along, 0.0, drag), 0.0) * direction
     # a pushed box moves with its pusher; a free one coasts, decelerated by floor friction
-    speed = _norm(box_vel)
+    speed = safe_norm(box_vel)
     coast = box_vel * (jnp.maximum(speed - params.floor_friction * params.gravity * h, 0.0) / jnp.maximum(speed, 1e-9))
     box_vel = jnp.where(touched, pushed / h, coast)
     box_pos = jnp.where(touched, box_pos, box_pos + h * coast)
@@ -301,19 +301,19 @@ class PointPush(Environment):
         keepout = self._keepouts(params)
         n = keepout.shape[0]
         half = params.placement_extent - keepout  # each object's square shrunk by its keep-out
-        candidates = (2.0 * _hash_uniform(layout_key, (n, k, 2)) - 1.0) * half[:, None, None]
+        candidates = (2.0 * hash_uniform(layout_key, (n, k, 2)) - 1.0) * half[:, None, None]
 
         # Safety-Gymnasium's order: agent, goal, hazards, pillars, push_box (geoms, then free geoms)
         def place(layout, inputs):
             i, cands = inputs
             min_dist = jnp.where(jnp.arange(n) < i, keepout + keepout[i], -jnp.inf)
-            return layout.at[i].set(_pick_placement(cands, layout, min_dist)), None
+            return layout.at[i].set(pick_placement(cands, layout, min_dist)), None
 
         layout, _ = jax.lax.scan(place, jnp.zeros((n, 2), jnp.float32), (jnp.arange(n), candidates))
         pos, hazards, pillars, box_pos = layout[0], layout[2 : 2 + nh], layout[2 + nh : 2 + nh + npl], layout[-1]
         # Builder.reset calls update_world(): the goal is drawn again against the whole layout;
         # the layout's own goal (already clear of everything) is the last candidate
-        u = _hash_uniform(goal_key, (params.goal_tries, 2))
+        u = hash_uniform(goal_key, (params.goal_tries, 2))
         goal = self._sample_goal(u, pos, hazards, pillars, box_pos, params, fallback=layout[1])
         heading, box_yaw = jax.random.uniform(rot_key, (2,), minval=0.0, maxval=TWO_PI)
         zero2 = jnp.zeros((2,), jnp.float32)
@@ -341,7 +341,7 @@ class PointPush(Environment):
     def step(self, state: PointPushState, action: jax.Array, params: PointPushParams):
         _check_static(params)
         key, sub = jax.random.split(state.key)
-        u = _hash_uniform(sub, (params.goal_tries + 1, 2))
+        u = hash_uniform(sub, (params.goal_tries + 1, 2))
         ctrl = jnp.clip(jnp.asarray(action, jnp.float32), -1.0, 1.0)
         gauss = math.sqrt(2.0) * jax.scipy.special.erfinv(jnp.clip(2.0 * u[-1] - 1.0, -1.0 + 1e-7, 1.0 - 1e-7))
         ctrl = jnp.clip(ctrl + params.action_noise * gauss, -1.0, 1.0)  # MuJoCo clamps ctrl to ctrlrange
@@ -363,7 +363,7 @@ class PointPush(Environment):
         reward = reward + jnp.where(goal_reached, params.reward_goal, 0.0)
         reward = jnp.clip(reward, -params.reward_clip, params.reward_clip)
 
-        hazard_dist = _norm(state.hazards - pos)
+        hazard_dist = safe_norm(state.hazards - pos)
         inside = hazard_dist <= params.hazard_radius
         cost = jnp.sum(jnp.where(inside, params.hazard_cost * (params.hazard_radius - hazard_dist), 0.0))
         if params.constrain_indicator:
@@ -421,7 +421,7 @@ class PointPush(Environment):
             candidates = jnp.concatenate([candidates, fallback[None]])
         others = jnp.concatenate([pos[None], hazards, pillars, box_pos[None]])
         keepout = jnp.concatenate([self._keepouts(params)[:1], self._keepouts(params)[2:]])
-        return _pick_placement(candidates, others, keepout + params.goal_keepout)
+        return pick_placement(candidates, others, keepout + params.goal_keepout)
 
     def _dist_box(self, pos, box_pos, params: PointPushParams):
         return jnp.sqrt(jnp.sum((box_pos - pos) ** 2) + (params.box_height - params.agent_height) ** 2)

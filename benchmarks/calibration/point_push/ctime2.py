@@ -5,7 +5,7 @@ env = pp.PointPush(); P = env.default_params()
 s, _ = env.reset(jax.random.PRNGKey(0), P)
 mode = sys.argv[1]
 if mode == 'nocontact':
-    pp._contact_substep = lambda c, ctrl, pil, params: pp._substep(c[:4], ctrl, params) + c[4:]
+    pp._contact_substep = lambda c, ctrl, pil, params: pp.point_substep(c[:4], ctrl, params) + c[4:]
 elif mode == 'nopush':
     nc.robot_pushes_box = lambda pos, heading, vel, w, h, d, bp, by, *a: (bp, by)
 elif mode == 'noout':

@@ -1,12 +1,12 @@
 import time, numpy as np, jax, jax.numpy as jnp
 from saferl.envs.point_push import PointPush, box_squares
-from saferl.envs.point_goal import PointGoal, _hash_uniform
+from saferl.envs.point_goal import PointGoal, hash_uniform
 from saferl.envs import nav_contact as nc
 env = PointPush(); P = env.default_params()
 V = jax.jit(jax.vmap(env.reset, in_axes=(0, None)))
 N = 8192
 s, _ = V(jax.random.split(jax.random.PRNGKey(3), N), P)
-us = jax.vmap(lambda k: _hash_uniform(k, (P.goal_tries, 2)))(jax.random.split(jax.random.PRNGKey(4), N))
+us = jax.vmap(lambda k: hash_uniform(k, (P.goal_tries, 2)))(jax.random.split(jax.random.PRNGKey(4), N))
 goals = jax.jit(jax.vmap(lambda u, p, h, pl, b: env._sample_goal(u, p, h, pl, b, P)))(us, s.pos, s.hazards, s.pillars, s.box_pos)
 others = np.concatenate([s.pos[:, None], s.hazards, s.pillars, s.box_pos[:, None]], axis=1)
 keep = np.array([0.4, 0.4, 0.4, 0.3, 0.2]) + 0.4

@@ -50,14 +50,14 @@ if which == 'jam':
     print(s.pos, s.vel, s.box_pos, s.box_yaw)
 if which == 'jam2':
     from saferl.envs import nav_contact as nc
-    from saferl.envs.point_push import box_squares, robot_discs, _substep
+    from saferl.envs.point_push import box_squares, robot_discs, point_substep
     s = setup(box=(0.8, 0.1))
     s, tr = run(s, [1, 0], 70)
     sq = box_squares(0.2); discs = robot_discs(P)
     def depths(pos, heading, bp, by):
         cents = nc.robot_disc_centres(pos, heading, discs)
         return [(j, i, round(float(nc.square_contact(cents[j], discs[j, 2], bp, by, sq[i])[0]), 6)) for j in range(3) for i in range(5) if nc.square_contact(cents[j], discs[j, 2], bp, by, sq[i])[0] > -1e-3]
-    pos, heading, vel, w = _substep((s.pos, s.heading, s.vel, s.ang_vel), jnp.array([1., 0.]), P)
+    pos, heading, vel, w = point_substep((s.pos, s.heading, s.vel, s.ang_vel), jnp.array([1., 0.]), P)
     print('after dyn', pos, vel, depths(pos, heading, s.box_pos, s.box_yaw))
     bp, by = s.box_pos, s.box_yaw
     for fr in (1.0, 0.0):
@@ -93,12 +93,12 @@ if which == 'gripdbg':
         if len(idx): print(k, [(int(i // 5), int(i % 5), round(float(d[i]), 4), np.round(np.asarray(n[i]), 2)) for i in idx], np.round(float(s.box_yaw), 3))
 if which == 'gripdbg2':
     from saferl.envs import nav_contact as nc
-    from saferl.envs.point_push import box_squares, robot_discs, _substep
+    from saferl.envs.point_push import box_squares, robot_discs, point_substep
     sq = box_squares(0.2); discs = robot_discs(P)
     s = setup(box=(0.8, 0.1))
     s, tr = run(s, [1, 0], 32)
     c = (s.pos, s.heading, s.vel, s.ang_vel)
-    for _ in range(10): c = _substep(c, jnp.array([1.0, 0.0]), P)
+    for _ in range(10): c = point_substep(c, jnp.array([1.0, 0.0]), P)
     rows = nc._pairs(discs, sq)
     cents = nc.robot_disc_centres(c[0], c[1], rows[:, :3])
     d, n, l = nc.square_contact(cents, rows[:, 2], s.box_pos, s.box_yaw, rows[:, 3:6])
