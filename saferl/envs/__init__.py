@@ -5,11 +5,15 @@ Importing the package registers every built-in environment: each module below ru
 EcoAnt imports MuJoCo only when it is built, so this works without the ``mjx`` extra.
 """
 
+from saferl.envs import ant_velocity  # noqa: F401  (SafetyAntVelocity)
 from saferl.envs import ball  # noqa: F401  (SafetyBallRun, SafetyBallCircle, SafetyBallGather)
 from saferl.envs import ball_reach  # noqa: F401  (SafetyBallReach)
 from saferl.envs import car_button  # noqa: F401  (CarButton1)
 from saferl.envs import cartsafe  # noqa: F401  (CartSafe)
 from saferl.envs import eco_ant  # noqa: F401  (EcoAnt)
+from saferl.envs import half_cheetah_velocity  # noqa: F401  (SafetyHalfCheetahVelocity)
+from saferl.envs import hopper_velocity  # noqa: F401  (SafetyHopperVelocity)
+from saferl.envs import humanoid_velocity  # noqa: F401  (SafetyHumanoidVelocity)
 from saferl.envs import icy_lake  # noqa: F401  (IcyLake)
 from saferl.envs import point_goal  # noqa: F401  (PointGoal1)
 from saferl.envs import point_push  # noqa: F401  (PointPush1)
