@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export JAX_PLATFORMS ?= cpu
 
-.PHONY: venv demo test bench clean
+.PHONY: venv demo test test-slow bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,7 +19,10 @@ demo: $(STAMP)
 	$(BIN)/saferl reproduce safety-demo --scale demo --out runs/demo
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadfile tests
+	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not slow" tests
+
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -n 2 --dist loadfile -m slow tests
 
 bench: $(STAMP)
 	$(BIN)/saferl bench

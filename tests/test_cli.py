@@ -122,6 +122,7 @@ def test_train_eval_plot_with_a_var_constraint(tmp_path, capsys):
     assert (tmp_path / "curves.png").read_bytes()[:4] == b"\x89PNG"
 
 
+@pytest.mark.slow  # two subprocess compiles; test_the_compilation_cache_decision checks the rule itself
 def test_a_second_identical_run_prints_no_xla_log_lines(tmp_path):
     """jaxlib's CPU AOT loader logs a multi-kilobyte false alarm for each persistent-cache entry
     it reads (``E1201 08:53:53.890551 4734 cpu_aot_loader.cc:220] ... SIGILL``; saferl.jaxsetup):

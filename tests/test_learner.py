@@ -114,7 +114,7 @@ def test_bridge_run_resumes_from_its_checkpoint(tmp_path):
     np.testing.assert_array_equal(state["iteration"], [4, 4])
 
 
-@pytest.mark.parametrize("surrogate", ["cantelli", "cvar"])
+@pytest.mark.parametrize("surrogate", ["cantelli", pytest.param("cvar", marks=pytest.mark.slow)])
 def test_var_augmentation_around_the_host_step_matches_the_compiled_rollout(surrogate):
     """The risk augmentation (y_t / rho, gamma_c^t, t / T and the surrogate's per-step costs) applied around
     host-stepped ToyReach gives the compiled rollout's trajectory, episode ends and resets included."""

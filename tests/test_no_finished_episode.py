@@ -59,7 +59,7 @@ def moved(a, b):
     return any(not np.array_equal(x, y) for x, y in zip(jax.tree.leaves(get(a)), jax.tree.leaves(get(b))))
 
 
-@pytest.mark.parametrize("algo", ["cpo", "canary"])  # a Lagrangian's hold: the later-batch test below (ppo_lag)
+@pytest.mark.parametrize("algo", [pytest.param("cpo", marks=pytest.mark.slow), "canary"])  # a Lagrangian's hold: the later-batch test below (ppo_lag)
 def test_no_finished_episode_holds_a_constrained_update(algo):
     trainer, runners, step = stepper(algo)
     after, metrics = step(runners)

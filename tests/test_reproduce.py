@@ -19,7 +19,12 @@ def smoke_dir(tmp_path_factory):
     return tmp_path_factory.mktemp("smoke")
 
 
-@pytest.mark.parametrize("name", sorted(reproduce.targets()))
+#: smoke runs that repeat a program kind another smoke compiles (SCPO on a ball task: scpo-fig5): make test-slow
+SLOW_SMOKES = {"scpo-cartsafe", "scpo-fig15"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_SMOKES else n
+                                  for n in sorted(reproduce.targets())])
 def test_smoke_scale_writes_results_json_and_a_figure(name, smoke_dir):
     out = smoke_dir / name
     result = reproduce.run(name, "smoke", out)
@@ -56,17 +61,22 @@ def test_foundation_pointgoal_rows_and_reuse(smoke_dir):
     if not (out / "results.json").is_file():
         reproduce.run("foundation-pointgoal", "smoke", out)
     first = json.loads((out / "results.json").read_text())
-    assert [row["method"] for row in first["rows"]] == ["PPO", "PPO-Lag (option: multiplier lr 0.1)"]
+    assert [row["method"] for row in first["rows"]] == ["PPO-Lag (option: multiplier lr 0.1)"]  # smoke: PPO-Lag only
     for row in first["rows"]:
         for key in ("final_return", "final_cost", "cost_regret", "final_cost_lo", "final_cost_hi", "seeds"):
             assert key in row
         assert row["final_cost_lo"] <= row["final_cost"] <= row["final_cost_hi"]
         assert row["cost_regret"] >= 0.0
         assert row["safety"] == deep_rl.safety_verdict(row["final_cost_lo"], row["final_cost_hi"], 25.0)
-    assert set(first["checks"]) == {"safety", "ppo_lag_regret_below_ppo"}
+    assert set(first["checks"]) == {"safety"}
+    from saferl.reproduce import foundation_pointgoal
+
+    both = [dict(first["rows"][0], algo="ppo", method="PPO", cost_regret=first["rows"][0]["cost_regret"] + 1.0),
+            first["rows"][0]]
+    assert foundation_pointgoal.checks(both)["ppo_lag_regret_below_ppo"] is True
     again = reproduce.run("foundation-pointgoal", "smoke", out)
     assert json.loads(json.dumps(again["rows"])) == first["rows"]
-    assert [r["status"] for r in again["runs"]] == ["reused", "reused"] and all(r["reused"] for r in again["runs"])
+    assert [r["status"] for r in again["runs"]] == ["reused"] and all(r["reused"] for r in again["runs"])
     assert [r["config_hash"] for r in again["runs"]] == [r["config_hash"] for r in first["runs"]]
     assert again["runs_training_seconds"] == pytest.approx(first["runs_training_seconds"])
 

@@ -346,7 +346,11 @@ def _train_two_costs(algo, iterations=40):
 LAGRANGIAN = ("ppo_lag", "cppo_pid", "trpo_lag", "focops", "cup")
 
 
-@pytest.mark.parametrize("algo", ["ppo_lag", "cppo_pid", "trpo_lag", "focops", "cup", "ipo", "p3o", "pcpo"])
+# the Lagrangian mixin is ppo_lag's in cppo_pid and trpo_lag, and ipo/p3o are PPO losses: slow (make test-slow)
+@pytest.mark.parametrize("algo", ["ppo_lag", pytest.param("cppo_pid", marks=pytest.mark.slow),
+                                  pytest.param("trpo_lag", marks=pytest.mark.slow), "focops", "cup",
+                                  pytest.param("ipo", marks=pytest.mark.slow), pytest.param("p3o", marks=pytest.mark.slow),
+                                  "pcpo"])
 def test_only_the_second_constraint_binds_and_is_enforced(algo):
     """Over the second half of the run the second channel's cost is held near its limit 10 (the unconstrained
     policy pays 45; one held to the first limit alone, several times 10) while the first, whose limit 20 the
