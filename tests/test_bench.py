@@ -30,6 +30,7 @@ def test_bad_grid_is_a_one_line_cli_error(capsys):
     assert len(err) == 1 and "16by1" in err[0]
 
 
+@pytest.mark.slow  # two training compiles; make test-slow
 def test_bench_runs_a_tiny_grid_and_writes_json(tmp_path):
     out = tmp_path / "bench.json"
     result = bench.main(env="IcyLake", algo="ppo", quick=True, out=out, grid="4x1,4x2", env_grid="4x1",

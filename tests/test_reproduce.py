@@ -19,8 +19,9 @@ def smoke_dir(tmp_path_factory):
     return tmp_path_factory.mktemp("smoke")
 
 
-#: smoke runs that repeat a program kind another smoke compiles (SCPO on a ball task: scpo-fig5): make test-slow
-SLOW_SMOKES = {"scpo-cartsafe", "scpo-fig15"}
+#: smoke runs that repeat a program kind another test compiles (SCPO on a ball task: scpo-fig5; Canary on IcyLake:
+#: test_canary; PPO-Lag: test_ppo), run by make test-slow (docs/design.md, "make test's time budget")
+SLOW_SMOKES = {"scpo-cartsafe", "scpo-fig15", "canary-fig5", "canary-theorem42", "safety-demo"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_SMOKES else n
