@@ -265,6 +265,26 @@ def point_substep(carry, ctrl, params: PointGoalParams):
 # --------------------------------------------------------------------------- environment
 
 
+def point_sensors(heading, vel, ang_vel, ctrl, params, extra_accel=None):
+    """The Point robot's 12 sensor readings in Safety-Gymnasium's order, robot frame: accelerometer (the
+    thrust and slide damping over the mass, plus ``extra_accel`` (world frame, contact forces) where given;
+    +gravity on z), velocimeter, gyro, magnetometer (MuJoCo's field rotated into the robot frame)."""
+    c, s = jnp.cos(heading), jnp.sin(heading)
+
+    def to_robot(v):  # world (x, y) -> robot frame
+        return jnp.stack([c * v[0] + s * v[1], -s * v[0] + c * v[1]])
+
+    thrust = params.gear * jnp.clip(ctrl[0], -params.force_limit, params.force_limit)
+    accel = (thrust * jnp.stack([c, s]) - params.slide_damping * vel) / params.mass
+    if extra_accel is not None:
+        accel = accel + extra_accel
+    zero = jnp.zeros((1,), jnp.float32)
+    return jnp.concatenate([to_robot(accel), jnp.reshape(params.gravity, (1,)),
+                            to_robot(vel), zero,
+                            zero, zero, jnp.reshape(ang_vel, (1,)),
+                            to_robot(jnp.stack([0.0, params.magnetic_field_y])), zero])
+
+
 _DESCRIPTION = "Safety-Gymnasium PointGoal1 in JAX: point robot to a goal past 8 hazards (cost) and 1 vase"
 
 
@@ -413,25 +433,10 @@ class PointGoal(Environment):
         return vases + direction * overlap
 
     def _obs(self, state: PointGoalState, ctrl, params: PointGoalParams):
-        c, s = jnp.cos(state.heading), jnp.sin(state.heading)
-
-        def to_robot(v):  # world (x, y) -> robot frame
-            return jnp.stack([c * v[0] + s * v[1], -s * v[0] + c * v[1]])
-
-        thrust = params.gear * jnp.clip(ctrl[0], -params.force_limit, params.force_limit)
-        accel = (thrust * jnp.stack([c, s]) - params.slide_damping * state.vel) / params.mass
-        zero = jnp.zeros((1,), jnp.float32)
-        accelerometer = jnp.concatenate([to_robot(accel), jnp.reshape(params.gravity, (1,))])
-        velocimeter = jnp.concatenate([to_robot(state.vel), zero])
-        gyro = jnp.concatenate([zero, zero, jnp.reshape(state.ang_vel, (1,))])
-        magnetometer = jnp.concatenate([to_robot(jnp.stack([0.0, params.magnetic_field_y])), zero])
         lidar = dict(num_bins=params.lidar_num_bins, max_dist=params.lidar_max_dist, alias=params.lidar_alias)
         return jnp.concatenate(
             [
-                accelerometer,
-                velocimeter,
-                gyro,
-                magnetometer,
+                point_sensors(state.heading, state.vel, state.ang_vel, ctrl, params),
                 pseudo_lidar(state.pos, state.heading, state.goal[None], **lidar),
                 pseudo_lidar(state.pos, state.heading, state.hazards, **lidar),
                 pseudo_lidar(state.pos, state.heading, state.vases, **lidar),

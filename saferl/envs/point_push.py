@@ -92,7 +92,8 @@ import jax.numpy as jnp
 from saferl import struct
 from saferl.envs import nav_contact
 from saferl.envs.base import Box, EnvParams, Environment, register
-from saferl.envs.point_goal import POINT_INERTIA_COM, POINT_MASS, hash_uniform, safe_norm, pick_placement, point_substep, pseudo_lidar
+from saferl.envs.point_goal import (POINT_INERTIA_COM, POINT_MASS, hash_uniform, pick_placement, point_sensors,
+                                     point_substep, pseudo_lidar, safe_norm)
 
 TWO_PI = 2.0 * math.pi
 
@@ -430,25 +431,10 @@ class PointPush(Environment):
         return jnp.sqrt(jnp.sum((box_pos - goal) ** 2) + (params.box_height - params.goal_height) ** 2)
 
     def _obs(self, state: PointPushState, ctrl, params: PointPushParams):
-        c, s = jnp.cos(state.heading), jnp.sin(state.heading)
-
-        def to_robot(v):  # world (x, y) -> robot frame
-            return jnp.stack([c * v[0] + s * v[1], -s * v[0] + c * v[1]])
-
-        thrust = params.gear * jnp.clip(ctrl[0], -params.force_limit, params.force_limit)
-        accel = (thrust * jnp.stack([c, s]) - params.slide_damping * state.vel) / params.mass + state.contact_accel
-        zero = jnp.zeros((1,), jnp.float32)
-        accelerometer = jnp.concatenate([to_robot(accel), jnp.reshape(params.gravity, (1,))])
-        velocimeter = jnp.concatenate([to_robot(state.vel), zero])
-        gyro = jnp.concatenate([zero, zero, jnp.reshape(state.ang_vel, (1,))])
-        magnetometer = jnp.concatenate([to_robot(jnp.stack([0.0, params.magnetic_field_y])), zero])
         lidar = dict(num_bins=params.lidar_num_bins, max_dist=params.lidar_max_dist, alias=params.lidar_alias)
         return jnp.concatenate(
             [
-                accelerometer,
-                velocimeter,
-                gyro,
-                magnetometer,
+                point_sensors(state.heading, state.vel, state.ang_vel, ctrl, params, state.contact_accel),
                 pseudo_lidar(state.pos, state.heading, state.goal[None], **lidar),
                 pseudo_lidar(state.pos, state.heading, state.hazards, **lidar),
                 pseudo_lidar(state.pos, state.heading, state.pillars, **lidar),
