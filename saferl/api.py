@@ -53,7 +53,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from saferl import config as configlib
-from saferl import runs
+from saferl import grid, runs
 from saferl.errors import MissingExtraError
 from saferl.runs import RunError
 from saferl.spaces import Box
@@ -72,7 +72,8 @@ def default_run_dir(cfg: Mapping[str, Any]) -> Path:
 
 def train(algo: str | None, env: str | None, *, steps: int | None, seeds: int | None = None,
           constraint: Mapping[str, Any] | None = None, config: Mapping[str, Any] | None = None,
-          out: str | PathLike | None = None, progress: bool = True, on_chunk: OnChunk | None = None) -> Run:
+          sweep: Mapping[str, Any] | None = None, out: str | PathLike | None = None, progress: bool = True,
+          on_chunk: OnChunk | None = None) -> Run:
     """Train ``algo`` on ``env`` for ``steps`` environment steps per seed, all seeds in one program.
 
     ``constraint``: the config's constraint section, e.g. ``{"type": "expected", "limit": 25}`` or
@@ -80,7 +81,9 @@ def train(algo: str | None, env: str | None, *, steps: int | None, seeds: int | 
     ``config``: further nested entries as a config file or ``--set`` gives them (``{"num_envs": 4,
     "hparams": {"actor_lr": 1e-3}, "network": {"actor_hidden": [32]}}``; ``saferl list --algo NAME`` names
     the hyper-parameters).  ``None`` for ``algo``, ``env``, ``steps`` or ``seeds``: the value in ``config``,
-    else its default (module docstring).  ``out``: the run directory (new or empty), default
+    else its default (module docstring).  ``sweep``: a grid trained inside the same program,
+    ``{"constraint.limit": [10, 25, 50], "hparams.beta": [0.1, 1]}`` (:mod:`saferl.grid`: every point trains
+    ``seeds`` seeds; ``summary["grid"]`` has each point's statistics).  ``out``: the run directory (new or empty), default
     :func:`default_run_dir`.  ``progress``: the progress bar (one line per chunk off a terminal).
     ``on_chunk(run, chunk)``: called after every chunk (module docstring).
 
@@ -95,9 +98,9 @@ def train(algo: str | None, env: str | None, *, steps: int | None, seeds: int | 
                                     f"got {type(constraint).__name__}")
     user = copy.deepcopy(dict(config or {}))
     for key, value in (("algo", algo), ("env", env), ("total_steps", steps), ("seeds", seeds),
-                       ("constraint", constraint)):
+                       ("constraint", constraint), ("sweep", sweep)):
         if value is not None:
-            user[key] = copy.deepcopy(dict(value)) if key == "constraint" else value
+            user[key] = copy.deepcopy(dict(value)) if key in ("constraint", "sweep") else value
     cfg = configlib.resolve(user)
     run_dir = Path(out) if out is not None else default_run_dir(cfg)
     if run_dir.exists() and any(run_dir.iterdir()):
@@ -232,7 +235,7 @@ class Run:
             from saferl.trainer import Trainer
 
             trainer = Trainer(self._config)
-            template = jax.eval_shape(jax.vmap(trainer.init), trainer.seed_keys())  # shapes only: nothing compiled
+            template = trainer.init_shapes()  # shapes only: nothing compiled
             runners, _ = runs.load_checkpoint(self._dir, template)
             self._cache = trainer, runners
         return self._cache
@@ -245,13 +248,18 @@ class Run:
             raise ValueError(f"seed {seed!r} is not one of this run's seeds {ids}")
         return ids.index(seed)
 
-    def policy_for(self, seed: int | None = None) -> Policy:
-        """The :class:`Policy` of seed ``seed`` (an id of progress.csv's ``seed`` column; ``None``: the first)."""
-        index = self._seed_index(seed)
+    def policy_for(self, seed: int | None = None, point: int = 0) -> Policy:
+        """The :class:`Policy` of seed ``seed`` (an id of progress.csv's ``seed`` column; ``None``: the first) at grid
+        point ``point`` of a swept run (an index of summary.json's ``grid``; 0 on a run without a sweep)."""
+        points = len(grid.points(self._config))
+        if isinstance(point, bool) or not isinstance(point, int) or not 0 <= point < points:
+            raise ValueError(f"point {point!r} is not a grid point index of this run: 0 to {points - 1}")
+        seed_index = self._seed_index(seed)
+        index = point * int(self._config["seeds"]) + seed_index
         trainer, runners = self._state()
         pick = lambda tree: jax.tree.map(lambda x: x[index], tree)  # noqa: E731
         return Policy(trainer, pick(runners.agent.actor_params), pick(runners.env_state.stats),
-                      runs.seed_ids(self._config)[index])
+                      runs.seed_ids(self._config)[seed_index])
 
     @property
     def policy(self) -> Policy:

@@ -44,23 +44,36 @@ def _cmd_train(args) -> int:
                 user[key] = value
         # flags and --set all as config entries (no explicit arguments), so --set keeps winning over a flag
         user = configlib.merge(user, configlib.parse_set(args.set))
+        if args.sweep:
+            from saferl import grid
+
+            try:
+                user["sweep"] = {**(user.get("sweep") or {}), **grid.parse_sweep_args(args.sweep)}
+            except grid.SweepError as err:
+                raise UserError(str(err)) from None
         run = api.train(None, None, steps=None, config=user, out=args.out or None, progress=not args.quiet)
     _print_summary(run.summary, run.dir)
     return 0
 
 
 def _print_summary(summary: dict, run_dir: Path) -> None:
-    final = summary["final"]
-
-    def fmt(name):
+    def fmt(final, name):
         s = final.get(name)
         return "n/a" if not s or s["mean"] is None else f"{s['mean']:.3f} +- {s['std']:.3f}"
 
+    def line(final):
+        return (f"final return {fmt(final, 'episode_return')}, cost {fmt(final, 'episode_cost')}"
+                + (f", P(C>=rho) {fmt(final, 'violation_probability')}" if "violation_probability" in final else ""))
+
     print(f"run: {run_dir}")
-    print(f"  {summary['algo']} on {summary['env']}, {summary['seeds']} seeds x {summary['env_steps']:,} steps, "
+    points = summary.get("grid")
+    print(f"  {summary['algo']} on {summary['env']}, {summary['seeds']} seeds"
+          + (f" x {len(points)} grid points" if points else "") + f" x {summary['env_steps']:,} steps, "
           f"{summary['steps_per_second']:,.0f} env-steps/s (compile {summary['compile_seconds']:.1f}s)")
-    print(f"  final return {fmt('episode_return')}, cost {fmt('episode_cost')}"
-          + (f", P(C>=rho) {fmt('violation_probability')}" if "violation_probability" in final else ""))
+    if not points:
+        print(f"  {line(summary['final'])}")
+    for point in points or []:
+        print(f"  {point['label']}: {line(point['final'])}")
 
 
 def _cmd_list(args) -> int:
@@ -178,6 +191,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", help="YAML config file")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config entry, e.g. constraint.limit=25 or hparams.actor_lr=1e-3")
+    p.add_argument("--sweep", action="append", default=[], metavar="KEY=V1,V2,...",
+                   help="train a grid inside the same program (an extra vmapped axis beside the seeds), e.g. "
+                        "constraint.limit=10,25,50 or hparams.actor_lr=1e-4,3e-4; repeat for a product grid")
     p.add_argument("--resume", metavar="RUN_DIR", help="continue an interrupted run")
     p.add_argument("--logger", action="append", metavar="NAMES",
                    help="where the training curves go besides progress.csv (always written): csv (default), "

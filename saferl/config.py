@@ -136,9 +136,10 @@ def resolve(user: dict) -> dict:
     from saferl.envs import base as envs
 
     user = copy.deepcopy(user)  # never change the caller's dict
-    unknown = set(user) - set(TOP_LEVEL)
+    unknown = set(user) - set(TOP_LEVEL) - {"sweep"}
     if unknown:
-        raise ConfigError(f"unknown config key {sorted(unknown)[0]!r}; allowed: {', '.join(TOP_LEVEL)}")
+        raise ConfigError(f"unknown config key {sorted(unknown)[0]!r}; allowed: {', '.join(TOP_LEVEL)}, sweep")
+    sweep = user.pop("sweep", None)
     for key in ("algo", "env"):
         if not user.get(key):
             raise ConfigError(f"missing {key!r}: pass --{key} or set it in the config file")
@@ -226,7 +227,34 @@ def resolve(user: dict) -> dict:
         if isinstance(limit, list) and len(limit) != channels:
             raise ConfigError(f"constraint.limit has {len(limit)} entries but {env_name} has {channels} cost "
                               f"channel(s): give one limit per channel, or one number for all")
+    if sweep:
+        cfg = _with_sweep(user, cfg, sweep, algo_cls)
     return cfg
+
+
+def _with_sweep(user: dict, cfg: dict, sweep, algo_cls) -> dict:
+    """``cfg`` with its validated ``sweep`` section (:mod:`saferl.grid`); every grid value is checked by resolving
+    the config at that value, and ``cfg`` holds the grid's first value of each key."""
+    from saferl import grid
+
+    if cfg["logger"] != ["csv"]:
+        raise ConfigError(f"logger {','.join(cfg['logger'])}: a swept run logs to progress.csv only (one row per grid "
+                          f"point and seed); use logger csv")
+    if str(cfg["env"]).startswith("gym:"):
+        raise ConfigError(f"sweep: {cfg['env']} runs through the host-side Gymnasium bridge, which trains one "
+                          f"program per seed; sweep a registered JAX environment, or run one job per value")
+    try:
+        sweep = grid.validate(sweep, cfg, algo_cls)
+    except grid.SweepError as err:
+        raise ConfigError(str(err)) from None
+    for key, values in sweep.items():
+        for value in values:
+            try:
+                resolve(grid.set_value(user, key, value))
+            except ConfigError as err:
+                raise ConfigError(f"sweep {key}={value:g}: {err}") from None
+    first = resolve(grid.config_at(user, {key: values[0] for key, values in sweep.items()}))
+    return {**first, "sweep": sweep}
 
 
 def _check_network(net: dict) -> None:

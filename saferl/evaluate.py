@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from saferl import runs
+from saferl import grid, runs
 from saferl.envs.wrappers import NormalizeObservation, VecEnv
 
 MAX_EVAL_STEPS = 100_000
@@ -57,16 +57,28 @@ def evaluate_run(run_dir: Path, episodes: int, deterministic: bool = False, key:
         out = jax.lax.while_loop(cond, body, carry)
         return out[4], out[5]
 
-    keys = jax.random.split(jax.random.PRNGKey(key), cfg["seeds"])
+    columns = runs.runner_columns(cfg)  # one per runner: its seed (and a swept run's grid point)
+    keys = jax.random.split(jax.random.PRNGKey(key), len(columns))
     stats = runners.env_state.stats
     returns, costs = jax.jit(jax.vmap(one_seed))(runners.agent, stats, keys)
     returns, costs = np.asarray(returns), np.asarray(costs)
-    per_seed = [{"episode_return": float(r.mean()), "episode_cost": float(c.mean())} for r, c in zip(returns, costs)]
-    result = {"seeds": runs.seed_ids(cfg), "per_seed": per_seed,
+    per_seed = [{**{k: v for k, v in col.items() if k != "seed"}, "episode_return": float(r.mean()),
+                 "episode_cost": float(c.mean())} for col, r, c in zip(columns, returns, costs)]
+    result = {"seeds": [col["seed"] for col in columns], "per_seed": per_seed,
               "episode_return": float(returns.mean()), "episode_cost": float(costs.mean())}
     if cfg["constraint"]["type"] == "var":  # the fraction of episodes whose cost reaches rho, P(C >= rho)
-        breached = costs >= float(cfg["constraint"]["rho"])
+        rho = np.asarray([col.get("constraint.rho", cfg["constraint"]["rho"]) for col in columns], float)
+        breached = costs >= rho[:, None]
         for entry, seed_breached in zip(per_seed, breached):
             entry["violation_probability"] = float(seed_breached.mean())
         result["violation_probability"] = float(breached.mean())
+    if cfg.get("sweep"):  # means per grid point
+        result["grid"] = []
+        for g, point in enumerate(grid.points(cfg)):
+            mine = [e for e in per_seed if e[grid.POINT_COLUMN] == g]
+            entry = {"index": g, "point": point, "label": grid.label(point)}
+            for name in ("episode_return", "episode_cost", "violation_probability"):
+                if name in mine[0]:
+                    entry[name] = float(np.mean([e[name] for e in mine]))
+            result["grid"].append(entry)
     return result

@@ -4,7 +4,8 @@
 * :func:`band` -- a curve with a shaded band (mean +- SD, optionally clipped);
 * :func:`seed_band` -- mean +- SD over seeds of a ``(seeds, x)`` array;
 * :func:`save_figure` -- the figure tail: tight layout, atomic PNG write, close; returns the path;
-* :func:`plot_runs` -- return / cost / violation-probability curves of run directories.
+* :func:`plot_runs` -- return / cost / violation-probability curves of run directories (one curve per grid
+  point of a swept run).
 """
 
 from __future__ import annotations
@@ -123,13 +124,15 @@ def plot_runs(run_dirs: list[Path], out: Path | None = None) -> Path:
     if any("violation_probability" in rows[0] for _, rows, _ in loaded):
         metrics.append("violation_probability")
     fig, axes = plt.subplots(1, len(metrics), figsize=(5 * len(metrics), 3.8))
+    swept_limit = any("constraint.limit" in (cfg.get("sweep") or {}) for cfg, _, _ in loaded)
     for ax, metric in zip(np.atleast_1d(axes), metrics):
         for cfg, rows, run_dir in loaded:
             if metric not in rows[0]:
                 continue
-            x, m, s = curves(rows, metric)
-            band(ax, x, m, s, label=f"{cfg['algo']} ({Path(run_dir).name})")
-        if metric == "episode_cost" and loaded[0][0]["constraint"]["type"] == "expected":
+            for point_rows, label in _curve_groups(cfg, rows, run_dir):
+                x, m, s = curves(point_rows, metric)
+                band(ax, x, m, s, label=label)
+        if metric == "episode_cost" and loaded[0][0]["constraint"]["type"] == "expected" and not swept_limit:
             ax.axhline(loaded[0][0]["constraint"]["limit"], color="k", ls="--", lw=1, label="cost limit")
         if metric == "violation_probability":
             ax.axhline(loaded[0][0]["constraint"].get("epsilon", 0), color="k", ls="--", lw=1, label="epsilon")
@@ -139,3 +142,14 @@ def plot_runs(run_dirs: list[Path], out: Path | None = None) -> Path:
         ax.grid(alpha=0.3)
     np.atleast_1d(axes)[0].legend(fontsize=7)
     return save_figure(fig, Path(out) if out else Path(run_dirs[0]) / "curves.png", dpi=110)
+
+
+def _curve_groups(cfg: dict, rows: list[dict], run_dir) -> list[tuple[list[dict], str]]:
+    """A run's rows and curve label: one group, or one per grid point of a swept run (:mod:`saferl.grid`)."""
+    from saferl import grid
+
+    name = f"{cfg['algo']} ({Path(run_dir).name})"
+    if not cfg.get("sweep"):
+        return [(rows, name)]
+    return [([r for r in rows if r.get(grid.POINT_COLUMN) == g], f"{cfg['algo']} {grid.label(point)}")
+            for g, point in enumerate(grid.points(cfg))]

@@ -3,9 +3,11 @@
 A run directory holds
 
 * ``config.yaml`` -- the fully resolved config;
-* ``progress.csv`` -- one row per logged iteration per seed;
+* ``progress.csv`` -- one row per logged iteration per seed (a swept run, :mod:`saferl.grid`: per grid
+  point and seed, with the point's index ``sweep_point`` and its coordinates, e.g. ``constraint.limit``);
 * ``summary.json`` -- algo, env, seeds, env_steps, timings and the ``final`` statistics
-  (mean, std and per-seed values over the last 10% of training);
+  (mean, std and per-seed values over the last 10% of training); a swept run has them per grid point
+  under ``grid`` (``[{"index", "point", "label", "final"}]``) and an empty ``final``;
 * ``checkpoints/latest.npz`` -- the whole vmapped training state as a plain ``.npz``
   (no pickle), with a JSON manifest inside that must match the config to load;
 * with the config's ``logger`` (:mod:`saferl.loggers`), ``tensorboard/`` and ``wandb/``: the same
@@ -29,6 +31,7 @@ import jax
 import numpy as np
 
 from saferl import config as configlib
+from saferl import grid as gridlib
 from saferl import loggers as loggerlib
 from saferl.runio import write_bytes_atomic, write_json_atomic, write_text_atomic
 
@@ -97,15 +100,17 @@ def _structure_difference(meta: dict, template_path_leaves) -> str:
 # --------------------------------------------------------------------------- progress and summary
 
 
-def progress_rows(metrics: dict, first_iteration: int, steps_per_iteration: int, seeds: list[int]) -> list[dict]:
-    """Turn a chunk's metrics ``{name: (seeds, iterations, ...)}`` into CSV rows."""
+def progress_rows(metrics: dict, first_iteration: int, steps_per_iteration: int, seeds: list) -> list[dict]:
+    """Turn a chunk's metrics ``{name: (runners, iterations, ...)}`` into CSV rows; ``seeds`` names each runner: a
+    seed id, or the runner's fixed columns (:func:`runner_columns`)."""
     host = {k: np.asarray(v) for k, v in metrics.items()}
     n_iter = next(iter(host.values())).shape[1]
+    fixed = [seed if isinstance(seed, dict) else {"seed": seed} for seed in seeds]
     rows = []
     for i in range(n_iter):
         iteration = first_iteration + i + 1
-        for s, seed in enumerate(seeds):
-            row = {"iteration": iteration, "env_steps": iteration * steps_per_iteration, "seed": seed}
+        for s, columns in enumerate(fixed):
+            row = {"iteration": iteration, "env_steps": iteration * steps_per_iteration, **columns}
             for name, value in host.items():
                 v = value[s, i]
                 row[name] = float(v) if np.ndim(v) == 0 else float(np.ravel(v)[0])
@@ -118,7 +123,9 @@ def write_progress(run_dir: Path, rows: list[dict]) -> None:
         return
     # the union of all rows' keys: a run resumed by a newer saferl may log a metric the older rows lack
     names = {k for row in rows for k in row}
-    columns = [k for k in FIXED_COLUMNS if k in names] + sorted(names - set(FIXED_COLUMNS))
+    fixed = [k for k in FIXED_COLUMNS if k in names]
+    coordinates = ([gridlib.POINT_COLUMN] if gridlib.POINT_COLUMN in names else []) + sorted(k for k in names if "." in k)
+    columns = fixed + coordinates + sorted(names - set(fixed) - set(coordinates))
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=columns)
     writer.writeheader()
@@ -137,7 +144,8 @@ def read_progress(run_dir: Path) -> list[dict]:
         for row in csv.DictReader(fh):
             parsed = {}
             for k, v in row.items():
-                parsed[k] = int(v) if k in ("iteration", "seed") else float(v) if v not in ("", None) else math.nan
+                parsed[k] = (int(v) if k in ("iteration", "seed", gridlib.POINT_COLUMN)
+                             else float(v) if v not in ("", None) else math.nan)
             rows.append(parsed)
         return rows
 
@@ -162,13 +170,28 @@ def final_statistics(rows: list[dict], metric: str, seeds: list[int]) -> dict | 
     }
 
 
-def write_summary(run_dir: Path, cfg: dict, rows: list[dict], timings: dict, interrupted: bool) -> dict:
-    seeds = seed_ids(cfg)
+def final_of(rows: list[dict], seeds: list[int]) -> dict:
+    """The ``final`` statistics of return, cost and (VaR) violation probability of ``rows``."""
     final = {}
     for metric in ("episode_return", "episode_cost", "violation_probability"):
         stats = final_statistics(rows, metric, seeds)
         if stats is not None:
             final[metric] = stats
+    return final
+
+
+def grid_summary(cfg: dict, rows: list[dict]) -> list[dict]:
+    """Per grid point of a swept run: its index, values, label and ``final`` statistics."""
+    seeds = seed_ids(cfg)
+    return [{"index": g, "point": point, "label": gridlib.label(point),
+             "final": final_of([r for r in rows if r.get(gridlib.POINT_COLUMN) == g], seeds)}
+            for g, point in enumerate(gridlib.points(cfg))]
+
+
+def write_summary(run_dir: Path, cfg: dict, rows: list[dict], timings: dict, interrupted: bool) -> dict:
+    seeds = seed_ids(cfg)
+    swept = bool(cfg.get("sweep"))
+    final = {} if swept else final_of(rows, seeds)
     env_steps = max((r["env_steps"] for r in rows), default=0)
     summary = {
         "algo": cfg["algo"],
@@ -182,6 +205,7 @@ def write_summary(run_dir: Path, cfg: dict, rows: list[dict], timings: dict, int
         "interrupted": interrupted,
         "constraint": cfg["constraint"],
         "final": final,
+        **({"grid": grid_summary(cfg, rows)} if swept else {}),
         **provenance_fields(run_dir, cfg, timings.get("wall_seconds", 0.0), resumed=bool(timings.get("resumed"))),
     }
     write_json_atomic(Path(run_dir) / "summary.json", summary)
@@ -210,6 +234,15 @@ def provenance_fields(run_dir: Path, cfg: dict, wall_seconds: float, resumed: bo
 
 def seed_ids(cfg: dict) -> list[int]:
     return [cfg["seed"] + i for i in range(cfg["seeds"])]
+
+
+def runner_columns(cfg: dict) -> list[dict]:
+    """Each runner's fixed progress columns, in the trainer's runner order: ``seed``, and on a swept run the grid
+    point's index (``sweep_point``) and coordinates before it."""
+    seeds = seed_ids(cfg)
+    if not cfg.get("sweep"):
+        return [{"seed": s} for s in seeds]
+    return [{gridlib.POINT_COLUMN: g, **point, "seed": s} for g, point in enumerate(gridlib.points(cfg)) for s in seeds]
 
 
 def load_run_config(run_dir: Path) -> dict:
@@ -377,7 +410,11 @@ def train(cfg: dict, run_dir: Path, resume: bool = False, show_progress: bool = 
     from saferl.trainer import Trainer
 
     run_dir = Path(run_dir)
-    loggerlib.check_extras(loggerlib.parse(cfg.get("logger") if loggers is None else loggers))  # before any work
+    names = loggerlib.parse(cfg.get("logger") if loggers is None else loggers)
+    loggerlib.check_extras(names)  # before any work
+    if cfg.get("sweep") and len(names) > 1:
+        raise RunError(f"--logger {','.join(names)}: a swept run logs to progress.csv only (every grid point, "
+                       f"`saferl plot` draws one curve per point); use --logger csv")
     trainer = Trainer(cfg)
     runners = trainer.init_all()
     start_chunk, rows = 0, []
@@ -395,7 +432,7 @@ def train(cfg: dict, run_dir: Path, resume: bool = False, show_progress: bool = 
     recorder = Recorder(run_dir, cfg, rows, show_progress, trainer.num_chunks * steps_per_chunk,
                         start_chunk * steps_per_chunk, resumed=resume, loggers=loggers)
     recorder.compile_seconds = compile_seconds
-    seeds = seed_ids(cfg)
+    seeds = runner_columns(cfg)
     interrupted = False
     chunk = start_chunk
     try:

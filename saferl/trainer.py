@@ -16,6 +16,11 @@ a *chunk* is a ``lax.scan`` over iterations, and :meth:`Trainer.compile_chunk` i
 where the chunk is jitted and vmapped over seeds, so S seeds run as one program; Python only
 runs between chunks (logging, checkpoints, progress).
 
+A swept config (:mod:`saferl.grid`) runs ``points x seeds`` runners in the same vmapped program: each runner
+gets its grid point's values as traced inputs (``Learner.hparams`` puts the hyper-parameters where the
+algorithm reads them while the program is traced; the constraint values go into ``AgentState.constraint``
+at init), and :meth:`Trainer.check_sweep` refuses a value that does not reach the program as a value.
+
 Compiled programs are kept for the life of the process (:func:`compiled_program`): a second
 trainer of the same config -- a resume, a notebook cell run again, another base seed -- runs
 the executable the first one compiled.
@@ -24,6 +29,7 @@ the executable the first one compiled.
 from __future__ import annotations
 
 import collections
+import contextlib
 import hashlib
 import json
 import math
@@ -33,6 +39,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from saferl import grid as gridlib
 from saferl import struct
 from saferl.algos import base as algos
 from saferl.core import constraints, networks
@@ -113,6 +120,12 @@ class Learner:
                                         **algo_cls.critic_options(1 + num_channels))
         self.algo = algo_cls(config["hparams"], self.actor, self.critics, self.constraint.kind,
                              self.constraint.surrogate)
+        self.derive_discounts()
+
+    def derive_discounts(self) -> None:
+        """Per-channel discounts, GAE lambdas and truncation ends from the algorithm's hyper-parameters (again
+        inside :meth:`hparams`, where they may be traced)."""
+        config = self.config
         var = self.constraint.kind == "var"
         gammas = list(self.algo.channel_gammas())
         if var:  # the risk channels accumulate C(tau) with the constraint's discount
@@ -130,19 +143,48 @@ class Learner:
         lambdas = self.algo.channel_lambdas()
         self.gae_lambdas = self.algo.hp["gae_lambda"] if lambdas is None else jnp.asarray(lambdas, jnp.float32)
 
-    def init_agent(self, key: jax.Array) -> algos.AgentState:
-        return self.algo.init(key, self.constraint)
+    @contextlib.contextmanager
+    def hparams(self, values: dict):
+        """Within this block the algorithm reads ``values`` (traced, a sweep's) for those hyper-parameters, and the
+        discounts derived from them follow; outside it, the config's."""
+        if not values:
+            yield
+            return
+        saved = (self.algo.hp, self.gammas, self.gae_lambdas, self.end_at_truncation)
+        self.algo.hp = {**self.algo.hp, **values}
+        try:
+            self.derive_discounts()
+            yield
+        finally:
+            self.algo.hp, self.gammas, self.gae_lambdas, self.end_at_truncation = saved
+
+    def init_agent(self, key: jax.Array, point: dict | None = None) -> algos.AgentState:
+        """The initial agent; with a sweep's grid ``point`` (traced values), its constraint and hyper-parameters."""
+        constraint = self.constraint
+        values = gridlib.constraint_of(point or {})
+        if values:
+            f32 = lambda x: jnp.asarray(x, jnp.float32)  # noqa: E731
+            changes = {"limit": f32(values[k]) for k in ("limit", "rho") if k in values}
+            if "epsilon" in values:
+                changes["epsilon"] = f32(values["epsilon"])
+            constraint = constraint.replace(**changes)
+        with self.hparams(gridlib.hparams_of(point or {})):
+            return self.algo.init(key, constraint)
 
     def init_episodes(self) -> dict:
         return initial_episodes(self.env_cost_channels, self.constraint.kind == "var",
                                 constraints.window(self.config["constraint"]))
 
-    def make_batch(self, agent: algos.AgentState, episodes: dict, traj: Trajectory) -> Batch:
+    def make_batch(self, agent: algos.AgentState, episodes: dict, traj: Trajectory, key: jax.Array | None = None) -> Batch:
         """Critics and GAE on the block (on the algorithm's :meth:`~saferl.algos.base.Algorithm.prepare_trajectory`),
-        with the episode estimates filled in."""
+        with the episode estimates filled in.  With ``key``, the algorithm's
+        :meth:`~saferl.algos.base.Algorithm.channel_value_noise` (if any) corrupts the critics' values before GAE;
+        its draws come from ``fold_in(key, ...)``, so the update's own random stream is the same with or without it."""
         traj = self.algo.prepare_trajectory(agent, traj)
+        noise = self.algo.channel_value_noise() if key is not None else None
         batch = make_batch(traj, self.critics, agent.critic_params, self.gammas, self.gae_lambdas,
-                           self.end_at_truncation)
+                           self.end_at_truncation, value_noise=noise,
+                           noise_key=None if noise is None else jax.random.fold_in(key, VALUE_NOISE_STREAM))
         # No episode finished in this batch: the previous estimate is carried, and before the first
         # finished episode that is the NaN initial one (unknown, never zero: see ``learn``).
         levels = self.algo.risk_levels(agent)
@@ -162,7 +204,7 @@ class Learner:
         is in every iteration's metrics, and on a held step the algorithm's own metrics are NaN
         (missing: they describe no update).  PPO and TRPO ignore the constraint and always learn.
         """
-        batch = self.make_batch(agent, episodes, traj)
+        batch = self.make_batch(agent, episodes, traj, key)
         # each class declares it itself (base.Algorithm.__init_subclass__): PPO-Lag is a PPO, TRPO-Lag a TRPO
         needs = bool(self.algo.needs_cost_estimate)
         skip = jnp.zeros((), bool)
@@ -209,6 +251,10 @@ class Learner:
         return metrics
 
 
+#: fold_in constant of the value-noise draws (Learner.make_batch)
+VALUE_NOISE_STREAM = 0x7A1E
+
+
 def iteration_schedule(config: dict, steps_per_iteration: int) -> tuple[int, int]:
     """``(iterations_per_chunk, num_chunks)`` for the config's ``total_steps``."""
     iterations = max(1, math.ceil(config["total_steps"] / steps_per_iteration))
@@ -240,12 +286,17 @@ class Trainer:
         self.steps_per_iteration = self.num_steps * int(config["num_envs"])
         self.iterations_per_chunk, self.num_chunks = iteration_schedule(config, self.steps_per_iteration)
         self.total_iterations = self.num_chunks * self.iterations_per_chunk
+        self.grid = gridlib.points(config)  # [{}] without a sweep
+        self.swept = bool(config.get("sweep"))
+        self.num_runners = len(self.grid) * int(config["seeds"])
 
     # ------------------------------------------------------------------ pure functions
-    def init(self, key: jax.Array) -> RunnerState:
+    def init(self, key: jax.Array, point: dict | None = None) -> RunnerState:
         k_agent, k_env, k_run = jax.random.split(key, 3)
-        agent = self.learner.init_agent(k_agent)
-        env_state, obs = self.venv.reset(k_env, self.algo.rollout_env_params(agent, self.env_params))
+        agent = self.learner.init_agent(k_agent, point)
+        with self.learner.hparams(gridlib.hparams_of(point or {})):
+            env_params = self.algo.rollout_env_params(agent, self.env_params)
+        env_state, obs = self.venv.reset(k_env, env_params)
         return RunnerState(agent, env_state, obs, k_run, self.learner.init_episodes(), jnp.zeros((), jnp.int32),
                            jnp.zeros((), jnp.float32))
 
@@ -260,7 +311,11 @@ class Trainer:
         env_state, obs, traj = self.collect(runner, key)
         return env_state, obs, self.learner.make_batch(runner.agent, runner.episodes, traj)
 
-    def iteration(self, runner: RunnerState):
+    def iteration(self, runner: RunnerState, point: dict | None = None):
+        with self.learner.hparams(gridlib.hparams_of(point or {})):
+            return self._iteration(runner)
+
+    def _iteration(self, runner: RunnerState):
         key, k_roll, k_upd = jax.random.split(runner.key, 3)
         env_state, obs, traj = self.collect(runner, k_roll)
         agent, episodes, metrics = self.learner.learn(runner.agent, runner.episodes, traj, k_upd)
@@ -268,24 +323,86 @@ class Trainer:
                              runner.env_steps + self.steps_per_iteration)
         return runner, metrics
 
-    def chunk(self, runner: RunnerState):
+    def chunk(self, runner: RunnerState, point: dict | None = None):
         def body(r, _):
-            return self.iteration(r)
+            return self.iteration(r, point)
 
         return jax.lax.scan(body, runner, None, length=self.iterations_per_chunk)
 
     # ------------------------------------------------------------------ compiled, all seeds
     def seed_keys(self) -> jax.Array:
-        return seed_keys(self.config)
+        """One key per runner: the seeds' keys, repeated for every grid point of a sweep (point-major)."""
+        keys = seed_keys(self.config)
+        return jnp.tile(keys, (len(self.grid), 1)) if self.swept else keys
+
+    def point_values(self) -> dict:
+        """A sweep's values per runner, ``{key: (points * seeds,)}`` float32 (empty without a sweep)."""
+        seeds = int(self.config["seeds"])
+        return {key: jnp.repeat(jnp.asarray([p[key] for p in self.grid], jnp.float32), seeds)
+                for key in self.config.get("sweep") or {}}
+
+    def init_shapes(self) -> RunnerState:
+        """The shapes of every runner's initial state (nothing compiled)."""
+        if not self.swept:
+            return jax.eval_shape(jax.vmap(self.init), self.seed_keys())
+        return jax.eval_shape(jax.vmap(self.init), self.seed_keys(), self.point_values())
 
     def init_all(self) -> RunnerState:
         keys = self.seed_keys()
-        return compiled_program(self, "init", jax.vmap(self.init), keys)(keys)
+        if not self.swept:
+            return compiled_program(self, "init", jax.vmap(self.init), keys)(keys)
+        args = (keys, self.point_values())
+        self.check_sweep()
+        return compiled_program(self, "init", lambda a: jax.vmap(self.init)(*a), args)(args)
 
     def compile_chunk(self, runners: RunnerState, reuse: bool = True):
         """The vmapped chunk, compiled for ``runners``' shapes (the one place it is compiled); ``reuse=False``
-        compiles it afresh even when this process has it already (``saferl bench`` times the compile)."""
-        return compiled_program(self, "chunk", jax.vmap(self.chunk), runners, reuse=reuse)
+        compiles it afresh even when this process has it already (``saferl bench`` times the compile).  A swept
+        program takes the grid's values as a second input; the function returned takes the runners alone."""
+        if not self.swept:
+            return compiled_program(self, "chunk", jax.vmap(self.chunk), runners, reuse=reuse)
+        points = self.point_values()
+        program = compiled_program(self, "chunk", lambda a: jax.vmap(self.chunk)(*a), (runners, points), reuse=reuse)
+        return lambda r: program((r, points))
+
+    def check_sweep(self) -> None:
+        """Refuse (``ValueError`` naming it) a swept value that does not reach the traced program as a value: one the
+        algorithm turns into a Python number or branches on, or never reads inside init or the chunk (a wrapper built
+        once from the config).  Traces init and the chunk, compiles nothing."""
+        points = self.point_values()
+        keys = self.seed_keys()
+        try:
+            self._used_sweep_inputs(points, keys)
+        except _CONCRETE as err:
+            for key in points:  # which one: trace each alone
+                try:
+                    self._used_sweep_inputs({key: points[key]}, keys)
+                except _CONCRETE:
+                    raise ValueError(f"sweep {key}: {self.config['algo']} reads it as a Python number (a branch or a "
+                                     f"loop length), so it cannot be swept inside one program; run one job per value "
+                                     f"(saferl sweep GRID.yaml)") from None
+            raise ValueError(f"sweep {', '.join(points)}: the program cannot be traced with these values traced "
+                             f"({type(err).__name__})") from None
+
+    def _used_sweep_inputs(self, points: dict, keys) -> None:
+        init = jax.make_jaxpr(jax.vmap(self.init))(keys, points)
+        runners = jax.eval_shape(jax.vmap(self.init), keys, points)
+        chunk = jax.make_jaxpr(jax.vmap(self.chunk))(runners, points)
+        names = sorted(points)  # a dict's leaves come in sorted key order, after the other argument's
+        used = set()
+        for closed in (init, chunk):
+            invars = closed.jaxpr.invars[-len(names):]
+            reads = {id(v) for eqn in closed.jaxpr.eqns for v in eqn.invars} | {id(v) for v in closed.jaxpr.outvars}
+            used |= {name for name, var in zip(names, invars) if id(var) in reads}
+        unused = [name for name in names if name not in used]
+        if unused:
+            raise ValueError(f"sweep {unused[0]}: {self.config['algo']} does not read it inside the compiled program "
+                             f"(it is fixed when the program is built), so it cannot be swept inside one program; "
+                             f"run one job per value (saferl sweep GRID.yaml)")
+
+
+_CONCRETE = (jax.errors.ConcretizationTypeError, jax.errors.TracerIntegerConversionError,
+             jax.errors.TracerArrayConversionError)
 
 
 #: The programs this process compiled, by :func:`program_key`, least recently used first out.
@@ -299,6 +416,11 @@ def program_key(trainer: Trainer, kind: str, args) -> str:
     environment and algorithm classes it was built from, the program kind, and its arguments' structure, shapes and
     dtypes."""
     config = {k: v for k, v in training_config(trainer.config).items() if k != "seed"}
+    if config.get("sweep"):  # a sweep's values are inputs: only its keys shape the program
+        for key in config["sweep"]:
+            section, _, name = key.partition(".")
+            config[section] = {k: v for k, v in config[section].items() if k != name}
+        config["sweep"] = sorted(config["sweep"])
     leaves, treedef = jax.tree.flatten(args)
     shapes = [(tuple(np.shape(x)), str(jnp.asarray(x).dtype)) for x in leaves]
     classes = [f"{type(c).__module__}.{type(c).__qualname__}@{id(type(c))}" for c in (trainer.base_env, trainer.algo)]

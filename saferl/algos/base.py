@@ -157,6 +157,11 @@ class Algorithm:
         """GAE lambda of each critic channel (reward first), or None: ``hparams.gae_lambda`` for every channel."""
         return None
 
+    def channel_value_noise(self):
+        """A standard deviation per critic channel (reward first) of white noise added to the critics' values before
+        GAE (:meth:`saferl.trainer.Learner.make_batch`; C-TRPO's cost-noise ablation), or None: no noise."""
+        return None
+
     def channel_ends_at_truncation(self) -> tuple[float, ...] | None:
         """Per critic channel (reward first), 1 where the channel's return ends at the time limit (truncation counts
         as termination, :func:`saferl.core.rollout.gae`), 0 where it bootstraps; None: every channel bootstraps."""

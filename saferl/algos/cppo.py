@@ -87,6 +87,6 @@ class CPPO(PPOLag):
 
     def next_eta(self, agent, batch):
         eta, _ = eta_step(agent.extra["eta"], batch.episode_discounted_cost[:, 0], batch.episode_done,
-                          agent.constraint.epsilon, float(self.hp["eta_lr"]),
+                          agent.constraint.epsilon, self.hp["eta_lr"],
                           jnp.asarray(agent.constraint.limit, jnp.float32))
         return eta

@@ -47,8 +47,8 @@ class CUP(PPOLag):
 
     def projection_coefficient(self):
         """(1 - gamma_c lambda) / (1 - gamma_c), the GAE factor of CUP's bound."""
-        gamma = float(self.hp["cost_gamma"])
-        return (1.0 - gamma * float(self.hp["gae_lambda"])) / (1.0 - gamma)
+        gamma = self.hp["cost_gamma"]
+        return (1.0 - gamma * self.hp["gae_lambda"]) / (1.0 - gamma)
 
     def projection_loss(self, agent, dist, log_prob, mb):
         """Eq. 10 on a minibatch, and its mean KL(pi_theta || pi_{k+1/2}) for the early stop."""

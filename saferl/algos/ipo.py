@@ -60,8 +60,8 @@ class IPO(PPO):
 
     def penalty(self, agent, batch):
         """kappa_i of every constraint (:func:`barrier_penalty`)."""
-        return barrier_penalty(*self.constraint_values(agent, batch), float(self.hp["barrier_t"]),
-                               float(self.hp["penalty_max"]))
+        return barrier_penalty(*self.constraint_values(agent, batch), self.hp["barrier_t"],
+                               self.hp["penalty_max"])
 
     def recovering(self, agent, batch):
         """Per constraint: whether it is infeasible (J_c,i >= b_i) and ``infeasible`` is ``recover``."""

@@ -84,14 +84,13 @@ class Lagrangian:
         shape = jnp.shape(agent.extra["lagrange"].multiplier)
         cost_estimate, limit = jnp.reshape(cost_estimate, shape), jnp.reshape(limit, shape)
         if hp["lagrange_optimizer"] == "pid":
-            state = lagrange.pid_update(agent.extra["lagrange"], cost_estimate, limit, float(hp["pid_kp"]),
-                                        float(hp["pid_ki"]), float(hp["pid_kd"]), float(hp["pid_p_ema"]),
-                                        float(hp["pid_d_ema"]), float(hp["pid_max"]))
+            state = lagrange.pid_update(agent.extra["lagrange"], cost_estimate, limit, hp["pid_kp"], hp["pid_ki"],
+                                        hp["pid_kd"], hp["pid_p_ema"], hp["pid_d_ema"], hp["pid_max"])
         else:
             state = lagrange.update(agent.extra["lagrange"], cost_estimate, limit, hp["lagrange_optimizer"],
                                     hp["lagrange_lr"])
         if "multiplier_max" in hp:  # FOCOPS' nu_max, CUP's upper bound
-            state = state.replace(multiplier=jnp.minimum(state.multiplier, float(hp["multiplier_max"])))
+            state = state.replace(multiplier=jnp.minimum(state.multiplier, hp["multiplier_max"]))
         agent = agent.replace(extra={**agent.extra, "lagrange": state})
         return agent, {**channel_metrics("lagrange_multiplier", state.multiplier),
                        **channel_metrics("cost_estimate", cost_estimate)}

@@ -51,7 +51,7 @@ class P3O(PPO):
 
     def slack(self, agent, batch):
         cost, limit = self.constraint_values(agent, batch)
-        return (1.0 - float(self.hp["cost_gamma"])) * (cost - limit)
+        return (1.0 - self.hp["cost_gamma"]) * (cost - limit)
 
     def before_update(self, agent, batch):
         return agent, {**channel_metrics("cost_slack", self.slack(agent, batch)),

@@ -41,7 +41,7 @@ def _optimizer(kind: str, lr: float) -> optax.GradientTransformation:
 
 def init(initial: float, kind: str = "adam", lr: float = 0.035, shape: tuple[int, ...] = ()) -> LagrangeState:
     """Multipliers of shape ``shape`` (``()``: one constraint; ``(m,)``: one per constraint), all ``initial``."""
-    multiplier = jnp.full(shape, max(float(initial), 0.0), jnp.float32)
+    multiplier = jnp.full(shape, jnp.maximum(jnp.asarray(initial, jnp.float32), 0.0), jnp.float32)  # traced in a sweep
     return LagrangeState(multiplier, _optimizer(kind, lr).init(multiplier))
 
 
@@ -69,7 +69,7 @@ def pid_init(initial: float = 0.0, d_delay: int = 10, shape: tuple[int, ...] = (
     if int(d_delay) < 1:
         raise ValueError(f"pid_d_delay must be an integer >= 1, got {d_delay!r}")
     z = jnp.zeros(shape, jnp.float32)
-    return PIDLagrangeState(jnp.full(shape, max(float(initial), 0.0), jnp.float32), z, z,
+    return PIDLagrangeState(jnp.full(shape, jnp.maximum(jnp.asarray(initial, jnp.float32), 0.0), jnp.float32), z, z,
                             jnp.zeros((int(d_delay),) + tuple(shape), jnp.float32), jnp.zeros(shape, bool))
 
 

@@ -132,11 +132,19 @@ def gae(rewards, values, next_values, terminated, done, gammas, lam, end_at_trun
     return advantages, advantages + values
 
 
-def make_batch(traj: Trajectory, critics, critic_params, gammas, lam, end_at_truncation=None) -> Batch:
+def make_batch(traj: Trajectory, critics, critic_params, gammas, lam, end_at_truncation=None, value_noise=None,
+               noise_key=None) -> Batch:
     """Evaluate the critics on the whole block and compute GAE for every channel
-    (``end_at_truncation``: see :func:`gae`)."""
+    (``end_at_truncation``: see :func:`gae`).  ``value_noise`` (a standard deviation per channel) adds white
+    noise to the critics' values and bootstrap values before GAE (the C-TRPO paper's App. D.3 corruption of the
+    cost value estimate), drawn from ``noise_key``."""
     values = critics.apply(critic_params, traj.obs)
     next_values = critics.apply(critic_params, traj.final_obs)
+    if value_noise is not None:
+        k_values, k_next = jax.random.split(noise_key)
+        scale = jnp.asarray(value_noise, values.dtype)
+        values = values + scale * jax.random.normal(k_values, values.shape, values.dtype)
+        next_values = next_values + scale * jax.random.normal(k_next, next_values.shape, next_values.dtype)
     signals = jnp.concatenate([traj.reward[..., None], traj.cost], axis=-1)
     done = jnp.logical_or(traj.terminated, traj.truncated)
     advantages, returns = gae(signals, values, next_values, traj.terminated, done, gammas, lam, end_at_truncation)

@@ -1,7 +1,10 @@
 """``canary-fig5``: the Canary paper's Fig. 5, Canary on IcyLake with several violation thresholds eps.
 
 The probability that the cost return reaches 15 during training, mean and SD over seeds (the paper
-uses 500 seeds; seeds are vmapped in one program per eps).  Its scales are its own (many seeds on
+uses 500 seeds).  Every eps and seed trains in one program: eps is swept inside it (:mod:`saferl.grid`,
+``constraint.epsilon`` as a vmapped axis beside the seeds), so a point's runners are what a separate
+run per eps would train (tests/test_grid.py checks that equality for a grid of constraint and
+hyper-parameter values).  Its scales are its own (many seeds on
 a small environment), not the shared deep-RL ones.
 """
 
@@ -12,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from saferl import config as configlib
-from saferl import metrics, plotting, runs
+from saferl import grid, metrics, plotting, runs
 from saferl.reproduce import deep_rl
 from saferl.reproduce.deep_rl import SMALL_NETS, per_seed_series, train_or_resume
 from saferl.reproduce.framework import Scale, target
@@ -22,7 +25,7 @@ FIG5_EPSILONS = (0.01, 0.05, 0.1, 0.2)
 _UNIT = "env steps per seed"
 FIG5_SCALES = {
     "smoke": Scale(steps=20_000, seeds=4, wall_s=60, unit=_UNIT,
-                   params={"epsilons": (0.2,), "config": {"iterations_per_chunk": 1}}),
+                   params={"epsilons": (0.1, 0.2), "config": {"iterations_per_chunk": 1}}),
     "demo": Scale(steps=150_000, seeds=8, wall_s=225, unit=_UNIT, params={"epsilons": FIG5_EPSILONS}),
     "cpu": Scale(steps=300_000, seeds=32, wall_s=1_500, unit=_UNIT, params={"epsilons": FIG5_EPSILONS}),
     "full": Scale(steps=1_000_000, seeds=500, wall_s=None, unit=_UNIT, params={"epsilons": FIG5_EPSILONS},
@@ -42,21 +45,26 @@ def fig5_checks(rows: list[dict]) -> dict:
 def fig5(scale: Scale, out: Path) -> dict:
     plt = plotting.pyplot()
     rows, curves = [], {}
-    for eps in scale["epsilons"]:
-        user = {"algo": "canary", "env": "IcyLake", "total_steps": scale.steps, "seeds": scale.seeds,
-                "network": SMALL_NETS, "constraint": {"type": "var", "rho": FIG5_RHO, "epsilon": eps, "gamma_c": 1.0},
-                **scale.get("config", {})}
-        cfg = configlib.resolve(user)
-        run_dir = out / "runs" / f"eps_{eps:g}"
-        summary = train_or_resume(cfg, run_dir, show_progress=scale.name != "smoke")
-        progress = runs.read_progress(run_dir)
-        seeds = runs.seed_ids(cfg)
+    epsilons = list(scale["epsilons"])
+    user = {"algo": "canary", "env": "IcyLake", "total_steps": scale.steps, "seeds": scale.seeds,
+            "network": SMALL_NETS, "constraint": {"type": "var", "rho": FIG5_RHO, "epsilon": epsilons[0], "gamma_c": 1.0},
+            **scale.get("config", {})}
+    if len(epsilons) > 1:
+        user["sweep"] = {"constraint.epsilon": epsilons}
+    cfg = configlib.resolve(user)
+    run_dir = out / "runs" / "epsilon_sweep"
+    summary = train_or_resume(cfg, run_dir, show_progress=scale.name != "smoke")
+    all_rows = runs.read_progress(run_dir)
+    seeds = runs.seed_ids(cfg)
+    for index, eps in enumerate(epsilons):
+        progress = [r for r in all_rows if r.get(grid.POINT_COLUMN, 0) == index]
+        point_final = summary["grid"][index]["final"] if cfg.get("sweep") else summary["final"]
         violation = per_seed_series(progress, "violation_probability", seeds)
         steps = np.asarray(sorted({r["env_steps"] for r in progress}), float)
         mean, sd = np.nanmean(violation, axis=0), np.nanstd(violation, axis=0)
         curves[eps] = (steps, mean, sd)
         p_hat = metrics.breach_rate(violation, np.nan_to_num(per_seed_series(progress, "episodes", seeds)))
-        final = summary["final"]["episode_return"]["per_seed"]
+        final = point_final["episode_return"]["per_seed"]
         _, p_lo, p_hi = deep_rl.bootstrap_mean(p_hat)
         rows.append({"epsilon": eps, "rho": FIG5_RHO, "seeds": cfg["seeds"], "env_steps_per_seed": summary["env_steps"],
                      "P_hat": float(np.nanmean(p_hat)), "P_hat_lo": p_lo, "P_hat_hi": p_hi,
@@ -77,4 +85,4 @@ def fig5(scale: Scale, out: Path) -> dict:
     return {"rows": rows, "figures": [name],
             "settings": {"rho": FIG5_RHO, "gamma_c": 1.0, "network": SMALL_NETS,
                          "seeds": scale.seeds, "steps": scale.steps, "epsilons": scale["epsilons"]},
-            "note": "the paper uses 500 seeds; seeds are vmapped in one program per epsilon"}
+            "note": "the paper uses 500 seeds; every epsilon and seed trains in one program (an in-program sweep)"}
