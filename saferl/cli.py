@@ -1,4 +1,4 @@
-"""The ``saferl`` command line: train, eval, list, plot, bench, reproduce.
+"""The ``saferl`` command line: train, eval, list, plot, bench, show, reproduce, sweep.
 
 Bad input gives a one-line ``saferl: error: ...`` naming the problem and exit
 status 2; nothing already written is touched.
@@ -243,6 +243,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tune", action="store_true",
                    help="targets that support it (svae-table1): re-select hyper-parameters by the paper's procedure first")
     p.set_defaults(func=_cmd_reproduce)
+
+    from saferl import sweep  # saferl sweep GRID.yaml: one job per (algo, env, overrides), locally or on Ray
+
+    sweep.add_parser(sub)
     return parser
 
 
