@@ -22,10 +22,13 @@ def smoke_dir(tmp_path_factory):
 #: smoke runs that repeat a program kind another test compiles (SCPO on a ball task: scpo-fig5; Canary on IcyLake:
 #: test_canary; PPO-Lag: test_ppo), run by make test-slow (docs/design.md, "make test's time budget")
 SLOW_SMOKES = {"scpo-cartsafe", "scpo-fig15", "canary-fig5", "canary-theorem42", "safety-demo"}
+# targets whose end-to-end smoke is their own test file's (a shared out dir, so that the second reuses the first's
+# runs): tests/test_ctrpo_benchmark.py, tests/test_ctrpo_ablations.py
+OWN_SMOKES = {"ctrpo-table1", "ctrpo-fig3", "ctrpo-beta", "ctrpo-hysteresis", "ctrpo-cost-noise", "ctrpo-phi"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_SMOKES else n
-                                  for n in sorted(reproduce.targets())])
+                                  for n in sorted(reproduce.targets()) if n not in OWN_SMOKES])
 def test_smoke_scale_writes_results_json_and_a_figure(name, smoke_dir):
     out = smoke_dir / name
     result = reproduce.run(name, "smoke", out)

@@ -24,6 +24,8 @@ from saferl.reproduce.framework import SCALE_NAMES, Scale, Target, get, record_r
 from saferl.reproduce import foundation_pointgoal  # noqa: E402,F401  (deep RL)
 from saferl.reproduce import safety_demo  # noqa: E402,F401
 from saferl.reproduce import ctrpo_pointgoal  # noqa: E402,F401
+from saferl.reproduce import ctrpo_table1  # noqa: E402,F401
+from saferl.reproduce import ctrpo_fig3  # noqa: E402,F401
 from saferl.reproduce import canary_table1  # noqa: E402,F401
 from saferl.reproduce import canary_fig5  # noqa: E402,F401
 from saferl.reproduce import canary_theory  # noqa: E402,F401

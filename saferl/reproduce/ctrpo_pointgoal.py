@@ -97,10 +97,16 @@ def pointgoal_checks(rows: list[dict]) -> dict:
     return checks
 
 
+def plan_pointgoal(scale: Scale, out: Path) -> list[tuple[Path, dict]]:
+    """The run directories and resolved configs :func:`run_pointgoal` trains at ``scale`` (framework ``plan``)."""
+    base = {"constraint": {"type": "expected", "limit": 25.0}, **deep_rl.train_settings(scale)}
+    return deep_rl.plan_runs(deep_rl.methods_at(POINTGOAL_METHODS, scale), "PointGoal1", out, base)
+
+
 @target("ctrpo-pointgoal", "C-TRPO (with and without hysteresis) vs CPO (plain, with hysteresis, with a learned "
         "margin), PCPO (plain, margin), TRPO-Lag (Adam, SGD, PID dual), PPO-Lag, CPPO-PID, FOCOPS, IPO, P3O, CUP, "
         "TRPO on PointGoal1, cost limit 25 (+ cost regret)",
-        scales=deep_rl.scales(runs=len(POINTGOAL_METHODS), smoke=SMOKE), checks=pointgoal_checks)
+        scales=deep_rl.scales(runs=len(POINTGOAL_METHODS), smoke=SMOKE), checks=pointgoal_checks, plan=plan_pointgoal)
 def run_pointgoal(scale: Scale, out: Path) -> dict:
     base = {"constraint": {"type": "expected", "limit": 25.0}, **deep_rl.train_settings(scale)}
     methods = deep_rl.methods_at(POINTGOAL_METHODS, scale)

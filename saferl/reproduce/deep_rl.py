@@ -6,7 +6,8 @@ scale) that ``foundation-pointgoal``, ``ctrpo-pointgoal`` and ``canary-table1`` 
 per-scale overrides declared as data.  :func:`train_or_resume` trains a run, finishes an
 interrupted one or reuses a finished one (recording which in results.json);
 :func:`compare_algorithms` trains several methods on one environment and returns rows with the
-papers' metrics and bootstrap confidence intervals, and the learning-curve figure.
+papers' metrics and bootstrap confidence intervals, and the learning-curve figure;
+:func:`plan_runs` lists the run directories and configs it trains, without training.
 """
 
 from __future__ import annotations
@@ -142,16 +143,23 @@ def _flat_keys(node, prefix=""):
     return [k for key, value in node.items() for k in _flat_keys(value, f"{prefix}{key}.")]
 
 
+def plan_runs(methods: list[tuple[str, str, dict]], env: str, out: Path, base: dict) -> list[tuple[Path, dict]]:
+    """``(run directory, resolved config)`` of every run :func:`compare_algorithms` trains for the same arguments,
+    in its order: ``out/runs/<row name>`` (:func:`run_dir_name` of the units-labelled method)."""
+    planned = []
+    for label, algo, overrides in methods:
+        cfg = configlib.resolve(configlib.merge(configlib.merge(base, {"algo": algo, "env": env}), overrides))
+        planned.append((Path(out) / "runs" / run_dir_name(units_label(label, cfg)), cfg))
+    return planned
+
+
 def compare_algorithms(methods: list[tuple[str, str, dict]], env: str, out: Path, base: dict,
                        show_progress: bool = True) -> dict:
     """Train ``methods`` = [(label, algo, config overrides)] on ``env``; rows + curves figure."""
     out = Path(out)
     rows, run_dirs = [], []
-    for label, algo, overrides in methods:
-        user = configlib.merge(configlib.merge(base, {"algo": algo, "env": env}), overrides)
-        cfg = configlib.resolve(user)
+    for (label, algo, overrides), (run_dir, cfg) in zip(methods, plan_runs(methods, env, out, base)):
         name = units_label(label, cfg)
-        run_dir = out / "runs" / run_dir_name(name)
         summary = train_or_resume(cfg, run_dir, show_progress)
         run_dirs.append(run_dir)
         progress = runs.read_progress(run_dir)

@@ -21,6 +21,12 @@ A target is a function ``fn(scale: Scale, out: Path, **options) -> dict`` declar
   claims, the issue's acceptance); the framework computes them from the rows and writes them to
   results.json under ``"checks"`` (a target does not compute or return checks itself).
 * ``options`` names the keyword options the target accepts (``svae-table1``: ``tune``).
+* ``plan`` (optional) is a function ``plan(scale: Scale, out: Path, **options) -> [(run_dir, cfg)]``: every
+  run directory the target would train at that scale into ``out`` with its resolved config, in training
+  order, without training anything.  It is stored on the target as ``Target.plan`` (None when not given),
+  so that runs can be trained elsewhere first (``tgt.plan(tgt.scale("cpu"), out)``, e.g. on a cluster);
+  running the target afterwards reuses them (``deep_rl.train_or_resume``).  Its tests check that the plan
+  is what the target trains.
 
 The function returns ``{"rows": [...], "figures": [PNG names written into out], ...}`` with any
 other JSON-serialisable entries (settings, fitted slopes).  The framework writes
@@ -115,6 +121,8 @@ class Target:
     checks: tuple[Check, ...]
     options: tuple[str, ...]
     fn: Callable[..., dict]
+    #: ``plan(scale, out, **options) -> [(run_dir, resolved config)]``: the runs the target trains (None: not declared)
+    plan: Callable[..., list] | None = None
 
     def scale(self, name: str) -> Scale:
         if name not in self.scales:
@@ -141,7 +149,7 @@ _TARGETS: dict[str, Target] = {}
 
 
 def target(name: str, description: str, scales: Mapping[str, Scale], checks: Check | Sequence[Check] = (),
-           options: Sequence[str] = ()):
+           options: Sequence[str] = (), plan: Callable[..., list] | None = None):
     """Declare a reproduce target (see the module docstring); the scales are validated here."""
     if name in _TARGETS:
         raise ValueError(f"reproduce target {name!r} is declared twice")
@@ -173,9 +181,12 @@ def target(name: str, description: str, scales: Mapping[str, Scale], checks: Che
     options = tuple(options)
     if not all(isinstance(o, str) and o.isidentifier() for o in options):
         raise ValueError(f"target {name}: options must be keyword names, got {options!r}")
+    if plan is not None and not callable(plan):
+        raise TypeError(f"target {name}: plan must be a function plan(scale, out, **options), "
+                        f"not {type(plan).__name__}")
 
     def deco(fn):
-        _TARGETS[name] = Target(name, description, bound, checks, options, fn)
+        _TARGETS[name] = Target(name, description, bound, checks, options, fn, plan)
         return fn
 
     return deco

@@ -1,0 +1,339 @@
+"""ctrpo-table1 and ctrpo-fig3: the paper's numbers, the aggregation math by hand, the claims on the paper's own
+numbers, plan() against what the targets train (a fake trainer writes the runs), and a real smoke of both (slow)."""
+
+import itertools
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from saferl import config as configlib
+from saferl import reproduce, runs
+from saferl.reproduce import ctrpo_fig3 as fig3
+from saferl.reproduce import ctrpo_pointgoal
+from saferl.reproduce import ctrpo_table1 as table1
+
+PAPER_TEXT = Path("/work/shared/papers/c-trpo-constrained-trust-region.txt")
+PAPER_METHODS = ["C-TRPO", "TRPO-Lag", "CPPO-PID", "P3O", "PCPO", "CPO", "CUP", "FOCOPS", "PPO-Lag", "IPO"]
+
+
+# --------------------------------------------------------------------------- the paper's numbers
+
+
+def test_paper_table1_has_every_method_task_and_quantity():
+    assert sorted(table1.PAPER_TABLE1) == sorted(PAPER_METHODS)
+    for method, quantities in table1.PAPER_TABLE1.items():
+        assert list(quantities) == list(table1.QUANTITIES)
+        for name, cells in quantities.items():
+            assert len(cells) == len(table1.TASKS) == len(table1.PAPER_COLUMNS), (method, name)
+            for value, minus, plus in cells:
+                assert minus >= 0 and plus >= 0, (method, name, value)
+    # the PointGoal column agrees with ctrpo-pointgoal's own transcription of it
+    column = table1.TASKS.index("PointGoal1")
+    for method, paper in ctrpo_pointgoal.PAPER_POINTGOAL.items():
+        assert tuple(table1.PAPER_TABLE1[method][q][column] for q in table1.QUANTITIES) == paper, method
+
+
+@pytest.mark.skipif(not PAPER_TEXT.is_file(), reason="the paper's text is not on this machine")
+def test_paper_table1_is_the_papers_text():
+    line = next(t for t in PAPER_TEXT.read_text().splitlines() if t.startswith("AntVelocity HalfCheetahVelocity"))
+    assert line.split()[:8] == list(table1.PAPER_COLUMNS)
+    names = {"C-TRPO": "C-TRPO (OURS)", "TRPO-Lag": "TRPO-LAG", "PPO-Lag": "PPO-LAG"}
+    starts = sorted((line.index(f" {names.get(m, m)} $V_{{r}}$"), m) for m in PAPER_METHODS)
+    for (start, method), (end, _) in zip(starts, starts[1:] + [(len(line), None)]):
+        cells = [(float(v), abs(float(lo)), float(hi))
+                 for v, lo, hi in re.findall(r"(-?\d+\.\d) ± (-?\d+\.\d)/(\d+\.\d)", line[start:end])]
+        ours = [cell for q in table1.QUANTITIES for cell in table1.PAPER_TABLE1[method][q]]
+        assert cells == ours, method
+
+
+def test_paper_fig3_groups_read_from_its_intervals():
+    for method, scores in fig3.PAPER_FIG3.items():
+        for value, lo, hi in scores:
+            assert lo <= value <= hi, method
+        (_, lo, hi) = scores[0]
+        # the figure's two groups: "probably safe" exactly where the interval lies below 0
+        assert (fig3.PAPER_GROUPS[method] == "probably_safe") == (hi < 0.0), method
+    three_way = {m: fig3.group_of(s[0][1], s[0][2]) for m, s in fig3.PAPER_FIG3.items()}
+    assert {m for m, g in three_way.items() if g == "probably_safe"} == {"C-TRPO", "TRPO-Lag", "P3O", "PCPO"}
+    assert [m for m, g in three_way.items() if g == "probably_unsafe"] == ["CUP"]
+
+
+def test_table1_claims_on_the_papers_numbers():
+    ant = table1.task_claims(table1.paper_rows("SafetyAntVelocity"))
+    # V_c < 25 on Ant: C-TRPO 18.8, TRPO-Lag 20.8, P3O 21.2, PCPO 17.7; of these P3O has the best V_r (3122.5) and
+    # the lowest Reg+ (11.0); C-TRPO's V_c [15.6, 25.3] straddles the limit
+    assert ant == {"C-TRPO final cost vs limit": "undecided", "C-TRPO vs CPO, return": "overlapping",
+                   "C-TRPO vs CPO, cost regret": "below", "best return among admissible": "P3O",
+                   "lowest regret among admissible": "P3O"}
+    goal = table1.task_claims(table1.paper_rows("PointGoal1"))
+    # V_c < 25: CPPO-PID 21.8, P3O 17.1, PPO-Lag 22.5 (IPO 25.6 is not); C-TRPO 29.6 [26.4, 45.0] above the limit
+    assert goal["C-TRPO final cost vs limit"] == "probably_unsafe"
+    assert goal["best return among admissible"] == "PPO-Lag" and goal["lowest regret among admissible"] == "P3O"
+    assert goal["C-TRPO vs CPO, cost regret"] == "overlapping"  # [2017.0, 2690.5] against [2255.4, 2738.3]
+
+
+def test_every_fig3_claim_holds_on_the_papers_own_numbers():
+    """Sec. 5 states each claim about Fig. 3; read the paper's numbers the way ours are read, each must hold."""
+    claims = fig3.fig3_claims(fig3.paper_rows())
+    assert len(claims) == 7 and all(value is True for value in claims.values()), claims
+    # the figure's own grouping, CUP's interval [0.117, 0.440] wholly above 0
+    assert fig3.fig3_checks([])["paper_groups"]["CUP"] == "probably_unsafe"
+
+
+# --------------------------------------------------------------------------- the aggregation math by hand
+
+# per (task, label): per-seed final return, final cost, cost regret; 2 tasks x 3 methods x 2 seeds
+VALUES = {("A", "PPO"): ([10.0, 14.0], [40.0, 50.0], [300.0, 500.0]),
+          ("A", "CPO"): ([8.0, 11.0], [24.0, 30.0], [100.0, 300.0]),
+          ("A", "C-TRPO"): ([9.0, 12.0], [10.0, 20.0], [50.0, 150.0]),
+          ("B", "PPO"): ([-1.0, 3.0], [30.0, 26.0], [20.0, 40.0]),
+          ("B", "CPO"): ([0.5, 1.5], [25.0, 35.0], [10.0, 20.0]),
+          ("B", "C-TRPO"): ([2.0, 2.0], [5.0, 15.0], [0.0, 5.0])}
+
+
+def _entries(values=VALUES):
+    return [{"task": task, "label": label, "method": label + " (u)", "algo": label.lower(),
+             "values": dict(zip(table1.QUANTITIES, map(np.array, v)))} for (task, label), v in values.items()]
+
+
+def _iqm_interval_by_enumeration(columns):
+    """The IQM of the pooled runs and the [min, max] of the IQM over every stratified resample of 2 seeds per task:
+    each resample has probability 1/16 > 2.5%, so these are the percentile bootstrap's 2.5 and 97.5% points."""
+    pooled = np.concatenate(columns)
+    draws = [list(itertools.product(c, repeat=2)) for c in columns]
+    values = [stats.trim_mean(np.concatenate(pick), 0.25) for pick in itertools.product(*draws)]
+    return stats.trim_mean(pooled, 0.25), min(values), max(values)
+
+
+def test_normalisers_scores_and_aggregates_by_hand():
+    refs = fig3.normalisers(_entries())
+    assert refs["A"] == {"ppo_return": 12.0, "cpo_regret": 200.0}  # PPO's mean; CPO's IQM (2 seeds: the mean)
+    assert refs["B"] == {"ppo_return": 1.0, "cpo_regret": 15.0}
+    scores, excluded = fig3.normalized_scores(_entries(), refs)
+    assert excluded == {"normalized_final_cost": {}, "normalized_return": {}, "normalized_regret": {}}
+    np.testing.assert_allclose(scores["normalized_final_cost"]["C-TRPO"], [[-0.6, -0.8], [-0.2, -0.4]])
+    np.testing.assert_allclose(scores["normalized_return"]["CPO"], [[8 / 12, 0.5], [11 / 12, 1.5]])
+    np.testing.assert_allclose(scores["normalized_regret"]["C-TRPO"], [[0.25, 0.0], [0.75, 1 / 3]])
+    for field in ("normalized_final_cost", "normalized_return", "normalized_regret"):
+        for label in ("PPO", "CPO", "C-TRPO"):
+            matrix = scores[field][label]
+            expected = _iqm_interval_by_enumeration([matrix[:, 0], matrix[:, 1]])
+            np.testing.assert_allclose(fig3.aggregate(matrix, reps=20_000), expected, atol=1e-12)
+    # C-TRPO's regret: IQM of {0, 1/4, 1/3, 3/4} is the mean of 1/4 and 1/3
+    assert fig3.aggregate(scores["normalized_regret"]["C-TRPO"])[0] == pytest.approx((0.25 + 1 / 3) / 2)
+
+
+def test_groups_and_the_figures_order():
+    scores, _ = fig3.normalized_scores(_entries(), fig3.normalisers(_entries()))
+    rows = fig3.fig3_rows(_entries(), scores)
+    assert [r["method"] for r in rows] == ["C-TRPO (u)", "CPO (u)", table1.PAPER_IPO, "PPO (u)"]
+    groups = {r["label"]: r["group"] for r in rows if "group" in r}
+    # C-TRPO's normalised costs are all < 0, PPO's all > 0, CPO's from -0.04 to 0.4: safe, unsafe, undecided
+    assert groups == {"C-TRPO": "probably_safe", "CPO": "undecided", "PPO": "probably_unsafe"}
+    assert rows[1]["paper_group"] == "probably_unsafe" and rows[1]["paper_normalized_return"] == 0.6802
+    assert "group" not in rows[2] and rows[2]["paper_normalized_regret"] == 1.5257  # the paper's IPO, paper only
+    # within a group, by return; a safe method with less return still comes before an undecided one
+    shuffled = {k: v for k, v in VALUES.items()}
+    shuffled[("A", "C-TRPO")] = ([1.0, 1.0], [10.0, 20.0], [50.0, 150.0])
+    scores, _ = fig3.normalized_scores(_entries(shuffled), fig3.normalisers(_entries(shuffled)))
+    assert [r["label"] for r in fig3.fig3_rows(_entries(shuffled), scores)][:2] == ["C-TRPO", "CPO"]
+    # CPO safe too: C-TRPO's returns 1/12, 1/12, 2, 2 (IQM 1.04) before CPO's 2/3, 11/12, 1/2, 3/2 (IQM 0.79)
+    shuffled[("A", "CPO")] = ([8.0, 11.0], [4.0, 10.0], [100.0, 300.0])
+    shuffled[("B", "CPO")] = ([0.5, 1.5], [5.0, 10.0], [10.0, 20.0])
+    scores, _ = fig3.normalized_scores(_entries(shuffled), fig3.normalisers(_entries(shuffled)))
+    ordered = fig3.fig3_rows(_entries(shuffled), scores)
+    assert [(r["label"], r["group"]) for r in ordered[:2]] == [("C-TRPO", "probably_safe"), ("CPO", "probably_safe")]
+    assert ordered[0]["normalized_return"] == pytest.approx((1 / 12 + 2) / 2)
+
+
+def test_tasks_without_a_meaningful_reference_are_left_out_and_said():
+    values = dict(VALUES)
+    values[("B", "PPO")] = ([-1.0, 0.5], [30.0, 26.0], [20.0, 40.0])  # PPO's mean return -0.25
+    values[("A", "CPO")] = ([8.0, 11.0], [24.0, 30.0], [0.0, 0.0])  # CPO without regret
+    values[("B", "C-TRPO")] = ([2.0, 2.0], [np.nan, 15.0], [0.0, 5.0])  # a seed without a finished episode
+    scores, excluded = fig3.normalized_scores(_entries(values), fig3.normalisers(_entries(values)))
+    assert set(excluded["normalized_return"]) == {"B"} and "-0.25" in excluded["normalized_return"]["B"]
+    assert set(excluded["normalized_regret"]) == {"A"}
+    assert excluded["normalized_final_cost"] == {"B": "no final_cost on every seed of C-TRPO"}
+    assert scores["normalized_return"]["PPO"].shape == (2, 1)
+    np.testing.assert_allclose(scores["normalized_regret"]["CPO"], [[10 / 15], [20 / 15]])
+    # with 4 seeds the references differ from other statistics: PPO's mean (not its IQM 10), CPO's IQM (not its mean)
+    four = {("A", "PPO"): ([0.0, 10.0, 10.0, 100.0], [30.0] * 4, [1.0] * 4),
+            ("A", "CPO"): ([1.0] * 4, [20.0] * 4, [0.0, 10.0, 20.0, 1000.0])}
+    assert fig3.normalisers(_entries(four)) == {"A": {"ppo_return": 30.0, "cpo_regret": 15.0}}
+    with pytest.raises(ValueError, match="A lacks PPO"):
+        fig3.normalisers([e for e in _entries() if e["label"] != "PPO"])
+
+
+def test_seed_values_regret_is_eq2_over_iterations(tmp_path):
+    """Reg+ = sum_k [V_c(k) - 25]_+ per seed; an iteration without a finished episode (NaN) adds nothing."""
+    cfg = {"seeds": 2, "seed": 0, "constraint": {"type": "expected", "limit": 25.0}}
+    costs = {0: [30.0, np.nan, 20.0, 27.5], 1: [10.0, 40.0, 25.0, 26.0]}
+    rows = [{"iteration": k + 1, "env_steps": 100 * (k + 1), "seed": s, "episode_cost": c[k], "episode_return": 1.0}
+            for k in range(4) for s, c in costs.items()]
+    runs.write_progress(tmp_path, rows)
+    summary = {"final": {"episode_return": {"per_seed": [1.0, None]}, "episode_cost": {"per_seed": [27.5, 26.0]}}}
+    values = table1.seed_values(tmp_path, cfg, summary)
+    np.testing.assert_allclose(values["cost_regret"], [5.0 + 2.5, 15.0 + 1.0])
+    np.testing.assert_allclose(values["final_return"], [1.0, np.nan])
+
+
+def test_table_rows_iqm_interval_paper_numbers_and_verdicts():
+    entries = [dict(e, seeds=2) for e in _entries()]
+    for e in entries:
+        e["task"] = {"A": "PointGoal1", "B": "SafetyAntVelocity"}[e["task"]]
+    rows = table1.table_rows(entries)
+    goal = [r for r in rows if r["env"] == "PointGoal1"]
+    assert [r["method"] for r in goal] == ["PPO (u)", "CPO (u)", "C-TRPO (u)", table1.PAPER_IPO]
+    cpo = goal[1]
+    # two seeds: the IQM is the mean, every bootstrap resample's mean lies in [min, max] and both occur (p = 1/4)
+    assert (cpo["final_cost"], cpo["final_cost_lo"], cpo["final_cost_hi"]) == (27.0, 24.0, 30.0)
+    assert cpo["safety"] == "undecided" and goal[2]["safety"] == "probably_safe"
+    assert (cpo["paper_final_cost"], cpo["paper_final_cost_lo"], cpo["paper_final_cost_hi"]) == pytest.approx(
+        (28.2, 24.8, 32.3))
+    assert "paper_final_cost" not in goal[0]  # the paper has no PPO row
+    checks = table1.table1_checks(rows)
+    assert checks["PointGoal1"]["C-TRPO final cost vs limit"] == {"ours": "probably_safe", "paper": "probably_unsafe",
+                                                                 "agree": False}
+    assert checks["SafetyAntVelocity"]["best return among admissible"]["paper"] == "P3O"
+    # on "B": PPO's costs 30 and 26 lie above the limit; C-TRPO (IQM cost 10) is the one admissible method
+    assert checks["SafetyAntVelocity"]["safety"]["PPO (u)"] == "probably_unsafe"
+    assert checks["SafetyAntVelocity"]["best return among admissible"] == {"ours": "C-TRPO", "paper": "P3O",
+                                                                          "agree": False}
+
+
+# --------------------------------------------------------------------------- the targets on a fake trainer
+
+
+def _fake_values(env, algo, k, i):
+    """(return, cost) of seed index ``i`` at iteration ``k`` (1, 2): the smoke grid's runs, by hand."""
+    scale = 2.0 if env == "RacecarCircle1" else 1.0
+    if algo == "ppo":
+        return scale * (10 + 4 * i) * (k - 1), 40.0 + 10 * i
+    if algo == "cpo":
+        return scale * (8 + 3 * i) * (k - 1), 30.0 if k == 1 else 24.0 + 6 * i
+    return scale * (9 + 3 * i) * (k - 1), 20.0 if k == 1 else 10.0 + 10 * i  # ctrpo
+
+
+def _fake_train(cfg, run_dir, resume=False, show_progress=True, **_):
+    """What runs.train leaves in a run directory (config.yaml, progress.csv, summary.json), from _fake_values."""
+    run_dir = Path(run_dir)
+    runs.write_config(run_dir, cfg)
+    per_iteration = cfg["num_envs"] * cfg["rollout_steps"]
+    rows = [{"iteration": k, "env_steps": k * per_iteration, "seed": seed, "episodes": cfg["num_envs"],
+             **dict(zip(("episode_return", "episode_cost"), _fake_values(cfg["env"], cfg["algo"], k, i)))}
+            for k in range(1, cfg["total_steps"] // per_iteration + 1) for i, seed in enumerate(runs.seed_ids(cfg))]
+    runs.write_progress(run_dir, rows)
+    timings = {"wall_seconds": 1.0, "compile_seconds": 0.0, "steps_per_second": 1.0}
+    return runs.write_summary(run_dir, cfg, rows, timings, False)
+
+
+@pytest.fixture
+def fake_training(monkeypatch):
+    monkeypatch.setattr(runs, "train", _fake_train)
+
+
+def _planned(name, out):
+    tgt = reproduce.get(name)
+    return [(str(run_dir.relative_to(out)), cfg) for run_dir, cfg in tgt.plan(tgt.scale("smoke"), out)]
+
+
+def test_both_targets_train_their_plan_once_and_tabulate_it(tmp_path, fake_training):
+    from saferl.provenance import training_config
+
+    first = reproduce.run("ctrpo-table1", "smoke", tmp_path)
+    planned = _planned("ctrpo-table1", tmp_path)
+    assert len(planned) == 6 and planned == _planned("ctrpo-fig3", tmp_path)
+    assert [r["run"] for r in first["runs"]] == [run for run, _ in planned]  # plan() is what the target trains
+    assert all(r["status"] == "trained" for r in first["runs"])
+    for run, cfg in planned:
+        assert training_config(runs.load_run_config(tmp_path / run)) == training_config(cfg)
+    assert planned[0][0] == "PointGoal1/runs/C-TRPO_1_1-gamma_units"
+    # the smoke scale's settings, built independently of the target: 2 iterations of 4 envs x 1000 steps, 2 seeds
+    smoke = {"total_steps": 8000, "seeds": 2, "num_envs": 4, "iterations_per_chunk": 1,
+             "constraint": {"type": "expected", "limit": 25.0}}
+    expected = [configlib.resolve({"algo": algo, "env": env, **smoke}) for env in ("PointGoal1", "RacecarCircle1")
+                for algo in ("ctrpo", "cpo", "ppo")]
+    assert [cfg for _, cfg in planned] == expected
+    second = reproduce.run("ctrpo-fig3", "smoke", tmp_path)
+    assert [r["run"] for r in second["runs"]] == [run for run, _ in planned]
+    assert all(r["status"] == "reused" for r in second["runs"])  # one --out: trained once
+    for result in (first, second):
+        assert all((tmp_path / f).read_bytes()[:4] == b"\x89PNG" for f in result["figures"])
+
+    rows = {(r["env"], r["label"]): r for r in first["rows"]}
+    ctrpo, cpo, ppo = (rows[("PointGoal1", m)] for m in ("C-TRPO", "CPO", "PPO"))
+    # final = the last of 2 iterations; 2 seeds: IQM = mean, interval = [min, max]; Reg+ = sum_k [c_k - 25]_+
+    assert (ctrpo["final_cost"], ctrpo["final_cost_lo"], ctrpo["final_cost_hi"]) == (15.0, 10.0, 20.0)
+    assert (cpo["cost_regret"], cpo["cost_regret_lo"], cpo["cost_regret_hi"]) == (7.5, 5.0, 10.0)
+    assert (ppo["cost_regret"], ppo["final_return"]) == (40.0, 12.0)
+    assert rows[("RacecarCircle1", "C-TRPO")]["final_return"] == 21.0
+    assert ctrpo["method"] == "C-TRPO (1/(1-gamma) units)" and ctrpo["paper_final_cost"] == 29.6
+    assert rows[("PointGoal1", table1.PAPER_IPO)]["paper_final_return"] == 6.6 and "final_return" not in rows[
+        ("PointGoal1", table1.PAPER_IPO)]
+    assert first["checks"]["PointGoal1"]["C-TRPO vs CPO, cost regret"] == {"ours": "below", "paper": "overlapping",
+                                                                          "agree": False}
+
+    by = {r["label"]: r for r in second["rows"]}
+    assert [r["label"] for r in second["rows"]] == ["C-TRPO", "CPO", table1.PAPER_IPO, "PPO"]
+    # normalised by PPO's mean return (12, 24) and CPO's regret IQM (7.5 on both): C-TRPO's returns 0.75, 1, 0.75, 1
+    assert second["settings"]["normalisers"] == {"PointGoal1": {"ppo_return": 12.0, "cpo_regret": 7.5},
+                                                 "RacecarCircle1": {"ppo_return": 24.0, "cpo_regret": 7.5}}
+    assert by["C-TRPO"]["normalized_return"] == pytest.approx(0.875)
+    assert by["C-TRPO"]["normalized_final_cost"] == pytest.approx(-0.4)  # (10 - 25) / 25, (20 - 25) / 25 twice
+    assert (by["C-TRPO"]["normalized_regret"], by["C-TRPO"]["normalized_regret_hi"]) == (0.0, 0.0)
+    assert [by[m]["group"] for m in ("C-TRPO", "CPO", "PPO")] == ["probably_safe", "undecided", "probably_unsafe"]
+    assert second["checks"]["C-TRPO's regret below every method of comparable return"] == {
+        "ours": True, "paper": True, "agree": True}
+    saved = json.loads((tmp_path / "results.json").read_text())
+    assert saved["target"] == "ctrpo-fig3" and saved["settings"]["excluded_tasks"]["normalized_regret"] == {}
+
+
+def test_the_cpu_plan_trains_every_method_on_every_task_at_its_budget(tmp_path):
+    tgt = reproduce.get("ctrpo-table1")
+    planned = tgt.plan(tgt.scale("cpu"), tmp_path)
+    assert len(planned) == 12 * 8 and len({run_dir for run_dir, _ in planned}) == 96
+    for run_dir, cfg in planned:
+        assert run_dir.parent.parent.name == cfg["env"] and cfg["seeds"] == 5 and cfg["num_envs"] == 16
+        assert cfg["total_steps"] == table1.CPU_STEPS[cfg["env"]] and cfg["total_steps"] % 16_000 == 0
+        assert (cfg["constraint"]["type"], cfg["constraint"]["limit"]) == ("expected", 25.0)
+        assert cfg["network"]["actor_hidden"] == [64, 64] and cfg["normalize_observations"]
+    assert {cfg["algo"] for _, cfg in planned} == {algo for _, algo, _ in table1.METHODS}
+    assert [table1.task_steps(tgt.scale("full"), task) for task in table1.TASKS] == [10_000_000] * 8
+
+
+def test_ctrpo_pointgoal_plan_is_what_it_trains(tmp_path, fake_training):
+    result = reproduce.run("ctrpo-pointgoal", "smoke", tmp_path)
+    assert [r["run"] for r in result["runs"]] == [run for run, _ in _planned("ctrpo-pointgoal", tmp_path)]
+    assert reproduce.get("ctrpo-fig2").plan is None  # a target without training runs declares none
+
+
+# --------------------------------------------------------------------------- real training (make test-slow)
+
+
+@pytest.fixture(scope="module")
+def smoke_out(tmp_path_factory):
+    return tmp_path_factory.mktemp("ctrpo_benchmark")
+
+
+@pytest.mark.slow
+def test_table1_smoke_trains_the_grid(smoke_out):
+    result = reproduce.run("ctrpo-table1", "smoke", smoke_out)
+    assert [r["status"] for r in result["runs"]] == ["trained"] * 6
+    for row in result["rows"]:
+        if "final_cost" in row:
+            assert row["final_cost_lo"] <= row["final_cost"] <= row["final_cost_hi"] and row["cost_regret"] >= 0
+
+
+@pytest.mark.slow
+def test_fig3_smoke_reuses_table1s_runs(smoke_out):
+    if not (smoke_out / "PointGoal1" / "runs").is_dir():
+        reproduce.run("ctrpo-table1", "smoke", smoke_out)
+    result = reproduce.run("ctrpo-fig3", "smoke", smoke_out)
+    assert [r["status"] for r in result["runs"]] == ["reused"] * 6
+    assert {r["label"] for r in result["rows"]} == {"C-TRPO", "CPO", "PPO", table1.PAPER_IPO}
+    assert (smoke_out / "ctrpo_fig3.png").read_bytes()[:4] == b"\x89PNG"
