@@ -157,12 +157,32 @@ def _cmd_reproduce(args) -> int:
     from saferl import reproduce
 
     out = Path(args.out) if args.out else Path("runs") / "reproduce" / f"{args.target}-{args.scale}"
+    if args.ray or args.address:
+        _train_plan_on_ray(args, out)
     result = reproduce.run(args.target, args.scale, out, tune=args.tune)
     from saferl import tables
 
     print(tables.render_result(result))
     print(f"results: {out / 'results.json'} ({result['wall_seconds']:.0f}s)")
     return 0
+
+
+def _train_plan_on_ray(args, out: Path) -> None:
+    """``reproduce TARGET --ray``: train every run of the target's plan as a Ray job first (finished ones skipped);
+    the target then runs locally and reuses them."""
+    from saferl import reproduce, sweep
+
+    target = reproduce.get(args.target)
+    if target.plan is None:
+        with_plan = sorted(name for name, t in reproduce.targets().items() if t.plan is not None)
+        raise UserError(f"target {args.target} does not declare its runs, so it cannot train them on Ray; "
+                        f"targets that do: {', '.join(with_plan)}")
+    jobs = target.plan(target.scale(args.scale), out)
+    statuses = sweep.run_jobs(jobs, address=args.address, use_ray=True, show_progress=False)
+    failed = [s for s in statuses if s.get("status") == "failed"]
+    if failed:
+        raise UserError(f"{len(failed)} of {len(jobs)} runs failed on Ray (first: {failed[0].get('run_dir')}: "
+                        f"{failed[0].get('error')}); rerun the command to retry them")
 
 
 def _cmd_show(args) -> int:
@@ -242,6 +262,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out")
     p.add_argument("--tune", action="store_true",
                    help="targets that support it (svae-table1): re-select hyper-parameters by the paper's procedure first")
+    p.add_argument("--ray", action="store_true",
+                   help="train the target's runs as Ray jobs first (a local Ray instance, or --address), then tabulate")
+    p.add_argument("--address", help="with --ray: join the Ray cluster at this address")
     p.set_defaults(func=_cmd_reproduce)
 
     from saferl import sweep  # saferl sweep GRID.yaml: one job per (algo, env, overrides), locally or on Ray

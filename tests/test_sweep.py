@@ -483,3 +483,11 @@ def test_ray_sweep_killed_midway_resumes_without_repeating_finished_runs(tmp_pat
         seed = runs.load_run_config(run_dir)["seed"]
         assert sorted((r["iteration"], r["seed"]) for r in rows) == \
             sorted((i, s) for i in range(1, iterations + 1) for s in (seed, seed + 1))
+
+
+def test_reproduce_ray_needs_a_target_that_declares_its_runs(capsys):
+    from saferl.cli import main as cli_main
+
+    assert cli_main(["reproduce", "svae-table1", "--scale", "smoke", "--ray", "--out", "/nonexistent/x"]) == 2
+    err = capsys.readouterr().err
+    assert "svae-table1 does not declare its runs" in err and "ctrpo-table1" in err
