@@ -38,6 +38,21 @@ Psi >= 0) and agrees with eq. 61, so that is the one used.
 
 ``beta`` and ``hysteresis`` live in ``agent.extra`` as arrays (traced: they may differ
 per seed in a vmapped run); ``init`` fills them from the hyper-parameters.
+
+Cost-value noise (App. D.3, Fig. 11: "white noise with varying standard deviations sigma" on the cost value
+estimate; ``cost_value_noise`` = sigma, default 0 = none): N(0, sigma^2) is added to every cost critic's values
+V_c(s_t) and bootstrap values V_c(s'_t) of a batch before GAE (:meth:`channel_value_noise`, drawn by
+:func:`saferl.core.rollout.make_batch` through :meth:`saferl.trainer.Learner.make_batch`); the reward critic is
+untouched.  So the cost advantages, the divergence's A_c with them, and the cost critic's targets (advantages plus
+the corrupted values) come from corrupted values.  The authors' code (milosen/ctrpo,
+``algorithms/baselines/c-trpo-noise.py``, ``NoisyBuffer``) does the same in the cost's own units:
+``value_c + randn * noise_level`` on every stored value and on ``last_value_c``, targets = advantages + those values.
+As theirs, each state's value is corrupted once: an interior step's bootstrap value V_c(s_{t+1}) carries the next
+step's draw (a fresh draw only where the episode ended, for its final observation), so GAE telescopes the noise.
+Differences: (1) their script's ``noise_level`` defaults to 0.5, ours to 0 (the benchmark's C-TRPO has no noise);
+(2) at a terminal step they bootstrap from 0 plus noise, where GAE here ignores the bootstrap value.  The unswept 0.0 adds no operation (the batch is bit for
+bit the noiseless one); a swept sigma is traced and adds ``sigma * normal`` even where it is 0, which changes no
+bit either.
 """
 
 from __future__ import annotations
@@ -93,7 +108,10 @@ class CTRPO(TrustRegionAlgorithm):
     defaults = declare(TrustRegionAlgorithm.defaults,
                        beta=real(1.0, "[0, inf)", "weight of the barrier divergence (eq. 11)"),
                        hysteresis=real(0.8, "(0, 1]", "b_H = h b, where recovery ends (Algorithm 1)"),
-                       phi=choice("xlogx", PHIS, "the divergence's convex function phi"))
+                       phi=choice("xlogx", PHIS, "the divergence's convex function phi"),
+                       # 0: the paper's benchmark (no noise); App. D.3 / Fig. 11 sweeps it (module docstring)
+                       cost_value_noise=real(0.0, "[0, inf)", "std of white noise on the cost critics' values and "
+                                                              "bootstrap values before GAE (App. D.3)"))
 
     def init_extra(self, constraint):
         return {
@@ -102,6 +120,14 @@ class CTRPO(TrustRegionAlgorithm):
             "hysteresis": jnp.asarray(self.hp["hysteresis"], jnp.float32),
             "recovering": jnp.asarray(False),
         }
+
+    def channel_value_noise(self):
+        """(0, sigma, ..., sigma): no noise on the reward critic, ``cost_value_noise`` on every cost critic; None when
+        it is the unswept 0.0 (no noise drawn).  sigma may be a traced value (a sweep): no branch on it."""
+        sigma = self.hp["cost_value_noise"]
+        if isinstance(sigma, float) and sigma == 0.0:
+            return None
+        return (0.0,) + (sigma,) * (self.critics.num_channels - 1)
 
     def barrier_coefficients(self, agent, grads, recovering, violated):
         """(beta_i, d_i): beta per constraint and the margin b_i - J_c,i.  While recovering, beta_i = 0 for the

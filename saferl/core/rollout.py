@@ -141,10 +141,16 @@ def make_batch(traj: Trajectory, critics, critic_params, gammas, lam, end_at_tru
     values = critics.apply(critic_params, traj.obs)
     next_values = critics.apply(critic_params, traj.final_obs)
     if value_noise is not None:
+        # one corruption per state, as the authors' NoisyBuffer stores it: a step's bootstrap value is the next
+        # step's (noisy) value unless the episode ended there (then the final observation's own draw)
         k_values, k_next = jax.random.split(noise_key)
         scale = jnp.asarray(value_noise, values.dtype)
-        values = values + scale * jax.random.normal(k_values, values.shape, values.dtype)
-        next_values = next_values + scale * jax.random.normal(k_next, next_values.shape, next_values.dtype)
+        noise = scale * jax.random.normal(k_values, values.shape, values.dtype)
+        fresh = scale * jax.random.normal(k_next, next_values.shape, next_values.dtype)
+        ended = jnp.logical_or(traj.terminated, traj.truncated)[..., None]
+        following = jnp.concatenate([noise[1:], fresh[-1:]], axis=0)
+        values = values + noise
+        next_values = next_values + jnp.where(ended, fresh, following)
     signals = jnp.concatenate([traj.reward[..., None], traj.cost], axis=-1)
     done = jnp.logical_or(traj.terminated, traj.truncated)
     advantages, returns = gae(signals, values, next_values, traj.terminated, done, gammas, lam, end_at_truncation)

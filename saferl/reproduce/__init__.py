@@ -26,6 +26,7 @@ from saferl.reproduce import safety_demo  # noqa: E402,F401
 from saferl.reproduce import ctrpo_pointgoal  # noqa: E402,F401
 from saferl.reproduce import ctrpo_table1  # noqa: E402,F401
 from saferl.reproduce import ctrpo_fig3  # noqa: E402,F401
+from saferl.reproduce import ctrpo_ablations  # noqa: E402,F401
 from saferl.reproduce import canary_table1  # noqa: E402,F401
 from saferl.reproduce import canary_fig5  # noqa: E402,F401
 from saferl.reproduce import canary_theory  # noqa: E402,F401
