@@ -41,7 +41,7 @@ from saferl.envs.gym_bridge import BRIDGE_OPTIONS, PREFIX, HostVecEnv, as_env_li
 from saferl.envs.host_wrappers import HostStepLeaf, HostWrappers
 from saferl.envs.wrappers import RunningStatistics, normalization_step
 from saferl.spaces import Box
-from saferl.trainer import Learner, iteration_schedule, probe_algorithm, seed_keys
+from saferl.trainer import Learner, init_program, iteration_schedule, probe_algorithm, seed_keys
 
 OBS_CLIP = 10.0  # NormalizeObservation's default
 
@@ -183,7 +183,7 @@ class GymTrainer:
         """Fresh agent and environments; keys split as in ``Trainer.init``."""
         key = seed_keys(self.config)[self.seed_index]
         k_agent, k_env, self.key = jax.random.split(key, 3)
-        self.agent = jax.jit(self.learner.init_agent)(k_agent)  # one compile, not one per op
+        self.agent = init_program(self.learner.init_agent, k_agent)(k_agent)  # one compile, as the compiled trainer's
         self.start_envs(k_env)
         self.episodes = self.learner.init_episodes()
         self.iteration, self.env_steps = 0, 0

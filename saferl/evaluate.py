@@ -29,7 +29,7 @@ def evaluate_run(run_dir: Path, episodes: int, deterministic: bool = False, key:
 
     cfg = runs.load_run_config(run_dir)
     trainer = Trainer(cfg)
-    runners, _ = runs.load_checkpoint(run_dir, trainer.init_all())
+    runners, _ = runs.load_checkpoint(run_dir, trainer.init_shapes())  # the shapes are enough: nothing compiled
     venv = NormalizeObservation(VecEnv(trainer.venv.env, episodes), enabled=cfg["normalize_observations"])
     actor = trainer.actor
 

@@ -405,6 +405,9 @@ _CONCRETE = (jax.errors.ConcretizationTypeError, jax.errors.TracerIntegerConvers
              jax.errors.TracerArrayConversionError)
 
 
+#: XLA options of the init program on the CPU (docs/design.md, "The init program's compile")
+INIT_COMPILER_OPTIONS = {"xla_backend_optimization_level": 0}
+
 #: The programs this process compiled, by :func:`program_key`, least recently used first out.
 _PROGRAMS: collections.OrderedDict[str, Any] = collections.OrderedDict()
 PROGRAM_CACHE_SIZE = 8
@@ -435,11 +438,21 @@ def compiled_program(trainer: Trainer, kind: str, fn: Callable, args, reuse: boo
     if reuse and key in _PROGRAMS:
         _PROGRAMS.move_to_end(key)
         return _PROGRAMS[key]
-    program = jax.jit(fn).lower(args).compile()
+    program = init_program(fn, args) if kind == "init" else jax.jit(fn).lower(args).compile()
     _PROGRAMS[key] = program
     while len(_PROGRAMS) > PROGRAM_CACHE_SIZE:
         _PROGRAMS.popitem(last=False)
     return program
+
+
+def init_program(fn: Callable, *args):
+    """``jax.jit(fn)`` compiled for ``args`` as an init program: it runs once per run, so on the CPU without XLA's
+    backend optimisations (~4 s of compile for nothing; 0.8 s without: docs/design.md, "The init program's compile").
+    The Gymnasium bridge's init goes through here too, so that both trainers start from the same bits."""
+    lowered = jax.jit(fn).lower(*args)
+    if jax.default_backend() == "cpu":
+        return lowered.compile(compiler_options=INIT_COMPILER_OPTIONS)
+    return lowered.compile()
 
 
 def seed_keys(config: dict) -> jax.Array:

@@ -346,9 +346,11 @@ def _train_two_costs(algo, iterations=40):
 LAGRANGIAN = ("ppo_lag", "cppo_pid", "trpo_lag", "focops", "cup")
 
 
-# the Lagrangian mixin is ppo_lag's in cppo_pid and trpo_lag, and ipo/p3o are PPO losses: slow (make test-slow)
+# the Lagrangian mixin is ppo_lag's in cppo_pid, trpo_lag, focops and cup (their per-channel multipliers:
+# test_lagrangian_family_keeps_one_multiplier_per_channel), and ipo/p3o are PPO losses: slow (make test-slow)
 @pytest.mark.parametrize("algo", ["ppo_lag", pytest.param("cppo_pid", marks=pytest.mark.slow),
-                                  pytest.param("trpo_lag", marks=pytest.mark.slow), "focops", "cup",
+                                  pytest.param("trpo_lag", marks=pytest.mark.slow),
+                                  pytest.param("focops", marks=pytest.mark.slow), pytest.param("cup", marks=pytest.mark.slow),
                                   pytest.param("ipo", marks=pytest.mark.slow), pytest.param("p3o", marks=pytest.mark.slow),
                                   "pcpo"])
 def test_only_the_second_constraint_binds_and_is_enforced(algo):
