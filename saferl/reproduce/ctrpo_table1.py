@@ -190,22 +190,23 @@ BOOTSTRAP_REPS = 50_000  # the authors' notebooks: rly.get_interval_estimates(..
 
 #: Measured training throughput (env steps/s of 5 vmapped seeds x 16 envs) and compile seconds of one (method, task)
 #: program, on the 2 shared cores under load 7-9 (another training job and helpers; ``saferl.bench.training``, nice 19,
-#: one timed iteration after the compile, 2026-12-02): the mean of PPO-Lag and CPO on the navigation tasks, PPO-Lag on
-#: the MJX tasks, whose physics dominates (the env-only rates of saferl/envs/locomotion.py, at load 4-5, are 1.4x
-#: (HalfCheetah) to 4x (Ant) higher)
+#: one timed iteration after the compile, 2026-12-01): the mean of PPO-Lag and CPO on the navigation tasks, PPO-Lag on
+#: HalfCheetah and Hopper, whose physics dominates (the env-only rates of saferl/envs/locomotion.py, at load 4-5, are
+#: 1.4x (HalfCheetah) to 4x (Ant) higher); Ant and Humanoid: C-TRPO, ``saferl train --seeds 5`` (48k and 32k steps per
+#: seed, the summary's steps_per_second and compile_seconds) beside one niced training job, 2026-12-01
 CPU_STEPS_PER_SECOND = {"PointGoal1": 20_100, "PointPush1": 11_400, "CarButton1": 11_800, "RacecarCircle1": 20_100,
-                        "SafetyHalfCheetahVelocity": 4_400, "SafetyHopperVelocity": 1_580, "SafetyAntVelocity": 181,
-                        "SafetyHumanoidVelocity": 129}
+                        "SafetyHalfCheetahVelocity": 4_400, "SafetyHopperVelocity": 1_580, "SafetyAntVelocity": 690,
+                        "SafetyHumanoidVelocity": 240}
 COMPILE_SECONDS = {"PointGoal1": 22, "PointPush1": 31, "CarButton1": 44, "RacecarCircle1": 41,
-                   "SafetyHalfCheetahVelocity": 78, "SafetyHopperVelocity": 58, "SafetyAntVelocity": 261,
-                   "SafetyHumanoidVelocity": 154}
+                   "SafetyHalfCheetahVelocity": 78, "SafetyHopperVelocity": 58, "SafetyAntVelocity": 50,
+                   "SafetyHumanoidVelocity": 82}
 #: cpu: env steps per seed per task, in whole 16,000-step iterations, so that 12 methods x 8 tasks x 5 seeds fit about
 #: a night on 2 cores (:data:`CPU_SECONDS`): the navigation tasks 800k (50 iterations, 8% of the paper's 10M), the MJX
-#: tasks what their physics allows -- HalfCheetah 10 iterations, Hopper 5, Ant and Humanoid 1 (their rows show the
-#: initial policies: a check of the pipeline, not a result)
+#: tasks what their physics allows -- HalfCheetah 10 iterations, Hopper 5, Ant 4, Humanoid 2 (their rows show barely
+#: trained policies: a check of the pipeline, not a result)
 CPU_STEPS = {"PointGoal1": 800_000, "PointPush1": 800_000, "CarButton1": 800_000, "RacecarCircle1": 800_000,
-             "SafetyHalfCheetahVelocity": 160_000, "SafetyHopperVelocity": 80_000, "SafetyAntVelocity": 16_000,
-             "SafetyHumanoidVelocity": 16_000}
+             "SafetyHalfCheetahVelocity": 160_000, "SafetyHopperVelocity": 80_000, "SafetyAntVelocity": 64_000,
+             "SafetyHumanoidVelocity": 32_000}
 SEEDS = 5  # the paper's (Sec. 5)
 FULL_STEPS = 10_000_000  # the paper's (Sec. 5)
 
