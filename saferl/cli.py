@@ -17,11 +17,9 @@ class UserError(Exception):
 
 
 def _setup_jax() -> None:
-    os.environ.setdefault("JAX_PLATFORMS", "cpu" if not os.environ.get("SAFERL_GPU") else "")
-    from saferl import jaxsetup  # the persistent compilation cache: on for accelerators, off on CPU (see there)
+    from saferl import jaxsetup  # the platform and the persistent compilation cache (see there)
 
-    cache = os.environ.get("JAX_COMPILATION_CACHE_DIR", str(Path.home() / ".cache" / "saferl" / "jax"))
-    jaxsetup.configure_compilation_cache(cache, min_compile_secs=1.0)
+    jaxsetup.setup_process()
 
 
 def _cmd_train(args) -> int:

@@ -69,3 +69,21 @@ def configure_compilation_cache(cache_dir: str, min_compile_secs: float) -> bool
     else:
         jax.config.update("jax_enable_compilation_cache", False)
     return on
+
+
+_PROCESS_READY = False
+
+
+def setup_process() -> None:
+    """What every saferl process does before its first compile (the CLI, a Ray worker): JAX on the CPU unless
+    ``SAFERL_GPU`` is set, and the persistent compilation cache as :func:`configure_compilation_cache` decides (in
+    ``JAX_COMPILATION_CACHE_DIR`` or ``~/.cache/saferl/jax``).  Once per process."""
+    global _PROCESS_READY
+    if _PROCESS_READY:
+        return
+    from pathlib import Path
+
+    os.environ.setdefault("JAX_PLATFORMS", "cpu" if not os.environ.get("SAFERL_GPU") else "")
+    cache = os.environ.get("JAX_COMPILATION_CACHE_DIR", str(Path.home() / ".cache" / "saferl" / "jax"))
+    configure_compilation_cache(cache, min_compile_secs=1.0)
+    _PROCESS_READY = True

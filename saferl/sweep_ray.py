@@ -31,22 +31,13 @@ LOCAL_OBJECT_STORE_BYTES = 100_000_000
 #: seconds a Ctrl-C waits for the cancelled tasks to write their checkpoints (ours: a checkpoint of the
 #: largest runs takes seconds to write)
 CANCEL_WAIT_SECONDS = 30.0
-_JAX_READY = False
 
 
 def setup_jax() -> None:
-    """What the command line does before the first compile: CPU unless ``SAFERL_GPU``, and the persistent
-    compilation cache as :mod:`saferl.jaxsetup` decides (in ``JAX_COMPILATION_CACHE_DIR`` or
-    ``~/.cache/saferl/jax``).  Once per process."""
-    global _JAX_READY
-    if _JAX_READY:
-        return
-    os.environ.setdefault("JAX_PLATFORMS", "cpu" if not os.environ.get("SAFERL_GPU") else "")
+    """What the command line does before the first compile (:func:`saferl.jaxsetup.setup_process`)."""
     from saferl import jaxsetup
 
-    cache = os.environ.get("JAX_COMPILATION_CACHE_DIR", str(Path.home() / ".cache" / "saferl" / "jax"))
-    jaxsetup.configure_compilation_cache(cache, min_compile_secs=1.0)
-    _JAX_READY = True
+    jaxsetup.setup_process()
 
 
 def worker_env(gpus: bool) -> dict[str, str]:
