@@ -2,6 +2,8 @@
 
 Numbers are measured in one process, after compilation, on whatever JAX
 backend is active.  Compare ratios measured in one run: machines are noisy.
+``--env`` takes one environment, several separated by commas, or a group name
+(:data:`ENV_GROUPS`: ``ctrpo-benchmark``, the C-TRPO paper's eight tasks).
 """
 
 from __future__ import annotations
@@ -77,6 +79,9 @@ def training(algo: str, env_name: str, num_envs: int, seeds: int, chunks: int = 
 
 
 DEFAULT_ENV_GRID = "1x1,64x1,1024x1,256x8"
+#: names ``--env`` accepts for several environments at once
+ENV_GROUPS = {"ctrpo-benchmark": ("SafetyAntVelocity", "SafetyHalfCheetahVelocity", "SafetyHumanoidVelocity",
+                                  "SafetyHopperVelocity", "CarButton1", "PointGoal1", "RacecarCircle1", "PointPush1")}
 DEFAULT_TRAIN_GRID = "16x1,16x8,64x1"
 QUICK_ENV_GRID, QUICK_TRAIN_GRID = "64x1,1024x1", "16x1"
 
@@ -96,6 +101,20 @@ def parse_grid(text: str) -> list[tuple[int, int]]:
     return grid
 
 
+def parse_envs(text: str) -> list[str]:
+    """``"PointGoal1,PointPush1"`` or a group of :data:`ENV_GROUPS` -> the environment names, each checked."""
+    names = []
+    for item in str(text).split(","):
+        item = item.strip()
+        names.extend(ENV_GROUPS.get(item, (item,)))
+    known = envs.registered()
+    for name in names:
+        if name not in known:
+            raise ValueError(f"unknown environment {name!r}; known environments: {', '.join(known)}; "
+                             f"groups: {', '.join(ENV_GROUPS)}")
+    return names
+
+
 def seed_scaling(rows: list[dict]) -> list[dict]:
     """For each (algo, num_envs) measured with 1 seed and with S > 1 seeds: how S vmapped seeds
     compare with S separate one-seed runs (steady state, compile excluded, and for a 1M-step run
@@ -104,14 +123,14 @@ def seed_scaling(rows: list[dict]) -> list[dict]:
     for r in rows:
         if r["seeds"] == 1:
             continue
-        single = next((q for q in rows if q["algo"] == r["algo"] and q["num_envs"] == r["num_envs"]
-                       and q["seeds"] == 1), None)
+        single = next((q for q in rows if q["algo"] == r["algo"] and q["env"] == r["env"]
+                       and q["num_envs"] == r["num_envs"] and q["seeds"] == 1), None)
         if single is None:
             continue
         steps = 1_000_000
         together = r["compile_seconds"] + r["seeds"] * steps / r["steps_per_second"]
         apart = r["seeds"] * (single["compile_seconds"] + steps / single["steps_per_second"])
-        out.append({"algo": r["algo"], "num_envs": r["num_envs"], "seeds": r["seeds"],
+        out.append({"algo": r["algo"], "env": r["env"], "num_envs": r["num_envs"], "seeds": r["seeds"],
                     "throughput_ratio": r["steps_per_second"] / single["steps_per_second"],
                     "time_ratio_1M_steps": together / apart})
     return out
@@ -128,33 +147,34 @@ def device_peak_memory_mb() -> float | None:
 def main(env: str = "PointGoal1", algo: str = "ppo_lag", quick: bool = False, out: Path | None = None,
          grid: str | None = None, env_grid: str | None = None, overrides: dict | None = None,
          chunks: int | None = None) -> dict:
-    if env not in envs.registered():
-        raise ValueError(f"unknown environment {env!r}; known environments: {', '.join(envs.registered())}")
+    env_names = parse_envs(env)
     env_cells = parse_grid(env_grid or (QUICK_ENV_GRID if quick else DEFAULT_ENV_GRID))
     train_cells = parse_grid(grid or (QUICK_TRAIN_GRID if quick else DEFAULT_TRAIN_GRID))
     chunks = chunks or (1 if quick else 2)
     results = {"backend": jax.default_backend(), "devices": [str(d) for d in jax.devices()], "env_only": [],
                "training": [], "overrides": overrides or {}}
     print(f"backend: {results['backend']}")
-    print("environment only (random actions):")
-    for num_envs, seeds in env_cells:
-        sps = env_only(env, num_envs, seeds, steps=200 if quick else 1000)
-        results["env_only"].append({"num_envs": num_envs, "seeds": seeds, "steps_per_second": sps})
-        print(f"  {env} envs={num_envs:<5} seeds={seeds:<3} {sps:>14,.0f} env-steps/s")
-    for name in algo.split(","):
-        print(f"full training ({name}):")
-        for num_envs, seeds in train_cells:
-            r = training(name, env, num_envs, seeds, chunks=chunks, **(overrides or {}))
-            r["device_peak_mb"] = device_peak_memory_mb()
-            results["training"].append(r)
-            memory = f", device peak {r['device_peak_mb']:.0f} MB" if r["device_peak_mb"] is not None else ""
-            print(f"  {name} envs={num_envs:<4} seeds={seeds:<3} {r['steps_per_second']:>10,.0f} env-steps/s  "
-                  f"(compile {r['compile_seconds']:.1f}s{memory})")
+    for env_name in env_names:
+        print(f"{env_name}, environment only (random actions):")
+        for num_envs, seeds in env_cells:
+            sps = env_only(env_name, num_envs, seeds, steps=200 if quick else 1000)
+            results["env_only"].append({"env": env_name, "num_envs": num_envs, "seeds": seeds,
+                                        "steps_per_second": sps})
+            print(f"  envs={num_envs:<5} seeds={seeds:<3} {sps:>14,.0f} env-steps/s")
+        for name in algo.split(","):
+            print(f"{env_name}, full training ({name}):")
+            for num_envs, seeds in train_cells:
+                r = training(name, env_name, num_envs, seeds, chunks=chunks, **(overrides or {}))
+                r["device_peak_mb"] = device_peak_memory_mb()
+                results["training"].append(r)
+                memory = f", device peak {r['device_peak_mb']:.0f} MB" if r["device_peak_mb"] is not None else ""
+                print(f"  {name} envs={num_envs:<4} seeds={seeds:<3} {r['steps_per_second']:>10,.0f} env-steps/s  "
+                      f"(compile {r['compile_seconds']:.1f}s{memory})")
     results["seed_scaling"] = seed_scaling(results["training"])
     for s in results["seed_scaling"]:
-        print(f"  {s['algo']} envs={s['num_envs']}: {s['seeds']} vmapped seeds give {s['throughput_ratio']:.2f}x the "
-              f"env-steps/s of one seed; 1M steps per seed take {s['time_ratio_1M_steps']:.2f}x the time of "
-              f"{s['seeds']} separate runs (compiles included)")
+        print(f"  {s['algo']} {s['env']} envs={s['num_envs']}: {s['seeds']} vmapped seeds give "
+              f"{s['throughput_ratio']:.2f}x the env-steps/s of one seed; 1M steps per seed take "
+              f"{s['time_ratio_1M_steps']:.2f}x the time of {s['seeds']} separate runs (compiles included)")
     results["peak_rss_mb"] = peak_rss_mb()
     print(f"peak memory (RSS): {results['peak_rss_mb']:.0f} MB")
     if out is not None:

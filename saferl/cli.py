@@ -144,6 +144,7 @@ def _cmd_bench(args) -> int:
     try:
         bench.parse_grid(args.grid or bench.DEFAULT_TRAIN_GRID)
         bench.parse_grid(args.env_grid or bench.DEFAULT_ENV_GRID)
+        bench.parse_envs(args.env)
     except ValueError as err:
         raise UserError(str(err)) from None
     bench.main(env=args.env, algo=args.algo, quick=args.quick, out=Path(args.out) if args.out else None,
@@ -155,6 +156,8 @@ def _cmd_reproduce(args) -> int:
     from saferl import reproduce
 
     out = Path(args.out) if args.out else Path("runs") / "reproduce" / f"{args.target}-{args.scale}"
+    if args.only:
+        return _train_part_of_plan(args, out)
     if args.ray or args.address:
         _train_plan_on_ray(args, out)
     result = reproduce.run(args.target, args.scale, out, tune=args.tune)
@@ -165,17 +168,48 @@ def _cmd_reproduce(args) -> int:
     return 0
 
 
-def _train_plan_on_ray(args, out: Path) -> None:
-    """``reproduce TARGET --ray``: train every run of the target's plan as a Ray job first (finished ones skipped);
-    the target then runs locally and reuses them."""
-    from saferl import reproduce, sweep
+def _planned_jobs(args, out: Path, why: str) -> list:
+    from saferl import reproduce
 
     target = reproduce.get(args.target)
     if target.plan is None:
         with_plan = sorted(name for name, t in reproduce.targets().items() if t.plan is not None)
-        raise UserError(f"target {args.target} does not declare its runs, so it cannot train them on Ray; "
+        raise UserError(f"target {args.target} does not declare its runs, so it cannot {why}; "
                         f"targets that do: {', '.join(with_plan)}")
-    jobs = target.plan(target.scale(args.scale), out)
+    return target.plan(target.scale(args.scale), out)
+
+
+def _train_part_of_plan(args, out: Path) -> int:
+    """``reproduce TARGET --only PATTERN[,PATTERN]``: train (or resume, or skip when finished) only the planned runs
+    whose directory under ``out`` matches a pattern, locally or with ``--ray``; no table (it needs every run).
+    Running the target afterwards into the same ``out`` reuses them."""
+    import fnmatch
+
+    from saferl import sweep
+
+    patterns = [p.strip() for p in args.only.split(",") if p.strip()]
+    jobs = _planned_jobs(args, out, "train a part of them")
+    relative = [str(Path(run_dir).relative_to(out)) for run_dir, _ in jobs]
+    chosen = [job for job, rel in zip(jobs, relative) if any(fnmatch.fnmatchcase(rel, p) for p in patterns)]
+    if not chosen:
+        raise UserError(f"--only {args.only!r} matches none of the {len(jobs)} planned runs of {args.target} "
+                        f"(e.g. {', '.join(relative[:3])})")
+    statuses = sweep.run_jobs(chosen, address=args.address, use_ray=bool(args.ray or args.address),
+                              show_progress=not (args.ray or args.address))
+    for status in statuses:
+        print(f"{status.get('status'):>8}  {status.get('run_dir')}")
+    failed = [s for s in statuses if s.get("status") == "failed"]
+    print(f"{len(chosen) - len(failed)} of {len(chosen)} runs trained or reused; no table: run the target without "
+          f"--only into {out} for it")
+    return 1 if failed else 0
+
+
+def _train_plan_on_ray(args, out: Path) -> None:
+    """``reproduce TARGET --ray``: train every run of the target's plan as a Ray job first (finished ones skipped);
+    the target then runs locally and reuses them."""
+    from saferl import sweep
+
+    jobs = _planned_jobs(args, out, "train them on Ray")
     statuses = sweep.run_jobs(jobs, address=args.address, use_ray=True, show_progress=False)
     failed = [s for s in statuses if s.get("status") == "failed"]
     if failed:
@@ -238,7 +272,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench_grid, bench_env_grid = "16x1,16x8,64x1", "1x1,64x1,1024x1,256x8"
     p = sub.add_parser("bench", help="env-only and full-training env-steps/s and peak memory")
-    p.add_argument("--env", default="PointGoal1")
+    p.add_argument("--env", default="PointGoal1",
+                   help="environment, several separated by commas, or ctrpo-benchmark (the C-TRPO paper's eight tasks)")
     p.add_argument("--algo", default="ppo_lag", help="algorithm, or several separated by commas")
     p.add_argument("--quick", action="store_true", help="fewer configurations (a minute)")
     p.add_argument("--out", help="write the measurements as JSON here")
@@ -263,6 +298,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ray", action="store_true",
                    help="train the target's runs as Ray jobs first (a local Ray instance, or --address), then tabulate")
     p.add_argument("--address", help="with --ray: join the Ray cluster at this address")
+    p.add_argument("--only", metavar="PATTERN[,PATTERN]",
+                   help="train only the planned runs whose directory under --out matches a shell pattern, e.g. "
+                        "'SafetyHopperVelocity/runs/C-TRPO*'; no table (the target without --only then reuses them)")
     p.set_defaults(func=_cmd_reproduce)
 
     from saferl import sweep  # saferl sweep GRID.yaml: one job per (algo, env, overrides), locally or on Ray

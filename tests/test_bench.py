@@ -16,12 +16,24 @@ def test_parse_grid_reads_envs_by_seeds_and_names_bad_entries():
 
 
 def test_seed_scaling_against_hand_computation():
-    rows = [{"algo": "ppo", "num_envs": 16, "seeds": 1, "steps_per_second": 1000.0, "compile_seconds": 10.0},
-            {"algo": "ppo", "num_envs": 16, "seeds": 8, "steps_per_second": 4000.0, "compile_seconds": 20.0}]
-    (s,) = bench.seed_scaling(rows)
+    rows = [{"algo": "ppo", "env": "B", "num_envs": 16, "seeds": 1, "steps_per_second": 9.0, "compile_seconds": 1.0},
+            {"algo": "ppo", "env": "A", "num_envs": 16, "seeds": 1, "steps_per_second": 1000.0,
+             "compile_seconds": 10.0},
+            {"algo": "ppo", "env": "A", "num_envs": 16, "seeds": 8, "steps_per_second": 4000.0,
+             "compile_seconds": 20.0}]
+    (s,) = bench.seed_scaling(rows)  # the 8-seed run of A is compared with A's one-seed run, not B's
     assert s["throughput_ratio"] == pytest.approx(4.0)
     # together: 20 + 8e6 / 4000 = 2020 s; apart: 8 * (10 + 1e6 / 1000) = 8080 s
     assert s["time_ratio_1M_steps"] == pytest.approx(2020 / 8080)
+
+
+def test_env_list_and_group_expand_and_a_bad_name_is_a_one_line_cli_error(capsys):
+    assert bench.parse_envs("PointGoal1, IcyLake") == ["PointGoal1", "IcyLake"]
+    group = bench.parse_envs("ctrpo-benchmark")
+    assert len(group) == 8 and "SafetyHopperVelocity" in group and "PointPush1" in group
+    assert cli.main(["bench", "--env", "PointGoal1,PointGoal2"]) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "'PointGoal2'" in err[0]
 
 
 def test_bad_grid_is_a_one_line_cli_error(capsys):

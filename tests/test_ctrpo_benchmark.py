@@ -337,3 +337,20 @@ def test_fig3_smoke_reuses_table1s_runs(smoke_out):
     assert [r["status"] for r in result["runs"]] == ["reused"] * 6
     assert {r["label"] for r in result["rows"]} == {"C-TRPO", "CPO", "PPO", table1.PAPER_IPO}
     assert (smoke_out / "ctrpo_fig3.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_reproduce_only_trains_the_matching_planned_runs_and_the_target_reuses_them(tmp_path, fake_training, capsys):
+    from saferl import cli
+
+    argv = ["reproduce", "ctrpo-table1", "--scale", "smoke", "--out", str(tmp_path)]
+    assert cli.main([*argv, "--only", "RacecarCircle1/runs/C-TRPO*,PointGoal1/runs/PPO"]) == 0
+    trained = sorted(str(p.parent.relative_to(tmp_path)) for p in tmp_path.glob("*/runs/*/summary.json"))
+    assert trained == ["PointGoal1/runs/PPO", "RacecarCircle1/runs/C-TRPO_1_1-gamma_units"]
+    assert not (tmp_path / "results.json").exists()  # a part of the plan makes no table
+    result = reproduce.run("ctrpo-table1", "smoke", tmp_path)
+    status = {r["run"]: r["status"] for r in result["runs"]}
+    assert [run for run, s in status.items() if s == "reused"] == ["PointGoal1/runs/PPO",
+                                                                  "RacecarCircle1/runs/C-TRPO_1_1-gamma_units"]
+    assert cli.main([*argv, "--only", "Hopper*"]) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "'Hopper*' matches none of the 6 planned runs" in err[0]
