@@ -291,6 +291,8 @@ def test_both_targets_train_their_plan_once_and_tabulate_it(tmp_path, fake_train
         "ours": True, "paper": True, "agree": True}
     saved = json.loads((tmp_path / "results.json").read_text())
     assert saved["target"] == "ctrpo-fig3" and saved["settings"]["excluded_tasks"]["normalized_regret"] == {}
+    kept = json.loads((tmp_path / "results-ctrpo-table1.json").read_text())  # not overwritten by ctrpo-fig3's
+    assert kept["target"] == "ctrpo-table1" and kept["rows"] == json.loads(json.dumps(first["rows"]))
 
 
 def test_the_cpu_plan_trains_every_method_on_every_task_at_its_budget(tmp_path):

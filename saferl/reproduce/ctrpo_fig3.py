@@ -14,8 +14,8 @@ Methods are sorted, as the figure, into groups by the interval of their normalis
 (equivalently V_c / b against 1): ``probably_safe`` when it lies at or below 0, ``probably_unsafe`` when
 above, ``undecided`` when it straddles 0 (:func:`deep_rl.safety_verdict`), and by return IQM within each
 group.  It trains (or reuses: ``deep_rl.train_or_resume``) exactly ctrpo-table1's runs in ctrpo-table1's
-layout (:func:`ctrpo_table1.plan`), so both targets run into one ``--out`` train once (the framework writes
-``out/results.json``, so there the second target's replaces the first's; rerunning either takes seconds).
+layout (:func:`ctrpo_table1.plan`), so both targets run into one ``--out`` train once (the latest target's table
+is ``out/results.json``; the framework keeps the other's as ``out/results-<target>.json``).
 
 The paper's values (:data:`PAPER_FIG3`): the figure itself is not in the paper's text; its numbers come from
 the authors' notebook that draws it (``plots/plots_benchmark.ipynb``, cells 1-4): the intervals as the notebook

@@ -298,8 +298,24 @@ def run(name: str, scale: str, out: Path, **options) -> dict:
     if any(options.values()):
         payload["options"] = {k: v for k, v in options.items() if v}
     payload.update(result)
+    _keep_another_targets_result(out, name)
     write_json_atomic(out / "results.json", payload)
     return payload
+
+
+def _keep_another_targets_result(out: Path, name: str) -> None:
+    """Targets that share an ``out`` (ctrpo-fig3 reuses ctrpo-table1's runs there) each write ``results.json``: the
+    one another target wrote is kept as ``results-<that target>.json`` instead of being overwritten."""
+    import json
+    import os
+
+    current = out / "results.json"
+    try:
+        previous = json.loads(current.read_text()).get("target")
+    except (OSError, ValueError, AttributeError):
+        return
+    if isinstance(previous, str) and previous != name and previous.replace("-", "").isalnum():
+        os.replace(current, out / f"results-{previous}.json")
 
 
 def _validated(tgt: Target, result, out: Path) -> dict:
