@@ -12,7 +12,8 @@ set -euo pipefail
 out=${1:-benchmarks/results/gpu}
 mkdir -p "$out"
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
-# the CLI pins JAX_PLATFORMS=cpu unless SAFERL_GPU is set (saferl/cli.py _setup_jax): without it, bench runs on the CPU
+# the CLI leaves the platform to JAX when an accelerator plugin is installed and pins the CPU otherwise
+# (saferl/jaxsetup.py platforms_for); SAFERL_GPU=1 makes it leave the choice to JAX in any case
 export SAFERL_GPU=1
 export JAX_COMPILATION_CACHE_DIR=${JAX_COMPILATION_CACHE_DIR:-$PWD/.jax_cache}
 bench() { python3 -c "import sys; from saferl.cli import main; sys.exit(main(sys.argv[1:]))" bench "$@"; }

@@ -16,10 +16,15 @@ class UserError(Exception):
     pass
 
 
-def _setup_jax() -> None:
-    from saferl import jaxsetup  # the platform and the persistent compilation cache (see there)
+def _setup_jax(args=None) -> None:
+    """The platform and the persistent compilation cache (:mod:`saferl.jaxsetup`); a command that only schedules
+    Ray jobs (``sweep`` without ``--local``, ``reproduce --ray``) keeps its own JAX on the CPU."""
+    from saferl import jaxsetup
 
-    jaxsetup.setup_process()
+    command = getattr(args, "command", None)
+    driver = (command == "sweep" and not getattr(args, "local", False)) or (
+        command == "reproduce" and bool(getattr(args, "ray", False) or getattr(args, "address", None)))
+    jaxsetup.setup_process(driver=driver)
 
 
 def _cmd_train(args) -> int:
@@ -312,12 +317,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    _setup_jax()
     from saferl.config import ConfigError
     from saferl.errors import MissingExtraError
     from saferl.runs import RunError
 
     try:
+        _setup_jax(args)
         return args.func(args)
     except (UserError, ConfigError, RunError, MissingExtraError) as err:
         print(f"saferl: error: {err}", file=sys.stderr)

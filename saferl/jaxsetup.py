@@ -71,19 +71,53 @@ def configure_compilation_cache(cache_dir: str, min_compile_secs: float) -> bool
     return on
 
 
+#: values of ``SAFERL_GPU`` that mean "use JAX's default platform" and "stay on the CPU"
+GPU_ON, GPU_OFF = ("1", "on", "true", "yes"), ("0", "off", "false", "no")
+
+
+def accelerator_plugins() -> list[str]:
+    """The names of the installed JAX accelerator plugins (``jax_plugins`` entry points: ``jax[cuda12]``'s
+    ``jax_cuda12_plugin``, ROCm's, ...); none on a CPU-only install."""
+    from importlib.metadata import entry_points
+
+    return sorted(ep.name for ep in entry_points(group="jax_plugins"))
+
+
+def platforms_for(saferl_gpu: str | None, plugins: list[str], driver: bool = False) -> str | None:
+    """What a saferl process sets ``JAX_PLATFORMS`` to, or None to leave JAX's own choice (an accelerator when one
+    works).  ``SAFERL_GPU`` decides when set; otherwise a process that only schedules Ray jobs (``driver``) stays on
+    the CPU -- JAX preallocates most of a GPU's memory the moment it starts there, memory the jobs need -- and any
+    other follows the installed plugins: JAX's choice with an accelerator plugin, the CPU without one (a CPU-only
+    install then never probes for accelerators or warns about them)."""
+    if saferl_gpu:
+        value = saferl_gpu.strip().lower()
+        if value in GPU_ON:
+            return None
+        if value in GPU_OFF:
+            return "cpu"
+        raise ValueError(f"SAFERL_GPU must be 1 or 0 (on/off), got {saferl_gpu!r}")
+    if driver or not plugins:
+        return "cpu"
+    return None
+
+
 _PROCESS_READY = False
 
 
-def setup_process() -> None:
-    """What every saferl process does before its first compile (the CLI, a Ray worker): JAX on the CPU unless
-    ``SAFERL_GPU`` is set, and the persistent compilation cache as :func:`configure_compilation_cache` decides (in
+def setup_process(driver: bool = False) -> None:
+    """What every saferl process does before its first compile (the CLI, a Ray worker): the platform of
+    :func:`platforms_for` unless ``JAX_PLATFORMS`` is set already (``driver``: a process that only schedules Ray
+    jobs), and the persistent compilation cache as :func:`configure_compilation_cache` decides (in
     ``JAX_COMPILATION_CACHE_DIR`` or ``~/.cache/saferl/jax``).  Once per process."""
     global _PROCESS_READY
     if _PROCESS_READY:
         return
     from pathlib import Path
 
-    os.environ.setdefault("JAX_PLATFORMS", "cpu" if not os.environ.get("SAFERL_GPU") else "")
+    if "JAX_PLATFORMS" not in os.environ:
+        platforms = platforms_for(os.environ.get("SAFERL_GPU"), accelerator_plugins(), driver)
+        if platforms is not None:
+            os.environ["JAX_PLATFORMS"] = platforms
     cache = os.environ.get("JAX_COMPILATION_CACHE_DIR", str(Path.home() / ".cache" / "saferl" / "jax"))
     configure_compilation_cache(cache, min_compile_secs=1.0)
     _PROCESS_READY = True

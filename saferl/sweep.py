@@ -402,10 +402,10 @@ def _print_job(i: int, total: int, out: Path, r: dict) -> None:
 if __name__ == "__main__":
     import argparse
 
-    from saferl.sweep_ray import setup_jax
+    from saferl import jaxsetup
 
     parser = argparse.ArgumentParser(prog="saferl")
     add_parser(parser.add_subparsers(dest="command", required=True))
     parsed = parser.parse_args(["sweep", *sys.argv[1:]])
-    setup_jax()
+    jaxsetup.setup_process(driver=not parsed.local)  # as the command line (saferl.cli._setup_jax)
     sys.exit(parsed.func(parsed))

@@ -152,3 +152,27 @@ def test_the_compilation_cache_decision():
     assert cache_wanted("cpu", (0, 9, 2), override="on") and not cache_wanted("gpu", (0, 9, 2), override="OFF")
     with pytest.raises(ValueError, match="SAFERL_COMPILATION_CACHE must be on or off"):
         cache_wanted("cpu", (0, 9, 2), override="maybe")
+
+
+def test_the_platform_decision():
+    from saferl.jaxsetup import platforms_for
+
+    assert platforms_for(None, []) == "cpu"  # a CPU-only install never probes for accelerators
+    assert platforms_for(None, ["cuda"]) is None  # jax[cuda12] installed: JAX's own choice, the GPU
+    assert platforms_for(None, ["cuda"], driver=True) == "cpu"  # a Ray driver leaves the GPU's memory to the jobs
+    assert platforms_for("1", [], driver=True) is None and platforms_for("0", ["cuda"]) == "cpu"
+    with pytest.raises(ValueError, match="SAFERL_GPU must be 1 or 0 .*'maybe'"):
+        platforms_for("maybe", [])
+
+
+@pytest.mark.parametrize("argv, driver", [
+    (["sweep", "grid.yaml"], True), (["sweep", "grid.yaml", "--local"], False),
+    (["reproduce", "ctrpo-table1", "--ray"], True), (["reproduce", "ctrpo-table1", "--address", "h:6379"], True),
+    (["reproduce", "ctrpo-table1"], False), (["train", "--algo", "ppo"], False)])
+def test_only_a_ray_driver_is_kept_off_the_accelerator(monkeypatch, argv, driver):
+    from saferl import jaxsetup
+
+    seen = []
+    monkeypatch.setattr(jaxsetup, "setup_process", lambda driver=False: seen.append(driver))
+    cli._setup_jax(cli.build_parser().parse_args(argv))
+    assert seen == [driver]
