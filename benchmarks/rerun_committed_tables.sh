@@ -3,7 +3,8 @@
 # every target trains into runs/reproduce/TARGET-SCALE (finished runs are reused, interrupted ones resumed),
 # and its results.json and figures replace docs/results/TARGET-SCALE.  Run from the repository root:
 #     nohup bash benchmarks/rerun_committed_tables.sh > runs/rerun.log 2>&1 &
-# Arguments (optional): TARGET:SCALE ... (default: all of them, cheapest first).
+# Arguments (optional): TARGET:SCALE[:OUT] ... (default: all of them, cheapest first); OUT names the directory under
+# runs/reproduce when it is not TARGET-SCALE, e.g. ctrpo-fig3:cpu:ctrpo-table1-cpu reuses ctrpo-table1's runs.
 set -euo pipefail
 BIN=${BIN:-.venv/bin}
 TABLES=("$@")
@@ -12,8 +13,8 @@ if [ ${#TABLES[@]} -eq 0 ]; then
           ctrpo-pointgoal:cpu)
 fi
 for entry in "${TABLES[@]}"; do
-  target=${entry%%:*}; scale=${entry##*:}
-  out=runs/reproduce/$target-$scale
+  IFS=: read -r target scale outname <<< "$entry"
+  out=runs/reproduce/${outname:-$target-$scale}
   echo "== $(date -u +%FT%TZ) $target --scale $scale -> $out"
   "$BIN/saferl" reproduce "$target" --scale "$scale" --out "$out"
   "$BIN/python" - "$out" "docs/results/$target-$scale" <<'PY'

@@ -108,6 +108,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import io
+import re
 from pathlib import Path
 from typing import ClassVar
 
@@ -185,6 +186,21 @@ class LocomotionState:
     time: jax.Array  # () int32, steps taken in this episode
 
 
+def load_model(mujoco, path: Path):
+    """The compiled ``MjModel`` of the XML file at ``path``.  A ``<compiler settotalmass="M">`` (Gymnasium's
+    half_cheetah.xml) is applied after compiling, with ``mj_setTotalmass`` and ``mj_setConst``, which is what
+    MuJoCo 4's compiler does with it while printing a deprecation warning on every load; every numeric array of
+    the model is the same either way (checked against ``from_xml_path`` in tests/envs/test_velocity.py)."""
+    xml = Path(path).read_text()
+    total = re.search(r'(<compiler\b[^>]*?)\s+settotalmass="([^"]+)"', xml)
+    if total is None:
+        return mujoco.MjModel.from_xml_path(str(path))
+    model = mujoco.MjModel.from_xml_string(xml[:total.start()] + total.group(1) + xml[total.end():])
+    mujoco.mj_setTotalmass(model, float(total.group(2)))
+    mujoco.mj_setConst(model, mujoco.MjData(model))
+    return model
+
+
 class LocomotionEnv(Environment):
     """A Gymnasium MuJoCo v4 robot in MJX with Safety-Gymnasium's velocity cost.
 
@@ -213,7 +229,7 @@ class LocomotionEnv(Environment):
     def __init__(self, solver_iterations: int | None = 4, ls_iterations: int | None = 8):
         mujoco, mjx = import_mjx(f"{type(self).__name__} (MuJoCo MJX)")
         self._mjx = mjx
-        mj_model = mujoco.MjModel.from_xml_path(str(gymnasium_asset(self.asset)))
+        mj_model = load_model(mujoco, gymnasium_asset(self.asset))
         self.configure_model(mj_model)
         for name, value in (("solver_iterations", solver_iterations), ("ls_iterations", ls_iterations)):
             if value is not None and (not isinstance(value, int) or value < 1):

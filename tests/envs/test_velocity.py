@@ -91,6 +91,22 @@ def test_defaults_are_gymnasium_v4_and_safety_gymnasium_v1():
     assert ANT.mj_model.opt.solver == mujoco.mjtSolver.mjSOL_NEWTON
 
 
+def test_half_cheetah_total_mass_applied_after_compiling_is_the_compilers_model():
+    """locomotion.load_model drops ``settotalmass`` (deprecated in MuJoCo 4, a warning per load) and scales the
+    masses itself: the model must be the one MuJoCo's compiler builds from the file, array for array."""
+    from saferl.envs.locomotion import gymnasium_asset, load_model
+
+    path = gymnasium_asset("half_cheetah.xml")
+    assert 'settotalmass="14"' in path.read_text()
+    ours, compiled = load_model(mujoco, path), mujoco.MjModel.from_xml_path(str(path))
+    assert ours.body_mass.sum() == pytest.approx(14.0, rel=1e-12)
+    arrays = [name for name in dir(compiled) if not name.startswith("_")
+              and isinstance(getattr(compiled, name, None), np.ndarray)]
+    assert len(arrays) > 100
+    for name in arrays:
+        np.testing.assert_array_equal(getattr(ours, name), getattr(compiled, name), err_msg=name)
+
+
 def test_missing_mujoco_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "mujoco", None)  # makes ``import mujoco`` fail
     with pytest.raises(MissingExtraError, match=r"pip install 'saferl\[mjx\]'"):
