@@ -275,9 +275,14 @@ def test_ctrpo_pointgoal_checks_and_methods():
     rows = [row("C-TRPO", "C-TRPO (u)", 1000.0, 8.0), row("CPO", "CPO (u)", 1300.0, 11.0),
             row("CPO", "CPO (J_c units)", 500.0, 1.0, default=False),
             row("CPO (option: learned margin)", "CPO (option: learned margin, u)", 900.0, -1.0, default=False)]
+    rows[1].update(cost_regret_lo=1250.0, cost_regret_hi=1400.0, final_return_lo=10.0, final_return_hi=12.0)
+    rows[0].update(cost_regret_lo=900.0, cost_regret_hi=1260.0, final_return_lo=7.0, final_return_hi=9.0)
+    rows.append(row("P3O", "P3O", 700.0, 5.0))  # every method run as the paper configured it is compared
     checks = ctrpo.pointgoal_checks(rows)
     assert checks["safety"] == {r["method"]: "undecided" for r in rows}
-    assert checks["C-TRPO (u) vs CPO (u)"] == {"regret_lower": True, "return_ratio": pytest.approx(8.0 / 11.0)}
+    assert checks["C-TRPO (u) vs CPO (u)"] == {"regret_lower": True, "return_ratio": pytest.approx(8.0 / 11.0),
+                                               "regret_interval": "overlapping", "return_interval": "below"}
+    assert checks["C-TRPO (u) vs P3O"]["regret_lower"] is False and checks["C-TRPO (u) vs P3O"]["return_interval"] is None
     margin = checks["C-TRPO (u) vs CPO (option: learned margin, u)"]
     assert margin["regret_lower"] is False and margin["return_ratio"] is None  # no ratio against a return <= 0
     assert not any("J_c units" in key for key in checks)  # pairs are between the paper's configurations

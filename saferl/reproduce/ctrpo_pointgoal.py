@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from saferl.reproduce import deep_rl
+from saferl.reproduce.ctrpo_table1 import interval_order
 from saferl.reproduce.framework import Scale, target
 
 # (label, algorithm, config overrides).  Every label of a method whose step reads the cost surrogate's scale
@@ -78,13 +79,16 @@ def attach_paper_numbers(rows: list[dict], limit: float) -> None:
 
 
 def pointgoal_checks(rows: list[dict]) -> dict:
-    """Each row's safety verdict (deep_rl.safety_verdict), and C-TRPO's cost regret against CPO's (default rows
-    and the hysteresis ablation), with both returns, since "at comparable return" is a judgement."""
+    """Each row's safety verdict (deep_rl.safety_verdict), and C-TRPO against every other method run as the paper
+    configured it, the CPO options and (the paper's App. D.2 claim) C-TRPO without hysteresis against CPO with it:
+    whether C-TRPO's cost regret is lower, the return ratio (since "at comparable return" is a judgement), and where
+    the two 95% intervals of regret and return lie (below / overlapping / above, None without intervals)."""
     by = {row["method"]: row for row in rows}
     default = {row["label"]: row for row in rows if row.get("default_config")}
     checks = deep_rl.safety_checks(rows)
-    pairs = [(default.get("C-TRPO"), default.get("CPO"))]
-    pairs += [(default.get("C-TRPO"), r) for r in rows if r["label"].startswith("CPO (option")]
+    ctrpo = default.get("C-TRPO")
+    pairs = [(ctrpo, r) for label, r in default.items() if label != "C-TRPO"]
+    pairs += [(ctrpo, r) for r in rows if r["label"].startswith("CPO (option")]
     pairs += [(r, o) for r in rows if r["label"] == "C-TRPO (ablation: no hysteresis)"
               for o in rows if o["label"] == "CPO (option: hysteresis)"]  # the paper's ablation claim (App. D.2)
     for ours, other in pairs:
@@ -93,7 +97,9 @@ def pointgoal_checks(rows: list[dict]) -> dict:
         key = f"{ours['method']} vs {other['method']}"
         checks[key] = {"regret_lower": bool(ours["cost_regret"] < other["cost_regret"]),
                        "return_ratio": (ours["final_return"] / other["final_return"]
-                                        if other["final_return"] > 0 else None)}
+                                        if other["final_return"] > 0 else None),
+                       "regret_interval": interval_order(ours, other, "cost_regret"),
+                       "return_interval": interval_order(ours, other, "final_return")}
     return checks
 
 
