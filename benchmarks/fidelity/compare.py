@@ -213,7 +213,13 @@ def install_time(orig: dict) -> str:
     return "an unrecorded time" if seconds is None else f"{seconds:.0f} s"
 
 
-def readme(ours: dict, orig: dict) -> tuple[str, dict]:
+def verdict_cell(verdict: dict) -> str:
+    """The verdict with the clause each of return and cost passed or failed by: the 1-sd clause can pass a mean
+    that is far from the original's when the original's episodes spread widely."""
+    return f"{verdict['verdict']} (return {verdict['scripted_return']}; cost {verdict['scripted_cost']})"
+
+
+def readme(ours: dict, orig: dict, suite: dict | None = None) -> tuple[str, dict]:
     v = orig["versions"]
     bridge = orig["bridge"]
     lines = ["# Fidelity: saferl's JAX environments against the original packages", "",
@@ -252,15 +258,19 @@ def readme(ours: dict, orig: dict) -> tuple[str, dict]:
         verdicts[label] = verdict
         sections += body
         o, b = ours["tasks"][label]["policies"]["scripted"], orig["tasks"][label]["policies"]["scripted"]
-        summary_rows.append(f"| {label} | {verdict['verdict']} | {o['return']['mean']:.2f} / {b['return']['mean']:.2f} "
+        summary_rows.append(f"| {label} | {verdict_cell(verdict)} | {o['return']['mean']:.2f} / {b['return']['mean']:.2f} "
                             f"| {o['cost']['mean']:.2f} / {b['cost']['mean']:.2f} |")
+    for label, row in (suite or {}).get("summary", {}).items():  # suite_compare.py's seven tasks
+        summary_rows.append(f"| {label} ([details](safety_gymnasium.md)) | {verdict_cell(row)} | {row['return_saferl']:.2f} / "
+                            f"{row['return_original']:.2f} | {row['cost_saferl']:.2f} / {row['cost_original']:.2f} |")
     trajectory_lines, trajectories = trajectory_section(ours, orig)
     lines += ["## Summary", ""] + summary_rows + ["", "## Per task", ""] + sections + trajectory_lines
     lines += bounce_section(ours, orig)
     lines += ["## Files", "", "* `original.json`, `saferl.json`: every episode's return, cost and length, the "
               "trajectories and the speed measurements of each side;",
               "* `comparison.json`: the verdicts and trajectory errors above;",
-              "* `speed.md`: the throughput table.", ""]
+              "* `speed.md`: the throughput table;",
+              "* `safety_gymnasium.md`, `suite_*.json`: the other seven Safety-Gymnasium tasks (suite_compare.py).", ""]
     return "\n".join(lines), {"verdicts": verdicts, "trajectories": trajectories}
 
 
@@ -341,7 +351,8 @@ def main(argv=None) -> None:
     folder = Path(argv[0] if argv else "docs/results/fidelity")
     orig = json.loads((folder / "original.json").read_text())
     ours = json.loads((folder / "saferl.json").read_text())
-    text, comparison = readme(ours, orig)
+    suite_file = folder / "suite_comparison.json"
+    text, comparison = readme(ours, orig, json.loads(suite_file.read_text()) if suite_file.is_file() else None)
     (folder / "README.md").write_text(text)
     speed_text, speed = speed_md(ours, orig)
     (folder / "speed.md").write_text(speed_text)
