@@ -11,8 +11,8 @@ What matches the original
 * The model is Gymnasium's ``ant.xml`` (identical in Gymnasium 0.28.1 and 1.4): a 0.25 m spherical
   torso on a free joint, four two-link legs (hip +-30 degrees, ankle 30..70 degrees), eight motors
   of gear 150 with ``ctrlrange`` +-1, joint armature 1 and damping 1, density 5 (0.911 kg), geom
-  margin 0.01, pyramidal friction cones; RK4 at timestep 0.01 s with ``frame_skip = 5``, so
-  ``dt = 0.05`` s.  Only geom-floor contacts exist (``conaffinity="0"`` on the body).
+  margin 0.01 (applied as MuJoCo 2.3.3 does: ``locomotion.match_margin_rule``), pyramidal friction
+  cones; RK4 at timestep 0.01 s with ``frame_skip = 5``, so ``dt = 0.05`` s.  Only geom-floor contacts exist (``conaffinity="0"`` on the body).
 * Velocity: the finite difference over one env step of the torso's centre of mass as Gymnasium
   reads it (``get_body_com("torso")``: ``xipos`` left by the last RK4 stage; see the base module).
 * Reward (``ant_v4.py``): ``v_x + healthy_reward - 0.5 |a|^2``; ``healthy_reward = 1`` on every

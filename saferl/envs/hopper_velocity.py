@@ -13,9 +13,10 @@ What matches the original
   joints ``rootx``/``rootz`` and hinge ``rooty`` for the torso, three hinge motors of gear 200 with
   ``ctrlrange`` +-1, RK4 with timestep 0.002 s and ``frame_skip = 4``, so ``dt = 0.008`` s.
   Gymnasium 1.x rewrote the file in local coordinates (the 0.28.1 that Safety-Gymnasium 1.0 pins
-  used ``coordinate="global"``, which MuJoCo >= 2.3.3 rejects); the compiled geometry is the same:
-  every joint anchor and capsule end-point at ``qpos0`` equals the 0.28.1 file's global numbers
-  (checked), as does the total mass.
+  used ``coordinate="global"``, which MuJoCo 2.3.3 still compiles and MuJoCo 4 rejects); the compiled
+  geometry is the same: every joint anchor and capsule end-point at ``qpos0`` equals the 0.28.1
+  file's global numbers (checked), as does the total mass, and compiled by MuJoCo 2.3.3 the two
+  files give the same model and the same 100-step trajectory (docs/results/fidelity/safety_gymnasium.md).
 * Reward (``hopper_v4.py``): ``1.0 * v_x + healthy_reward - 1e-3 |a|^2`` with
   ``v_x = (x_after - x_before) / dt`` of ``qpos[0]`` and ``healthy_reward = 1`` on every step
   (``terminate_when_unhealthy``: ``float(is_healthy or terminate_when_unhealthy)``).

@@ -79,6 +79,17 @@ Where it differs, and why
 * MJX evaluates a fixed set of candidate contacts every step (every geom pair that may collide, two
   per capsule-plane pair: 25 for the Ant, 16 HalfCheetah, 11 Hopper, 138 Humanoid), where MuJoCo
   keeps only those within the margin; only those within the margin become constraints in either.
+* Contact margins.  MuJoCo 2.3.3 (what Safety-Gymnasium 1.0 pins) gives a geom pair the larger of
+  its two geoms' margins; MuJoCo 4 and MJX give it their sum (``collision_driver.py``:
+  ``geom_margin[g1] + geom_margin[g2]``), so with the file's margins a foot would feel the floor from
+  twice the distance (Ant 2 cm instead of 1 cm, Hopper and Humanoid 2 mm instead of 1 mm).  Every
+  geom of each model has the same margin (HalfCheetah 0), so halving each (:func:`match_margin_rule`)
+  gives every pair exactly 2.3.3's margin.  Measured (``benchmarks/fidelity``, 100 fixed steps from
+  one state against Safety-Gymnasium 1.0; docs/results/fidelity/safety_gymnasium.md): with the
+  file's margins MJX parted from the original at step 10 (Hopper) and 11 (Humanoid) by more than
+  1e-3 in the observation; MuJoCo 4.0 in float64 with halved margins matches 2.3.3's Hopper to the
+  last digit over all 100 steps.  The one-step agreement figures above are against MuJoCo 4.0 on
+  the same (halved) model, so they are unaffected.
 * A non-finite state ends the episode (``terminated``) with reward 0 and the state replaced by the
   last finite one; MuJoCo would instead print a warning and reset the simulation inside
   ``mj_step``, unseen by the agent.  Only the Ant's termination tests finiteness in Gymnasium.
@@ -186,6 +197,16 @@ class LocomotionState:
     time: jax.Array  # () int32, steps taken in this episode
 
 
+def match_margin_rule(mj_model) -> None:
+    """Halve every geom margin in place, so that MuJoCo 4's and MJX's pair margin (the sum of the two) is MuJoCo
+    2.3.3's (the larger of the two); exact when every geom has the same margin, which ValueError demands."""
+    margins = mj_model.geom_margin
+    if margins.size and (margins != margins[0]).any():
+        raise ValueError(f"geom margins differ ({sorted(set(margins.tolist()))}): halving them would not give every "
+                         "pair the larger of its two margins, MuJoCo 2.3.3's rule")
+    mj_model.geom_margin[:] = margins / 2
+
+
 def load_model(mujoco, path: Path):
     """The compiled ``MjModel`` of the XML file at ``path``.  A ``<compiler settotalmass="M">`` (Gymnasium's
     half_cheetah.xml) is applied after compiling, with ``mj_setTotalmass`` and ``mj_setConst``, which is what
@@ -230,6 +251,7 @@ class LocomotionEnv(Environment):
         mujoco, mjx = import_mjx(f"{type(self).__name__} (MuJoCo MJX)")
         self._mjx = mjx
         mj_model = load_model(mujoco, gymnasium_asset(self.asset))
+        match_margin_rule(mj_model)
         self.configure_model(mj_model)
         for name, value in (("solver_iterations", solver_iterations), ("ls_iterations", ls_iterations)):
             if value is not None and (not isinstance(value, int) or value < 1):

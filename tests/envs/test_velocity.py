@@ -91,11 +91,12 @@ def test_defaults_are_gymnasium_v4_and_safety_gymnasium_v1():
     assert ANT.mj_model.opt.solver == mujoco.mjtSolver.mjSOL_NEWTON
 
 
-def test_half_cheetah_total_mass_applied_after_compiling_is_the_compilers_model():
+def test_half_cheetah_total_mass_applied_after_compiling_is_the_compilers_model(tmp_path, monkeypatch):
     """locomotion.load_model drops ``settotalmass`` (deprecated in MuJoCo 4, a warning per load) and scales the
     masses itself: the model must be the one MuJoCo's compiler builds from the file, array for array."""
     from saferl.envs.locomotion import gymnasium_asset, load_model
 
+    monkeypatch.chdir(tmp_path)  # the compiler's deprecation warning writes MUJOCO_LOG.TXT into the working directory
     path = gymnasium_asset("half_cheetah.xml")
     assert 'settotalmass="14"' in path.read_text()
     ours, compiled = load_model(mujoco, path), mujoco.MjModel.from_xml_path(str(path))
@@ -105,6 +106,24 @@ def test_half_cheetah_total_mass_applied_after_compiling_is_the_compilers_model(
     assert len(arrays) > 100
     for name in arrays:
         np.testing.assert_array_equal(getattr(ours, name), getattr(compiled, name), err_msg=name)
+
+
+def test_pair_margins_are_mujoco_233s_larger_margin_not_the_sum():
+    """Safety-Gymnasium 1.0 runs MuJoCo 2.3.3, whose pair margin is max(m1, m2); MJX adds them, so every geom
+    carries half the file's margin (all geoms of a model share one, read here from the XML itself)."""
+    import re
+
+    from saferl.envs.locomotion import gymnasium_asset, match_margin_rule
+
+    for env, margin in ((ANT, 0.01), (HOPPER, 0.001), (HUMANOID, 0.001), (CHEETAH, 0.0)):
+        in_file = {float(m) for m in re.findall(r'margin="([^"]+)"', gymnasium_asset(env.asset).read_text())}
+        assert in_file <= {margin}
+        pair = env.mj_model.geom_margin[:, None] + env.mj_model.geom_margin[None, :]  # MJX's rule
+        np.testing.assert_allclose(pair, margin, rtol=1e-12)
+    uneven = mujoco.MjModel.from_xml_string('<mujoco><worldbody><geom size="1 1 1" type="plane"/>'
+                                            '<geom size=".1" margin=".01"/></worldbody></mujoco>')
+    with pytest.raises(ValueError, match="geom margins differ"):
+        match_margin_rule(uneven)
 
 
 def test_missing_mujoco_names_the_extra(monkeypatch):
