@@ -98,8 +98,33 @@ radius :attr:`CarParams.footprint_radius` = 0.162 m about the body origin, the m
 contact distance to a button sphere (radius 0.1) over 24 directions, 0.262 m, less 0.1; the
 true distance ranges over 0.207-0.308 m with the direction (box, bumpers and wheels; M-car).
 A footprint overlapping a disc after an env step is moved out along the normal and loses its
-velocity into the disc: the original stops dead at a button (measured 0.73 -> -0.07 -> 0 m/s).
-Friction against the disc and the spin of an off-centre hit are not modelled.
+velocity into the disc: the original stops dead at a button (measured 0.73 -> -0.07 -> 0 m/s;
+here 0.78 -> 0 -> 0).  Friction: MuJoCo gives a contact the larger of its geoms' frictions,
+and neither ``car.xml`` nor ``buttons.py`` sets one, so the car-button contact has MuJoCo's
+default sliding friction 1 (:attr:`CarParams.disc_friction`; condim 6, pyramidal cone; the
+torsional 0.005 and rolling 1e-4 are not modelled).  It acts at the footprint's rim point
+facing the disc on the car as a rigid body: an impulse on the velocity and yaw rate, and a
+position-based correction of the step's slip so that a sticking car does not creep round the
+disc through the normal projection.  The rim's lever (I / m R^2 = 0.43: 70% of a stopped
+slip goes into the yaw) turns the car, so a car pushing into a button off centre rolls round
+it with its wheels spinning, as the original does.  Measured, both motors at 1 from 0.5 m at
+a lone button off the line of travel, after 100 steps (original / here / frictionless):
+
+================ ================ ================ ================
+button off line  steps touching   yaw turned       rolled round it
+================ ================ ================ ================
+0.05 m           89 / 90 / 32     23 / 18 / --     26 / 22 deg
+0.10 m           74 / 90 / 24     40 / 36 / --     79 / 44 deg
+0.15 m           71 / 89 / 18     47 / 58 / --     86 / 70 deg
+0.20 m           24 / 87 / 11     -142 / 87 / --   -62 / 105 deg
+================ ================ ================ ================
+
+(frictionless, the car slides off within 11-32 steps).  Where it differs: the disc holds the
+car within a wider cone than the original's flat front bumper with its corners (at 0.2 m the
+original turns away sharply and slips off), its normal always points at the body origin, so
+the normal force of an off-centre hit never turns the car, and the contact never breaks for a
+step as MuJoCo's soft contact does now and then (74 of 91 steps after the first touch at
+0.1 m).  The lever ignores the COM's 0.0074 m offset from the body origin.
 """
 
 from __future__ import annotations
@@ -139,6 +164,12 @@ MEASURED = {
     "full_throttle_speed_std": (0.062, 0.068, 0.029, 0.027, 0.033, 0.030),
     "spin_yaw_rate": 1.33,  # both (1, -1) and (-1, 1), after 30 steps, 8 seeds
     "spin_yaw_rate_seed_std": 0.03,
+    # both motors at 1 from 0.5 m straight at a lone button, its centre 0.1 m to the left of the
+    # line of travel; after 100 steps (deterministic): steps touching it, the yaw turned (deg)
+    # and how far round the button the car has rolled (deg, from where it came)
+    "button_push_steps_touching": 74,
+    "button_push_yaw_turned": 40.0,
+    "button_push_rolled_round": 79.0,
 }
 
 
@@ -168,6 +199,11 @@ class CarParams(EnvParams):
     ball_rolling_drag: float = FITTED["ball_rolling_drag"]  # N s/m; physical 0.001 / 0.05^2 = 0.4
     load_transfer_height: float = FITTED["load_transfer_height"]  # COM height is 0.09
     footprint_radius: float = 0.162  # mean measured contact distance to a button, minus 0.1
+    # Coulomb coefficient against static discs: MuJoCo takes the larger of the two geoms'
+    # frictions; car.xml and buttons.py set none, so both are MuJoCo's default 1 (read back
+    # from the compiled SafetyCarButton1-v0 model: every car geom and button 1, 0.005, 1e-4).
+    # 0 is the frictionless push-out
+    disc_friction: float = 1.0
     magnetic_field_y: float = -0.5  # MuJoCo's default field
     action_noise: float = 0.0  # std of Gaussian noise added to the clipped control
 
@@ -348,19 +384,49 @@ def footprint_distances(state: CarState, centres: jax.Array) -> jax.Array:
     return jnp.sqrt(d[:, 0] ** 2 + d[:, 1] ** 2)
 
 
-def push_out_of_discs(state: CarState, centres, radii, params: CarParams) -> CarState:
-    """Static, colliding discs (buttons, pillars): a footprint overlapping one is moved out along
-    the normal to touching distance and loses its velocity into it (restitution 0)."""
+def push_out_of_discs(state: CarState, centres, radii, params: CarParams, start: CarState) -> CarState:
+    """Static, colliding discs (buttons, pillars) against the car after an env step from ``start``.
+
+    A footprint overlapping a disc by ``depth`` is moved out along the normal ``n`` (disc to
+    car) to touching distance and loses its velocity into the disc, ``v_n`` (restitution 0).
+    Coulomb friction, ``mu = disc_friction``, acts at the rim point ``-R n`` from the body
+    origin on the car as a rigid body (a tangential impulse ``j`` there changes the rim's slip
+    by ``j w``, ``w = 1 / m + R^2 / I``, and the yaw rate by ``-R j / I``).  Velocity: the
+    impulse that stops the rim's slip ``v . t - R yaw_rate`` (``t = z x n``), clipped to
+    ``+-mu m |v_n|`` (as :func:`saferl.envs.nav_contact._stop_robot`, with the rim's lever).
+    Position: the rim's tangential displacement over the step is undone up to ``mu depth``,
+    shared between translation and yaw in the same proportion (position-based friction:
+    Macklin, Mueller, Chentanez and Kim, "Unified Particle Physics for Real-Time
+    Applications", SIGGRAPH 2014, section 6.1); the velocity turns with the car frame.
+    ``mu = 0`` is the frictionless push-out: tangential velocity, yaw and yaw rate kept."""
+    radius = params.footprint_radius
+    weight = 1.0 / params.mass + radius * radius / params.yaw_inertia  # w: slip per unit impulse
     for i in range(centres.shape[0]):  # a handful of discs; sequential so overlaps resolve in turn
         delta = state.pos - centres[i]
         dist = jnp.sqrt(delta[0] ** 2 + delta[1] ** 2)
         normal = jnp.where(dist > 1e-9, delta / jnp.maximum(dist, 1e-9), -forward_direction(state.yaw))
+        tangent = jnp.stack([-normal[1], normal[0]])
         depth = params.footprint_radius + radii[i] - dist
-        inside = depth > 0.0
-        pos = state.pos + jnp.where(inside, depth, 0.0) * normal
-        # the velocity's component into the disc, in the car frame (forward, left)
-        n_car = jnp.stack([jnp.dot(normal, forward_direction(state.yaw)), jnp.dot(normal, left_direction(state.yaw))])
-        into = jnp.minimum(jnp.dot(state.vel, n_car), 0.0)
-        vel = state.vel - jnp.where(inside, into, 0.0) * n_car
-        state = state.replace(pos=pos, vel=vel)
+        push = jnp.where(depth > 0.0, depth, 0.0)
+        # velocity, in the car frame (forward, left): the part into the disc, then the rim's slip
+        fwd, left = forward_direction(state.yaw), left_direction(state.yaw)
+        n_car = jnp.stack([jnp.dot(normal, fwd), jnp.dot(normal, left)])
+        t_car = jnp.stack([jnp.dot(tangent, fwd), jnp.dot(tangent, left)])
+        into = jnp.where(depth > 0.0, jnp.minimum(jnp.dot(state.vel, n_car), 0.0), 0.0)  # -|v_n|
+        vel = state.vel - into * n_car
+        slip = jnp.dot(vel, t_car) - radius * state.yaw_rate
+        cap = params.disc_friction * params.mass * -into
+        impulse = -jnp.clip(slip / weight, -cap, cap)
+        vel = vel + impulse / params.mass * t_car
+        yaw_rate = state.yaw_rate - radius * impulse / params.yaw_inertia
+        # position: out along the normal, then the rim's slip over the step undone up to mu depth
+        pos = state.pos + push * normal
+        turned = jnp.mod(state.yaw - start.yaw + math.pi, TWO_PI) - math.pi
+        rim_slip = jnp.dot(pos - start.pos, tangent) - radius * turned
+        undo = -jnp.clip(rim_slip, -params.disc_friction * push, params.disc_friction * push)
+        pos = pos + undo / (weight * params.mass) * tangent
+        d_yaw = -radius * undo / (weight * params.yaw_inertia)
+        c, s = jnp.cos(d_yaw), jnp.sin(d_yaw)  # the same world velocity in the turned car frame
+        vel = jnp.stack([c * vel[0] + s * vel[1], c * vel[1] - s * vel[0]])
+        state = state.replace(pos=pos, yaw=jnp.mod(state.yaw + d_yaw, TWO_PI), vel=vel, yaw_rate=yaw_rate)
     return state

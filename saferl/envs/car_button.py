@@ -52,11 +52,15 @@ Where it differs, and why
   0.265 m for gremlins (0.200-0.316 over directions and the box's yaw; riding at z 0.1-0.3,
   a box touches only the chassis; M-car).
 * Buttons collide: the car is pushed out and loses its velocity into the button, as it stops
-  dead in the original.  Gremlins do not push the car; the car holds a gremlin back: each box
-  is kept out of the car's footprint and follows its lag from there.  In MuJoCo the box
-  weighs 8e-6 kg against the car's 0.03 and its weld is as soft as the contact: measured, a
-  car parked on a gremlin's circle held its box back for 40 steps (up to 0.27 m off its
-  orbit) and itself moved 2 cm (M-car).  Box-button contacts are not modelled (the keep-outs
+  dead in the original, and the contact has MuJoCo's Coulomb friction 1 at the footprint's
+  rim (:func:`saferl.envs.car.push_out_of_discs`): a car pushing into a button off centre is
+  held and rolls round it, as in the original, but the disc holds it within a wider cone
+  than the original's bumper, and nothing turns it away (see :mod:`saferl.envs.car`).  So
+  it touches wrong buttons for longer (below).  Gremlins do not push the car; the car holds
+  a gremlin back: each box is kept out of the car's footprint and follows its lag from
+  there.  In MuJoCo the box weighs 8e-6 kg against the car's 0.03 and its weld is as soft as
+  the contact: measured, a car parked on a gremlin's circle held its box back for 40 steps
+  (up to 0.27 m off its orbit) and itself moved 2 cm (M-car).  Box-button contacts are not modelled (the keep-outs
   keep a circling box at least 0.01 m clear of every button).
 * The car's dynamics and sensors are the planar model of :mod:`saferl.envs.car`, calibrated
   against the original; see its docstring for the residuals.
@@ -70,10 +74,16 @@ Where it differs, and why
 
 Measured consequences (ours against the original; 64 / 12 episodes of uniform random
 actions, 10 / 10 of a lidar-steered goal seeker that ignores hazards, same code for both):
-random return -0.95 +- 1.80 / -1.09 +- 1.84, cost 88 +- 78 / 83 +- 91, presses 0.25 / 0.17;
-seeker return 24.7 +- 4.8 / 20.1 +- 6.2, cost 284 +- 156 / 304 +- 140, presses 13.9 / 11.7 per
-episode.  The seeker presses 19% more often here: the model car reaches full speed and turns
-(1.43 against 1.33 rad/s) a little faster.
+random return -0.92 +- 1.79 / -1.09 +- 1.84, cost 92 +- 80 / 83 +- 91, presses 0.25 / 0.17;
+seeker return 19.0 +- 5.5 / 20.1 +- 6.2, cost 451 +- 170 / 304 +- 140, presses 11.3 / 11.7 per
+episode.  The fidelity suite's 30 + 30 episodes (``benchmarks/fidelity``, scripted: drive
+straight at the goal button): scripted return 18.1 +- 8.5 / 18.7 +- 8.2, cost 418 +- 270 /
+324 +- 197, presses 9.5 / 9.7, steps touching a wrong button 336 / 217, in a hazard 25 / 30,
+touching a gremlin 67 / 92; random return -1.41 / -1.37, cost 94 / 80, wrong button 39 / 12.
+Without button friction (``disc_friction = 0``) the car slid round a wrong button at once and
+pressed 39% more often: scripted return 25.3, cost 216, presses 13.5, wrong button 93 (seeker
+24.7, 284, 13.9).  The remaining excess of wrong-button steps is the wider holding cone and
+the missing turn-away of an off-centre hit (:mod:`saferl.envs.car`).
 """
 
 from __future__ import annotations
@@ -280,7 +290,8 @@ class CarButton(Environment):
         ctrl = jnp.clip(ctrl + params.action_noise * gauss, -1.0, 1.0)  # MuJoCo clamps ctrl to ctrlrange
 
         car = car_step(state.car, ctrl, params)
-        car = push_out_of_discs(car, state.buttons, jnp.full((params.num_buttons,), params.button_radius), params)
+        button_radii = jnp.full((params.num_buttons,), params.button_radius)
+        car = push_out_of_discs(car, state.buttons, button_radii, params, state.car)
         time = state.time + 1
 
         # contacts: a car pushed out of a button sits at touching distance, within the tolerance
