@@ -177,9 +177,9 @@ def mjx_margin_probe() -> dict:
 def native_model(env, margin_scale: float = 1.0):
     import mujoco
 
-    from saferl.envs.locomotion import gymnasium_asset
+    from saferl.envs.locomotion import gymnasium_asset, load_model
 
-    model = mujoco.MjModel.from_xml_path(str(gymnasium_asset(env.asset)))
+    model = load_model(mujoco, gymnasium_asset(env.asset))  # the file's margins (saferl's env halves them)
     env.configure_model(model)
     model.geom_margin[:] = model.geom_margin * margin_scale
     return model
