@@ -149,3 +149,19 @@ def machine() -> dict:
         pass
     return {"nproc": os.cpu_count(), "cpu_model": model, "platform": platform.platform(),
             "load_average_1_5_15min": [round(x, 2) for x in os.getloadavg()]}
+
+
+def write_side(result: dict, out, started: float) -> None:
+    """Stamp one side's ``result`` (machine, date, wall seconds since ``started``, a ``time.perf_counter()``) and
+    write it to ``out`` as compact JSON (the suite's trajectories are long)."""
+    import json
+    import time
+    from pathlib import Path
+
+    result["machine"] = machine()
+    result["date"] = time.strftime("%Y-%m-%d %H:%M %Z")
+    result["wall_seconds"] = time.perf_counter() - started
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, separators=(",", ":")))
+    print(f"wrote {out} ({result['wall_seconds']:.0f} s)")

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import platform
 import sys
 import time
@@ -237,12 +236,7 @@ def main(argv=None) -> None:
             perturbed = trajectory(label, env_id, st.SELF_PERTURBATION)
             entry["trajectory_perturbed"] = {k: perturbed[k] for k in ("perturbation", "qpos", "qvel")}
         result["tasks"][label] = entry
-    result["machine"] = common.machine()
-    result["date"] = time.strftime("%Y-%m-%d %H:%M %Z")
-    result["wall_seconds"] = time.perf_counter() - wall
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, separators=(",", ":")))  # compact: the trajectories are long
-    print(f"wrote {args.out} ({result['wall_seconds']:.0f} s)")
+    common.write_side(result, args.out, wall)
 
 
 if __name__ == "__main__":

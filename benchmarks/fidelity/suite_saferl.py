@@ -309,12 +309,7 @@ def main(argv=None) -> None:
                       f"  cost {rec['cost']['mean']:7.3f}  length {rec['length']['mean']:6.1f}  ({rec['seconds']:.0f} s)",
                       flush=True)
         result["tasks"][label] = entry
-    result["machine"] = common.machine()
-    result["date"] = time.strftime("%Y-%m-%d %H:%M %Z")
-    result["wall_seconds"] = time.perf_counter() - wall
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, separators=(",", ":")))  # compact: the trajectories are long
-    print(f"wrote {args.out} ({result['wall_seconds']:.0f} s)")
+    common.write_side(result, args.out, wall)
 
 
 if __name__ == "__main__":
