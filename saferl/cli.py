@@ -21,10 +21,7 @@ def _setup_jax(args=None) -> None:
     Ray jobs (``sweep`` without ``--local``, ``reproduce --ray``) keeps its own JAX on the CPU."""
     from saferl import jaxsetup
 
-    command = getattr(args, "command", None)
-    driver = (command == "sweep" and not getattr(args, "local", False)) or (
-        command == "reproduce" and bool(getattr(args, "ray", False) or getattr(args, "address", None)))
-    jaxsetup.setup_process(driver=driver)
+    jaxsetup.setup_process(driver=jaxsetup.is_ray_driver(args))
 
 
 def _cmd_train(args) -> int:

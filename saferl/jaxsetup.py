@@ -25,6 +25,8 @@ CPU_CACHE_DEFECT = ((0, 9, 0), None)
 
 #: the environment variable that overrides the decision: "on" or "off"
 OVERRIDE = "SAFERL_COMPILATION_CACHE"
+#: the values saferl's on/off environment variables (this one, ``SAFERL_GPU``) accept, in any case
+ON_VALUES, OFF_VALUES = ("1", "on", "true", "yes"), ("0", "off", "false", "no")
 
 
 def version_tuple(version: str) -> tuple[int, ...]:
@@ -42,9 +44,9 @@ def cache_wanted(backend: str, jaxlib_version: tuple[int, ...], override: str | 
     with this jaxlib version; ``override`` ("on"/"off", any case; None or "" for automatic) wins."""
     if override:
         value = override.strip().lower()
-        if value in ("on", "1", "true", "yes"):
+        if value in ON_VALUES:
             return True
-        if value in ("off", "0", "false", "no"):
+        if value in OFF_VALUES:
             return False
         raise ValueError(f"{OVERRIDE} must be on or off, got {override!r}")
     if backend != "cpu":
@@ -71,10 +73,6 @@ def configure_compilation_cache(cache_dir: str, min_compile_secs: float) -> bool
     return on
 
 
-#: values of ``SAFERL_GPU`` that mean "use JAX's default platform" and "stay on the CPU"
-GPU_ON, GPU_OFF = ("1", "on", "true", "yes"), ("0", "off", "false", "no")
-
-
 def accelerator_plugins() -> list[str]:
     """The names of the installed JAX accelerator plugins (``jax_plugins`` entry points: ``jax[cuda12]``'s
     ``jax_cuda12_plugin``, ROCm's, ...); none on a CPU-only install."""
@@ -91,14 +89,22 @@ def platforms_for(saferl_gpu: str | None, plugins: list[str], driver: bool = Fal
     install then never probes for accelerators or warns about them)."""
     if saferl_gpu:
         value = saferl_gpu.strip().lower()
-        if value in GPU_ON:
+        if value in ON_VALUES:
             return None
-        if value in GPU_OFF:
+        if value in OFF_VALUES:
             return "cpu"
         raise ValueError(f"SAFERL_GPU must be 1 or 0 (on/off), got {saferl_gpu!r}")
     if driver or not plugins:
         return "cpu"
     return None
+
+
+def is_ray_driver(args) -> bool:
+    """Whether the parsed command line ``args`` only schedules Ray jobs: ``sweep`` without ``--local``, ``reproduce``
+    with ``--ray`` or ``--address`` (:func:`setup_process`'s ``driver``)."""
+    command = getattr(args, "command", None)
+    return (command == "sweep" and not getattr(args, "local", False)) or (
+        command == "reproduce" and bool(getattr(args, "ray", False) or getattr(args, "address", None)))
 
 
 _PROCESS_READY = False

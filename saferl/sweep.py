@@ -407,5 +407,5 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(prog="saferl")
     add_parser(parser.add_subparsers(dest="command", required=True))
     parsed = parser.parse_args(["sweep", *sys.argv[1:]])
-    jaxsetup.setup_process(driver=not parsed.local)  # as the command line (saferl.cli._setup_jax)
+    jaxsetup.setup_process(driver=jaxsetup.is_ray_driver(parsed))  # as the command line
     sys.exit(parsed.func(parsed))
