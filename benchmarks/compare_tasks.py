@@ -4,7 +4,8 @@
 
 Per task: OmniSafe CPO's env-steps/s and peak RSS, saferl CPO's best training configuration (env-steps/s over
 all seeds, peak RSS of the bench process), the ratio and the acceptance line it is held to (20x on
-SafetyHopperVelocity, 100x on the navigation tasks), and saferl's environment-only rate.  Prints Markdown.
+SafetyHopperVelocity, 100x on the navigation tasks), and saferl's environment-only rate; a velocity task benched
+with MJX physics as well (``*_mjx.json``) gets a second row.  Prints Markdown.
 """
 
 from __future__ import annotations
@@ -31,8 +32,11 @@ def table(results: Path) -> str:
     header = ["task", "OmniSafe CPO env-steps/s", "OmniSafe peak RSS (MB)", "saferl CPO env-steps/s (config)",
               "saferl peak RSS (MB)", "ratio", "acceptance", "saferl env only, env-steps/s (config)"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for name in ORDER:
-        path = results / f"saferl_cpo_{name}.json"
+    rows = [(name, name, f"saferl_cpo_{name}.json") for name in ORDER]
+    # a velocity task benched with its other physics backend (omnisafe_tasks.sh: --set env_params.physics=mjx)
+    rows += [(name, f"{name} (MJX physics)", f"saferl_cpo_{name}_mjx.json") for name in ORDER]
+    for name, label, filename in rows:
+        path = results / filename
         if not path.is_file():
             continue
         bench = json.loads(path.read_text())
@@ -44,7 +48,7 @@ def table(results: Path) -> str:
         verdict = "-" if need is None or ratio is None else (f">= {need:.0f}x: " + ("met" if ratio >= need else
                                                                                   "not met"))
         lines.append("| " + " | ".join([
-            name,
+            label,
             f"{omni['steps_per_second']:,.0f}" if omni else "-",
             f"{omni['peak_rss_mb']:,.0f}" if omni else "-",
             f"{best['steps_per_second']:,.0f} ({best['num_envs']} envs x {best['seeds']} seeds)",

@@ -23,10 +23,13 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def env_only(env_name: str, num_envs: int, seeds: int, steps: int = 1000) -> float:
-    """Random-action steps/s of ``seeds x num_envs`` auto-resetting environments."""
+def env_only(env_name: str, num_envs: int, seeds: int, steps: int = 1000, env_params: dict | None = None) -> float:
+    """Random-action steps/s of ``seeds x num_envs`` auto-resetting environments (``env_params`` override the
+    environment's parameters, as the training config's do)."""
+    from saferl.trainer import make_env_params
+
     env = envs.make(env_name)
-    params = env.default_params()
+    params = make_env_params(env, env_params or {})
     pool = envs.config_defaults(env_name).get("reset_pool", 0)
     venv = VecEnv(AutoReset(EpisodeStatistics(env), pool_size=pool), num_envs)
     space = env.action_space(params)
@@ -157,7 +160,8 @@ def main(env: str = "PointGoal1", algo: str = "ppo_lag", quick: bool = False, ou
     for env_name in env_names:
         print(f"{env_name}, environment only (random actions):")
         for num_envs, seeds in env_cells:
-            sps = env_only(env_name, num_envs, seeds, steps=200 if quick else 1000)
+            sps = env_only(env_name, num_envs, seeds, steps=200 if quick else 1000,
+                           env_params=(overrides or {}).get("env_params"))
             results["env_only"].append({"env": env_name, "num_envs": num_envs, "seeds": seeds,
                                         "steps_per_second": sps})
             print(f"  envs={num_envs:<5} seeds={seeds:<3} {sps:>14,.0f} env-steps/s")

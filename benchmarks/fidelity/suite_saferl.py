@@ -127,12 +127,15 @@ def episode_program(label: str, env, params, count: int):
     return compiled, time.perf_counter() - start, example
 
 
-def run_task(label: str, name: str, kwargs: dict, count: int, original: dict | None) -> dict:
+def run_task(label: str, name: str, kwargs: dict, count: int, original: dict | None, physics: str | None = None) -> dict:
     env = envs.make(name, **kwargs)
     params = env.default_params()
+    if physics is not None and hasattr(params, "physics"):  # a velocity task: MuJoCo C (default) or MJX
+        params = params.replace(physics=physics)
     compiled, compile_seconds, example = episode_program(label, env, params, count)
     keys, _, _, qpos, qvel, actions = example
-    entry = {"env": name, "kwargs": kwargs, "compile_seconds": compile_seconds, "policies": {}}
+    entry = {"env": name, "kwargs": kwargs, "physics": getattr(params, "physics", None),
+             "compile_seconds": compile_seconds, "policies": {}}
     limit = jnp.int32(int(params.max_steps))
     for i, policy in enumerate(st.POLICIES):
         start = time.perf_counter()
@@ -284,6 +287,8 @@ def main(argv=None) -> None:
     parser.add_argument("--episodes-scale", type=float, default=1.0)
     parser.add_argument("--tasks", nargs="*", default=None, help="labels to run (default: all seven)")
     parser.add_argument("--skip-native", action="store_true", help="skip the MuJoCo 4.0 diagnosis runs")
+    parser.add_argument("--physics", choices=("mujoco", "mjx"), default=None,
+                        help="the velocity tasks' physics (default: the tasks' own default, MuJoCo C)")
     args = parser.parse_args(argv)
     wall = time.perf_counter()
     original = json.loads(args.original.read_text())
@@ -294,7 +299,7 @@ def main(argv=None) -> None:
         if args.tasks and label not in args.tasks:
             continue
         count = max(2, int(round(count * args.episodes_scale)))
-        entry = run_task(label, name, kwargs, count, original["tasks"].get(label))
+        entry = run_task(label, name, kwargs, count, original["tasks"].get(label), physics=args.physics)
         for policy, rec in entry["policies"].items():
             print(f"{label:19s} {policy:8s} return {rec['return']['mean']:9.3f} +- {rec['return']['std']:8.3f}  "
                   f"cost {rec['cost']['mean']:7.3f} +- {rec['cost']['std']:7.3f}  length {rec['length']['mean']:6.1f}"

@@ -1,4 +1,4 @@
-"""SafetyAntVelocity-v1: Gymnasium's Ant-v4 in MJX with Safety-Gymnasium's velocity cost.
+"""SafetyAntVelocity-v1: Gymnasium's Ant-v4 (MuJoCo C, or MJX) with Safety-Gymnasium's velocity cost.
 
 Safety-Gymnasium 1.0, ``safety_gymnasium/tasks/safe_velocity/safety_ant_velocity_v{0,1}.py``:
 ``SafetyAntVelocityEnv`` subclasses Gymnasium's ``ant_v4.AntEnv`` (default arguments, so
@@ -28,6 +28,9 @@ What matches the original
 
 Where it differs, and why
 -------------------------
+* With the default ``physics="mujoco"`` the robot is stepped by MuJoCo C on the file's model
+  (:mod:`saferl.envs.mujoco_host`), and the items below that name MJX do not apply: they describe
+  ``physics="mjx"``.
 * Contact friction.  MJX orients the friction pyramid of a capsule-floor contact along the world
   axes when the capsule is steeper than 60 degrees, MuJoCo along the capsule (see the base module);
   19% of the Ant's capsule-floor contacts under a random policy are that steep and the Ant's legs
@@ -70,7 +73,7 @@ class AntVelocityParams(LocomotionParams):
     healthy_z_max: float = 1.0
 
 
-_DESCRIPTION = "Safety-Gymnasium AntVelocity-v1 (MJX): Ant-v4, cost 1 when the xy-speed exceeds 2.6222"
+_DESCRIPTION = "Safety-Gymnasium AntVelocity-v1: Ant-v4 (MuJoCo C or MJX), cost 1 when the xy-speed exceeds 2.6222"
 
 
 @register("SafetyAntVelocity", _DESCRIPTION)
@@ -81,6 +84,7 @@ class AntVelocity(LocomotionEnv):
     asset = "ant.xml"
     velocity_noise = "normal"  # ant_v4.py reset_model: qvel = init_qvel + s N(0, 1)
     reset_kinematics = True  # the torso's xipos
+    host_fields = ("xipos",)
 
     def default_params(self) -> AntVelocityParams:
         return AntVelocityParams()

@@ -1,4 +1,4 @@
-"""SafetyHalfCheetahVelocity-v1: Gymnasium's HalfCheetah-v4 in MJX with Safety-Gymnasium's velocity cost.
+"""SafetyHalfCheetahVelocity-v1: Gymnasium's HalfCheetah-v4 (MuJoCo C, or MJX) with Safety-Gymnasium's velocity cost.
 
 Safety-Gymnasium 1.0, ``safety_gymnasium/tasks/safe_velocity/safety_half_cheetah_velocity_v{0,1}.py``:
 ``SafetyHalfCheetahVelocityEnv`` subclasses Gymnasium's ``half_cheetah_v4.HalfCheetahEnv`` and
@@ -22,6 +22,9 @@ What matches the original
 
 Where it differs, and why
 -------------------------
+* With the default ``physics="mujoco"`` the robot is stepped by MuJoCo C on the file's model
+  (:mod:`saferl.envs.mujoco_host`), and the items below that name MJX do not apply: they describe
+  ``physics="mjx"``.
 * MJX, float32.  Measured against ``mujoco.mj_step`` (float64) from the same float32 states, one
   env step each, 208 states of random-action trajectories (109 with contacts): ``qpos`` differs by
   at most 9.9e-6 and ``qvel`` by a median 5.3e-6, 99th percentile 4.6e-4 and at most 1.1e-3 (speeds
@@ -59,7 +62,7 @@ class HalfCheetahVelocityParams(LocomotionParams):
     velocity_threshold: float = 3.2096  # safety_half_cheetah_velocity_v1.py
 
 
-_DESCRIPTION = "Safety-Gymnasium HalfCheetahVelocity-v1 (MJX): HalfCheetah-v4, cost 1 when the x-velocity exceeds 3.2096"
+_DESCRIPTION = "Safety-Gymnasium HalfCheetahVelocity-v1: HalfCheetah-v4 (MuJoCo C or MJX), cost 1 when the x-velocity exceeds 3.2096"
 
 
 @register("SafetyHalfCheetahVelocity", _DESCRIPTION)

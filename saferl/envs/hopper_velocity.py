@@ -1,4 +1,4 @@
-"""SafetyHopperVelocity-v1: Gymnasium's Hopper-v4 in MJX with Safety-Gymnasium's velocity cost.
+"""SafetyHopperVelocity-v1: Gymnasium's Hopper-v4 (MuJoCo C, or MJX) with Safety-Gymnasium's velocity cost.
 
 Safety-Gymnasium 1.0, ``safety_gymnasium/tasks/safe_velocity/safety_hopper_velocity_v{0,1}.py``:
 ``SafetyHopperVelocityEnv`` subclasses Gymnasium's ``hopper_v4.HopperEnv`` and overrides only
@@ -29,6 +29,9 @@ What matches the original
 
 Where it differs, and why
 -------------------------
+* With the default ``physics="mujoco"`` the robot is stepped by MuJoCo C on the file's model
+  (:mod:`saferl.envs.mujoco_host`), and the items below that name MJX do not apply: they describe
+  ``physics="mjx"``.
 * MJX, float32.  Measured against ``mujoco.mj_step`` (float64) from the same float32 states, one
   env step each, 208 states of random-action trajectories (149 with the foot on the floor):
   ``qpos`` differs by at most 1.9e-7 and ``qvel`` by at most 4.7e-6 (median 5e-7), the size of
@@ -75,7 +78,7 @@ class HopperVelocityParams(LocomotionParams):
     healthy_state_max: float = 100.0
 
 
-_DESCRIPTION = "Safety-Gymnasium HopperVelocity-v1 (MJX): Hopper-v4, cost 1 when the x-velocity exceeds 0.7402"
+_DESCRIPTION = "Safety-Gymnasium HopperVelocity-v1: Hopper-v4 (MuJoCo C or MJX), cost 1 when the x-velocity exceeds 0.7402"
 
 
 @register("SafetyHopperVelocity", _DESCRIPTION)

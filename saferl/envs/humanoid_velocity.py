@@ -1,4 +1,4 @@
-"""SafetyHumanoidVelocity-v1: Gymnasium's Humanoid-v4 in MJX with Safety-Gymnasium's velocity cost.
+"""SafetyHumanoidVelocity-v1: Gymnasium's Humanoid-v4 (MuJoCo C, or MJX) with Safety-Gymnasium's velocity cost.
 
 Safety-Gymnasium 1.0, ``safety_gymnasium/tasks/safe_velocity/safety_humanoid_velocity_v{0,1}.py``:
 ``SafetyHumanoidVelocityEnv`` subclasses Gymnasium's ``humanoid_v4.HumanoidEnv`` and overrides
@@ -33,6 +33,9 @@ What matches the original
 
 Where it differs, and why
 -------------------------
+* With the default ``physics="mujoco"`` the robot is stepped by MuJoCo C on the file's model (PGS included)
+  (:mod:`saferl.envs.mujoco_host`), and the items below that name MJX do not apply: they describe
+  ``physics="mjx"``.
 * The solver.  ``humanoid.xml`` asks for PGS (``solver="PGS" iterations="50"``), which MJX does not
   implement (``mjx.put_model`` raises ``NotImplementedError``); :meth:`HumanoidVelocity.
   configure_model` switches to Newton, which solves the same convex problem.  Measured in MuJoCo
@@ -77,7 +80,7 @@ class HumanoidVelocityParams(LocomotionParams):
     healthy_z_max: float = 2.0
 
 
-_DESCRIPTION = "Safety-Gymnasium HumanoidVelocity-v1 (MJX): Humanoid-v4, cost 1 when the xy-speed exceeds 1.4149"
+_DESCRIPTION = "Safety-Gymnasium HumanoidVelocity-v1: Humanoid-v4 (MuJoCo C or MJX), cost 1 when the xy-speed exceeds 1.4149"
 
 
 @register("SafetyHumanoidVelocity", _DESCRIPTION)
@@ -89,6 +92,7 @@ class HumanoidVelocity(LocomotionEnv):
     velocity_noise = "uniform"  # humanoid_v4.py reset_model: qvel = init_qvel + U(-s, s)
     reset_kinematics = True  # the mass centre, cinert and cvel
     needs_contact_forces = True  # cfrc_ext in the observation
+    host_fields = ("xipos", "cinert", "cvel", "qfrc_actuator", "cfrc_ext")
 
     def configure_model(self, mj_model) -> None:
         import mujoco
@@ -124,13 +128,14 @@ class HumanoidVelocity(LocomotionEnv):
 
     def observation(self, data):
         # humanoid_v4.py _get_obs: qpos[2:], qvel, cinert, cvel, qfrc_actuator, cfrc_ext (world body included)
+        impl = getattr(data, "_impl", data)  # mjx.Data keeps cinert and cfrc_ext in its backend part
         return jnp.concatenate([
             data.qpos[2:],
             data.qvel,
-            data._impl.cinert.ravel(),
+            impl.cinert.ravel(),
             data.cvel.ravel(),
             data.qfrc_actuator,
-            data._impl.cfrc_ext.ravel(),
+            impl.cfrc_ext.ravel(),
         ])
 
     def observation_size(self) -> int:

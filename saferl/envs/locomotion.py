@@ -1,4 +1,4 @@
-"""The shared base of the Safety-Gymnasium velocity tasks: Gymnasium's MuJoCo v4 robots in MJX.
+"""The shared base of the Safety-Gymnasium velocity tasks: Gymnasium's MuJoCo v4 robots, stepped by MuJoCo C or MJX.
 
 Safety-Gymnasium 1.0's ``Safety<Robot>Velocity-v1`` tasks (``safety_gymnasium/tasks/safe_velocity/
 safety_*_velocity_v{0,1}.py``) subclass Gymnasium's MuJoCo v4 environments
@@ -9,6 +9,19 @@ what the four tasks share; each task file (``ant_velocity.py``, ``half_cheetah_v
 ``hopper_velocity.py``, ``humanoid_velocity.py``) holds only its reward, the velocity its cost
 compares, its termination and its observation.  Every constant, with its source, is in the spec
 sheet (``shared/specs/environments.md`` section 3.2).
+
+Physics
+-------
+``LocomotionParams.physics`` (static) chooses what steps the robot; everything else (reward, cost, termination,
+observation, reset) is the same JAX code for both:
+
+* ``"mujoco"`` (the default): MuJoCo's C library on the host, reached from the compiled step by a callback
+  (:mod:`saferl.envs.mujoco_host`), on the model file as written -- float64, the file's own solver and iteration
+  limits, MuJoCo's contact frames: the engine Safety-Gymnasium runs, so the faithful choice, and on a CPU the
+  fast one (Hopper ~4x MJX's env-steps/s, Humanoid ~10x; docs/design.md, "Physics on the host").  The state is
+  carried between env steps in float32 (see that module).
+* ``"mjx"``: MJX, in JAX, for accelerators (the callback would move the batch to the host every step).  The
+  items below that name MJX (its float32, solver caps, contact candidates and frames) describe this backend.
 
 What matches the original
 -------------------------
@@ -128,6 +141,7 @@ import jax.numpy as jnp
 
 from saferl import struct
 from saferl.envs.base import Box, EnvParams, Environment
+from saferl.envs.mujoco_host import PHYSICS, HostPhysics
 from saferl.errors import MissingExtraError, require
 
 # mjtJoint
@@ -186,6 +200,13 @@ class LocomotionParams(EnvParams):
     forward_reward_weight: float = 1.0
     ctrl_cost_weight: float = 0.1
     velocity_threshold: float = 1.0  # cost = 1 where the task's velocity exceeds it
+    # the env step's physics: MuJoCo's C library on the host ("mujoco", what Safety-Gymnasium runs; the CPU's fast
+    # path) or MJX ("mjx", for accelerators); see the module docstring
+    physics: str = struct.field(static=True, default="mujoco", kw_only=True)
+
+    def __post_init__(self):
+        if self.physics not in PHYSICS:
+            raise ValueError(f"env_params.physics must be one of {', '.join(PHYSICS)}, got {self.physics!r}")
 
 
 @struct.dataclass
@@ -246,12 +267,21 @@ class LocomotionEnv(Environment):
     reset_kinematics: ClassVar[bool] = False
     #: whether :meth:`observation` reads the external contact forces (``cfrc_ext``)
     needs_contact_forces: ClassVar[bool] = False
+    #: the data fields :meth:`body_position` and :meth:`observation` read beyond ``qpos`` and ``qvel``
+    #: (what the host physics returns; ``mujoco_host.FIELD_SHAPES``)
+    host_fields: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, solver_iterations: int | None = 4, ls_iterations: int | None = 8):
         mujoco, mjx = import_mjx(f"{type(self).__name__} (MuJoCo MJX)")
         self._mjx = mjx
+        self._mujoco = mujoco
         mj_model = load_model(mujoco, gymnasium_asset(self.asset))
         match_margin_rule(mj_model)
+        # the host physics steps the file's model as Safety-Gymnasium does (its solver and iteration caps),
+        # with 2.3.3's pair margins; configure_model and the caps below are for MJX
+        self.host_model = load_model(mujoco, gymnasium_asset(self.asset))
+        match_margin_rule(self.host_model)
+        self._host_physics = None
         self.configure_model(mj_model)
         for name, value in (("solver_iterations", solver_iterations), ("ls_iterations", ls_iterations)):
             if value is not None and (not isinstance(value, int) or value < 1):
@@ -354,8 +384,19 @@ class LocomotionEnv(Environment):
         data = self.simulate(state, ctrl, params)
         return self.outcome(state, data, ctrl, params)
 
+    @property
+    def host_physics(self) -> HostPhysics:
+        """The host-side stepper of :attr:`host_model` (built on first use)."""
+        if self._host_physics is None:
+            self._host_physics = HostPhysics(self._mujoco, self.host_model, fields=self.host_fields,
+                                             contact_forces=self.needs_contact_forces)
+        return self._host_physics
+
     def simulate(self, state: LocomotionState, ctrl: jax.Array, params: LocomotionParams):
-        """The MJX data after ``frame_skip`` physics steps from ``state`` with ``ctrl`` held."""
+        """The data after ``frame_skip`` physics steps from ``state`` with ``ctrl`` held: MuJoCo's on the host
+        (:class:`mujoco_host.HostData`) or MJX's (``mjx.Data``), by ``params.physics``."""
+        if params.physics == "mujoco":
+            return self.host_physics(state.qpos, state.qvel, state.qacc_warmstart, ctrl, params.frame_skip)
         data = self._data0.replace(qpos=state.qpos, qvel=state.qvel, qacc_warmstart=state.qacc_warmstart, ctrl=ctrl)
         substep = self._rk4_step if self.rk4 else (lambda d: self._mjx.step(self.model, d))
         data, _ = jax.lax.scan(lambda d, _: (substep(d), None), data, None, length=params.frame_skip)

@@ -1,6 +1,7 @@
-"""The Safety-Gymnasium velocity tasks (MJX): reward, cost and termination on hand-set states, the
+"""The Safety-Gymnasium velocity tasks: reward, cost and termination on hand-set states, the
 cost threshold, observation layouts and sizes, reset noise, action rescaling, position integration,
-and one MJX step against MuJoCo's C ``mj_step`` from the same state.
+and one MJX step (``physics="mjx"``) against MuJoCo's C ``mj_step`` from the same state.  The default physics,
+MuJoCo C through a host callback, is tested in test_mujoco_host.py.
 
 MJX programs take ~10 s (lightly loaded) to over a minute (heavily loaded) to compile on this 2-core
 CPU, so only two are compiled by default: one ``env.step`` each for Hopper (RK4, saferl's
@@ -374,7 +375,7 @@ def test_one_mjx_step_matches_mujoco_c(name):
     """
     env = {"hopper": HOPPER, "half_cheetah": CHEETAH, "ant": ANT}[name]
     atol_qpos, atol_qvel = TOLERANCE[name]
-    params = env.default_params()
+    params = env.default_params().replace(physics="mjx")
     step = compiled_step(env)
     m, d = env.mj_model, mujoco.MjData(env.mj_model)
     rng = np.random.default_rng(1)
