@@ -28,40 +28,40 @@ THRESHOLDS = (1e-3, 1e-1)
 
 #: what we found, per task (measured here: the tables of this file; read in the task files' docstrings)
 FINDINGS = {
-    "AntVelocity": ("The episode statistics agree (the scripted Ant flips over in some episodes on both sides, hence the "
-                    "spread of its length and return; its cost is a few steps an episode). Step by step the Ant parts "
-                    "from the original at once (step 3 above 1e-3, step 5 above 1e-1). The pair-margin rule (above) "
-                    "is now matched (saferl halves the margins: with the file's margins MJX parted at step 3 / 3, "
-                    "like MuJoCo 4.0 with them); MuJoCo 4.0 with halved margins follows for 6 / 10 steps, still short "
-                    "of the original against itself (21, 30): a further difference between the two MuJoCo versions, "
-                    "small per step (about 1e-6 in qvel within one step from the original's own state, before any "
-                    "contact) but amplified at every foot contact, which was not identified here. MJX adds its own "
-                    "contact-frame difference for capsules steeper than 60 degrees (saferl/envs/ant_velocity.py "
-                    "docstring: up to ~1 in qvel on such steps), which is why saferl parts before MuJoCo 4.0 does."),
-    "HalfCheetahVelocity": "The statistics agree to 1-3%. The HalfCheetah's geoms have no margin, so the pair-margin "
-                           "rule does not touch it: MuJoCo 4.0 reproduces MuJoCo 2.3.3 exactly for about 50 steps. "
-                           "saferl parts earlier (step 8 above 1e-3), exactly as early as the original parts from "
-                           "itself when its start velocities move by 1e-6 (step 8): MJX's float32 round-off (1e-6 "
-                           "after one step) grows as fast as any small difference does in this gait, which hits the "
-                           "floor with both feet four times a second.",
-    "HopperVelocity": ("The scripted return is 5% lower and the cost within one standard deviation (with the file's "
-                      "margins, before saferl halved them: return 384.0, ratio 0.904). Step by step saferl now "
-                      "follows the original to 1e-5 until the hop ends (both terminate at step 30; the errors after "
-                      "it compare two finished episodes); with the file's margins it parted at step 10, as MuJoCo 4.0 "
-                      "with them does, while MuJoCo 4.0 with halved margins reproduces the original to the last digit "
-                      "over all 100 steps. So the Hopper's whole trajectory difference was the pair-margin rule: at "
-                      "step 10 MuJoCo 4.0 with the file's margins already has a foot-floor contact at 1.26 mm, inside "
-                      "the summed margin of 2 mm and outside 2.3.3's 1 mm. The random policy's cost comes from a few "
-                      "episodes of falls forwards faster than 0.74 m/s."),
-    "HumanoidVelocity": ("The statistics agree (return within 0.4%, the same episode lengths; the cost is a step or two "
-                        "an episode, while falling, within one standard deviation). Step by step saferl's qpos and "
-                        "qvel follow the original until the fall ends the episode (both at step 25; above 1e-3 at "
-                        "step 26), where with the file's margins it parted at step 11, as MuJoCo 4.0 with them does "
-                        "(the Humanoid's geoms have margin 0.001: 2 mm instead of 1 mm). MuJoCo 4.0 with halved "
-                        "margins follows to step 38; the rest is the solver, Newton in saferl where humanoid.xml "
-                        "asks for PGS, which MJX lacks (saferl/envs/humanoid_velocity.py docstring). The observation "
-                        "parts earlier (step 11 above 1e-3) through `cfrc_ext`, whose entries are sensitive and reach "
-                        "the hundreds on impact."),
+    "AntVelocity": ("The episode statistics agree within one standard deviation (the scripted Ant flips over in some "
+                    "episodes on both sides, hence the spread of its length and return; its cost is a few steps an "
+                    "episode). The scripted return is 21% lower, as MuJoCo 4.0 itself with halved margins gives (324, "
+                    "the row above): the difference is MuJoCo 2.3.3 against 4.0, which saferl steps. Step by step "
+                    "saferl follows the original for 6 / 10 steps, exactly as MuJoCo 4.0 with halved margins does, "
+                    "still short of the original against itself (21, 30): a further difference between the two MuJoCo "
+                    "versions, small per step (about 1e-6 in qvel within one step from the original's own state, "
+                    "before any contact) but amplified at every foot contact, which was not identified here. With MJX "
+                    "physics (`mjx_tasks` in suite_saferl.json) saferl parted at step 3 / 5, earlier than MuJoCo 4.0, "
+                    "through MJX's contact frame for capsules steeper than 60 degrees (saferl/envs/ant_velocity.py "
+                    "docstring), and its scripted return was 388."),
+    "HalfCheetahVelocity": "The statistics agree to 1% (the scripted cost is 76.57 on both sides). The HalfCheetah's "
+                           "geoms have no margin, so the pair-margin rule does not touch it: MuJoCo 4.0 reproduces "
+                           "MuJoCo 2.3.3 exactly for about 50 steps. saferl parts earlier (step 16 above 1e-3; step 8 "
+                           "with MJX physics): its state is rounded to float32 between env steps, and that 6e-8 grows "
+                           "as fast as any small difference does in this gait (the original against itself parts at "
+                           "step 8 when its start velocities move by 1e-6), which hits the floor with both feet four "
+                           "times a second.",
+    "HopperVelocity": ("The scripted return is 4% lower and the cost within one standard deviation (MJX physics: return "
+                      "404.8; MJX with the file's margins, before saferl halved them: 384.0). Step by step saferl "
+                      "follows the original to 1e-6 until the hop ends (both terminate at step 30; the errors after it "
+                      "compare two finished episodes); with the file's margins MJX parted at step 10, as MuJoCo 4.0 with "
+                      "them does, while MuJoCo 4.0 with halved margins reproduces the original to the last digit over "
+                      "all 100 steps. So the Hopper's whole trajectory difference was the pair-margin rule: at step 10 "
+                      "MuJoCo 4.0 with the file's margins already has a foot-floor contact at 1.26 mm, inside the summed "
+                      "margin of 2 mm and outside 2.3.3's 1 mm. The random policy's cost comes from a few episodes of "
+                      "falls forwards faster than 0.74 m/s."),
+    "HumanoidVelocity": ("The statistics agree (return and episode length within 3%; the cost is a step or two an "
+                        "episode, while falling, within one standard deviation). Step by step saferl's qpos and qvel "
+                        "follow the original until the fall ends the episode (both at step 25; above 1e-3 at step "
+                        "26); with the file's margins MJX parted at step 11, as MuJoCo 4.0 with them does (the "
+                        "Humanoid's geoms have margin 0.001: 2 mm instead of 1 mm). saferl steps humanoid.xml's own "
+                        "PGS solver (the MJX rows used Newton: MJX has no PGS). The observation parts earlier (step 11 "
+                        "above 1e-3) through `cfrc_ext`, whose entries are sensitive and reach the hundreds on impact."),
     "PointPush1": "The scripted return and cost agree within 4%, the pushes that reach the goal within one standard "
                   "deviation (1.2 against 1.4 an episode). saferl's 2-D quasi-static box contact "
                   "(saferl/envs/point_push.py docstring: the box turns less under an off-centre push and is not "
@@ -147,12 +147,12 @@ def trajectory_section(ours: dict, orig: dict) -> tuple[list[str], dict]:
                      f"({e['max_reward_error']:.2g}) | {e['cost_steps_differing']} ({e['cost_steps_original']}) | "
                      f"{e['terminated_original'] or '-'} / {e['terminated_saferl'] or '-'} |")
     lines += ["", "Where the divergence comes from: the first step at which the largest |qpos or qvel difference| "
-              "from the original exceeds 1e-3 (and 1e-1), for saferl (MJX, float32, solver capped at 4 iterations and "
-              "8 line-search steps); for MuJoCo 4.0 itself (the main venv's `mujoco`, float64, `mj_step`, the "
+              "from the original exceeds 1e-3 (and 1e-1), for saferl (its default physics, MuJoCo 4.0 on the host, "
+              "float64 with the state rounded to float32 between env steps); for MuJoCo 4.0 itself (the main venv's `mujoco`, float64, `mj_step`, the "
               "model's own solver; the Humanoid's Newton as saferl's); for MuJoCo 4.0 with every geom margin halved; "
               f"and for the original against itself with every start velocity moved by {st.SELF_PERTURBATION:g} "
               "(how fast a tiny difference grows on its own).", "",
-              "| task | saferl (MJX) | MuJoCo 4.0 | MuJoCo 4.0, margins halved | original, start moved by "
+              "| task | saferl | MuJoCo 4.0 | MuJoCo 4.0, margins halved | original, start moved by "
               f"{st.SELF_PERTURBATION:g} |", "|---|---|---|---|---|"]
     for label in table:
         o_task, s_task = orig["tasks"][label], ours["tasks"][label]
@@ -223,9 +223,11 @@ def assets_section(orig: dict, ours: dict) -> list[str]:
                   "`coordinate=\"global\"`, which MuJoCo 2.3.3 still reads and 4.0 rejects: \"global coordinates no "
                   "longer supported ... load and save them in MuJoCo 2.3.3 or older\")."]
     p, q = orig["margin_probe"], ours["margin_probe"]
-    lines += ["", f"The physics engines differ: the originals run MuJoCo {orig['versions']['mujoco']} (float64); saferl "
-              f"runs MJX {ours['versions']['mujoco-mjx']} (float32) on models compiled by MuJoCo "
-              f"{ours['versions']['mujoco']}. One difference between those versions matters here, the contact "
+    lines += ["", f"The physics engines differ: the originals run MuJoCo {orig['versions']['mujoco']} (float64); saferl's "
+              f"velocity tasks run MuJoCo {ours['versions']['mujoco']} on the host by default (float64, the state "
+              f"rounded to float32 between env steps; saferl/envs/mujoco_host.py), or MJX "
+              f"{ours['versions']['mujoco-mjx']} (float32) with `env_params.physics=mjx`, whose earlier results are "
+              "quoted in the findings below. One difference between those versions matters here, the contact "
               "margin of a geom pair (`suite_tasks.margin_probe`: a sphere 0.015 above a plane, both with margin "
               f"0.01): MuJoCo {p['mujoco']} makes {len(p['contacts'])} contact"
               f"{'' if len(p['contacts']) == 1 else 's'} (it takes the larger margin, 0.01), MuJoCo {q['mujoco']} "
