@@ -33,8 +33,8 @@ Where it differs, and why
   cancels the factor; Table 1's absolute Reg+ does not.
 * "Final" is the mean over the last 10% of iterations (``summary.json``, as every saferl table), the paper's
   the last epoch's value: ours is less noisy and lags a still-improving policy slightly.
-* The environments are saferl's JAX/MJX ports (see each module's docstring; the MJX Ant differs at steep
-  capsule-floor contacts) and the algorithms saferl's.  Our IPO's feasible-side barrier has the opposite
+* The environments are saferl's ports (see each module's docstring; the velocity tasks step MuJoCo C on the
+  host, the navigation tasks are JAX) and the algorithms saferl's.  Our IPO's feasible-side barrier has the opposite
   sign of the authors' (:mod:`saferl.algos.ipo`): its row is "IPO (not the C-TRPO authors' IPO)" without
   paper numbers, and the paper's IPO is a row of its own (:data:`PAPER_IPO`) with the paper's numbers only.
 * The paper reports no PPO or TRPO row; ours have no paper numbers.
@@ -189,24 +189,24 @@ BOOTSTRAP_REPS = 50_000  # the authors' notebooks: rly.get_interval_estimates(..
 # --------------------------------------------------------------------------- scales
 
 #: Measured training throughput (env steps/s of 5 vmapped seeds x 16 envs) and compile seconds of one (method, task)
-#: program, on the 2 shared cores under load 7-9 (another training job and helpers; ``saferl.bench.training``, nice 19,
-#: one timed iteration after the compile, 2026-12-01): the mean of PPO-Lag and CPO on the navigation tasks, PPO-Lag on
-#: HalfCheetah and Hopper, whose physics dominates (the env-only rates of saferl/envs/locomotion.py, at load 4-5, are
-#: 1.4x (HalfCheetah) to 4x (Ant) higher); Ant and Humanoid: C-TRPO, ``saferl train --seeds 5`` (48k and 32k steps per
-#: seed, the summary's steps_per_second and compile_seconds) beside one niced training job, 2026-12-01
+#: program, on the 2 shared cores under load 5-9 (other training jobs beside; ``saferl.bench.training``, nice 19, one
+#: timed iteration after the compile): the mean of PPO-Lag and CPO on the navigation tasks (2026-12-01); PPO-Lag on the
+#: velocity tasks with their default physics, MuJoCo C on the host (2026-12-02, load 5-6; with MJX physics they were
+#: HalfCheetah 4,400, Hopper 1,580, Ant 690, Humanoid 240, docs/design.md "Physics on the host")
 CPU_STEPS_PER_SECOND = {"PointGoal1": 20_100, "PointPush1": 11_400, "CarButton1": 11_800, "RacecarCircle1": 20_100,
-                        "SafetyHalfCheetahVelocity": 4_400, "SafetyHopperVelocity": 1_580, "SafetyAntVelocity": 690,
-                        "SafetyHumanoidVelocity": 240}
+                        "SafetyHalfCheetahVelocity": 6_150, "SafetyHopperVelocity": 4_030, "SafetyAntVelocity": 1_940,
+                        "SafetyHumanoidVelocity": 1_590}
 COMPILE_SECONDS = {"PointGoal1": 22, "PointPush1": 31, "CarButton1": 44, "RacecarCircle1": 41,
-                   "SafetyHalfCheetahVelocity": 78, "SafetyHopperVelocity": 58, "SafetyAntVelocity": 50,
-                   "SafetyHumanoidVelocity": 82}
+                   "SafetyHalfCheetahVelocity": 28, "SafetyHopperVelocity": 25, "SafetyAntVelocity": 42,
+                   "SafetyHumanoidVelocity": 55}
 #: cpu: env steps per seed per task, in whole 16,000-step iterations, so that 12 methods x 8 tasks x 5 seeds fit about
-#: a night on 2 cores (:data:`CPU_SECONDS`): the navigation tasks 800k (50 iterations, 8% of the paper's 10M), the MJX
-#: tasks what their physics allows -- HalfCheetah 10 iterations, Hopper 5, Ant 4, Humanoid 2 (their rows show barely
-#: trained policies: a check of the pipeline, not a result)
+#: a night on 2 cores (:data:`CPU_SECONDS`): the navigation tasks 800k (50 iterations, 8% of the paper's 10M), the
+#: velocity tasks about the same hour each at their rates above -- HalfCheetah 20 iterations, Hopper 15, Ant 7,
+#: Humanoid 6 (2-5% of the paper's budget: early-training rows, not converged ones).  Until 2026-12-02 (MJX physics)
+#: they were 10, 5, 4 and 2 iterations.
 CPU_STEPS = {"PointGoal1": 800_000, "PointPush1": 800_000, "CarButton1": 800_000, "RacecarCircle1": 800_000,
-             "SafetyHalfCheetahVelocity": 160_000, "SafetyHopperVelocity": 80_000, "SafetyAntVelocity": 64_000,
-             "SafetyHumanoidVelocity": 32_000}
+             "SafetyHalfCheetahVelocity": 320_000, "SafetyHopperVelocity": 240_000, "SafetyAntVelocity": 112_000,
+             "SafetyHumanoidVelocity": 96_000}
 SEEDS = 5  # the paper's (Sec. 5)
 FULL_STEPS = 10_000_000  # the paper's (Sec. 5)
 
@@ -217,8 +217,8 @@ def expected_seconds(steps: dict[str, int], methods: int = len(METHODS), seeds: 
             for task, n in steps.items()}
 
 
-CPU_SECONDS = expected_seconds(CPU_STEPS)  # ~10.8 h in all
-FULL_DAYS = sum(expected_seconds({task: FULL_STEPS for task in TASKS}).values()) / 86_400  # ~100 days
+CPU_SECONDS = expected_seconds(CPU_STEPS)  # ~8.4 h in all
+FULL_DAYS = sum(expected_seconds({task: FULL_STEPS for task in TASKS}).values()) / 86_400  # ~13 days
 SMOKE_TASKS = ["PointGoal1", "RacecarCircle1"]  # the two cheapest compiles
 SMOKE_METHODS = ["C-TRPO", "CPO", "PPO"]  # C-TRPO, and the normalisers of Fig. 3 (PPO: return, CPO: regret)
 _SMOKE = deep_rl.SCALES["smoke"]  # 2 iterations of 4 envs x 1000 steps, 2 seeds (for intervals)

@@ -4,9 +4,9 @@ and one MJX step (``physics="mjx"``) against MuJoCo's C ``mj_step`` from the sam
 MuJoCo C through a host callback, is tested in test_mujoco_host.py.
 
 MJX programs take ~10 s (lightly loaded) to over a minute (heavily loaded) to compile on this 2-core
-CPU, so only two are compiled by default: one ``env.step`` each for Hopper (RK4, saferl's
-integrator) and HalfCheetah (Euler, ``mjx.step``); ``SAFERL_TEST_ALL_MJX=1`` adds the Ant's step
-and the Humanoid's reset kinematics.  Everything else goes through
+CPU, so only one is compiled by default: one ``env.step`` for Hopper (RK4, saferl's integrator);
+HalfCheetah's (Euler, ``mjx.step``) is marked ``slow``, and ``SAFERL_TEST_ALL_MJX=1`` adds the Ant's
+step and the Humanoid's reset kinematics.  Everything else goes through
 :meth:`LocomotionEnv.outcome` (the step's bookkeeping after the physics) on hand-set MJX data, in
 small compiled programs, and is checked against numbers computed here from Gymnasium's v4 rules
 (``gymnasium/envs/mujoco/*_v4.py``) and Safety-Gymnasium's ``safety_*_velocity_v1.py`` thresholds.
@@ -358,13 +358,16 @@ def c_state_with_contact(env, seed, max_steps=200):
 TOLERANCE = {"hopper": (1e-6, 1e-5), "half_cheetah": (5e-5, 2e-3), "ant": (1e-5, 5e-5)}
 FRAME_SKIP = {"hopper": 4, "half_cheetah": 5, "ant": 5}  # gymnasium/envs/mujoco/*_v4.py
 # One MJX program per robot, ~10 s to compile on a lightly loaded 2-core CPU (up to ~60 s under heavy load):
-# Hopper (RK4, saferl's integrator) and HalfCheetah (Euler, mjx.step) always; SAFERL_TEST_ALL_MJX=1 adds the
-# Ant (free joint) from a reset state, in the air
+# Hopper (RK4, saferl's integrator) always, HalfCheetah (Euler, mjx.step) with the slow tests; SAFERL_TEST_ALL_MJX=1
+# adds the Ant (free joint) from a reset state, in the air
 ALL_MJX = os.environ.get("SAFERL_TEST_ALL_MJX", "") not in ("", "0")
 
 
-@pytest.mark.parametrize("name", ["hopper", "half_cheetah", pytest.param("ant", marks=pytest.mark.skipif(
-    not ALL_MJX, reason="set SAFERL_TEST_ALL_MJX=1 (one more MJX compile)"))])
+# HalfCheetah's (Euler: mjx.step itself) is marked slow since MJX stopped being the default physics: the default
+# run keeps the Hopper's, which checks saferl's own RK4 in MJX
+@pytest.mark.parametrize("name", ["hopper", pytest.param("half_cheetah", marks=pytest.mark.slow),
+                                  pytest.param("ant", marks=pytest.mark.skipif(
+                                      not ALL_MJX, reason="set SAFERL_TEST_ALL_MJX=1 (one more MJX compile)"))])
 def test_one_mjx_step_matches_mujoco_c(name):
     """From the same float32 state and action, one MJX env step against ``frame_skip`` ``mj_step``s of
     the CPU model (float64): from a reset state and (Hopper, HalfCheetah) from a state with contacts.
