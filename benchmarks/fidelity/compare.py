@@ -270,6 +270,8 @@ def readme(ours: dict, orig: dict, suite: dict | None = None) -> tuple[str, dict
               "trajectories and the speed measurements of each side;",
               "* `comparison.json`: the verdicts and trajectory errors above;",
               "* `speed.md`: the throughput table;",
+              "* `scpo_speed.md`: SCPO against SB3 PPO on a quiet machine (`scpo_speed.py`, issue 15's 50x line: met, "
+              "x52-64);",
               "* `safety_gymnasium.md`, `suite_*.json`: the other seven Safety-Gymnasium tasks (suite_compare.py).", ""]
     return "\n".join(lines), {"verdicts": verdicts, "trajectories": trajectories}
 
@@ -304,6 +306,17 @@ def speed_md(ours: dict, orig: dict) -> tuple[str, dict]:
                        "saferl_1024_pool16": pooled}
         pool_cell = f"{pooled:,.0f} ({pooled / b:,.0f}x)" if pooled else f"(has a pool of {runs[1]['reset_pool']})"
         lines.append(f"| {label} (`{env_id}`) | {b:,.0f} | {one:,.0f} | {many:,.0f} | {many / b:,.0f}x | {pool_cell} |")
+    # a task whose reset pool default changed after the run: say which column is today's default
+    from saferl.envs import base as envs
+
+    changed = [(label, name, ours["speed"][label][1]["reset_pool"], envs.config_defaults(name).get("reset_pool", 0))
+               for label, _, name, *_ in common.TASKS if label in rows]
+    changed = [c for c in changed if c[2] != c[3]]
+    if changed:
+        lines += ["", "Since this run " + ", ".join(f"{label} defaults to a reset pool of {now} (measured with {then})"
+                                                    for label, _, then, now in changed)
+                  + " (saferl/envs/ball.py), so the \"1024 envs\" column is their rate without a pool and the last "
+                  "column is close to today's default; the numbers were not re-measured."]
     training = {}
     if "ppo" in orig and "scpo" in ours:
         p = orig["ppo"]
