@@ -42,10 +42,16 @@ def _builtin(obj):
     raise TypeError(f"cannot hash a config holding {type(obj).__name__}")
 
 
+#: the tracked paths whose edits make a checkout's code differ from its HEAD (``-dirty``); results, docs and
+#: benchmarks are not code a run executes (``benchmarks/rerun_committed_tables.sh`` copies tables into docs/results
+#: between targets, which made every later target of its run "-dirty" until 2026-12-02)
+CODE_PATHS = ("saferl", "pyproject.toml")
+
+
 def git_commit() -> str | None:
-    """HEAD of the git checkout saferl is imported from, ``-dirty`` appended when tracked files differ
-    from it; None when saferl is not imported from a git checkout (an installed package) or git is
-    unavailable.  Never raises."""
+    """HEAD of the git checkout saferl is imported from, ``-dirty`` appended when tracked files under
+    :data:`CODE_PATHS` differ from it; None when saferl is not imported from a git checkout (an installed
+    package) or git is unavailable.  Never raises."""
     try:
         root = Path(__file__).resolve().parent.parent
         tracked = _git(root, "ls-files", "--error-unmatch", "saferl/__init__.py")
@@ -54,7 +60,7 @@ def git_commit() -> str | None:
         head = _git(root, "rev-parse", "--verify", "HEAD")
         if not head:
             return None
-        status = _git(root, "status", "--porcelain", "--untracked-files=no")
+        status = _git(root, "status", "--porcelain", "--untracked-files=no", "--", *CODE_PATHS)
         if status is None:
             return None
         return head.strip() + ("-dirty" if status.strip() else "")

@@ -393,3 +393,23 @@ def test_safety_demo_outcome_reads_the_intervals_against_the_limit():
     rows[1]["final_cost_hi"], rows[1]["safety"] = 26.0, deep_rl.safety_verdict(3.1, 26.0, 25.0)
     assert "around the limit 25 (undecided)" in safety_demo.outcome(rows, 25.0)
     assert safety_demo.checks(rows)["ppo_lag_meets_the_limit"] is False
+
+
+def test_git_commit_is_dirty_only_when_code_differs_not_results(tmp_path, monkeypatch):
+    """A rerun script copies tables into docs/results between targets: that is not the code differing."""
+    if subprocess.run(["git", "--version"], capture_output=True).returncode != 0:
+        pytest.skip("no git")
+    (tmp_path / "saferl").mkdir()
+    (tmp_path / "docs" / "results").mkdir(parents=True)
+    (tmp_path / "saferl" / "__init__.py").write_text("x = 1\n")
+    (tmp_path / "docs" / "results" / "results.json").write_text("{}\n")
+    git = ["git", "-C", str(tmp_path), "-c", "user.email=t@t", "-c", "user.name=t"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "x"]):
+        subprocess.run(git + args, check=True, capture_output=True)
+    head = subprocess.run(git + ["rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    monkeypatch.setattr(provenance, "__file__", str(tmp_path / "saferl" / "provenance.py"))
+    assert provenance.git_commit() == head
+    (tmp_path / "docs" / "results" / "results.json").write_text('{"rows": []}\n')
+    assert provenance.git_commit() == head
+    (tmp_path / "saferl" / "__init__.py").write_text("x = 2\n")
+    assert provenance.git_commit() == head + "-dirty"

@@ -87,7 +87,9 @@ _SMOKE = {"env": "ToyReach", "num_envs": 4, "config": {"iterations_per_chunk": 1
           "tasks": ["ToyReach"], "reps": 2000}
 #: cpu, the Ant sweeps (16 envs x 1000 steps per iteration and runner): env steps per second over all runners and
 #: the time before the first iteration (tracing, the sweep check, compiling), measured with a 4-value x 2-seed beta
-#: sweep on the 2 shared cores at load ~9 (105.8 env steps/s per runner; 574 s of 1,028 s before training)
+#: sweep on the 2 shared cores at load ~9 (105.8 env steps/s per runner; 574 s of 1,028 s before training), with MJX
+#: physics; the Ant's default since 2026-12-02, MuJoCo C on the host, trained PPO-Lag 2.8x faster (ctrpo_table1's
+#: rates), so this estimate is high until the sweep is re-measured
 ANT_SWEEP_STEPS_PER_SECOND = 850
 ANT_SWEEP_COMPILE_SECONDS = 600
 CPU_SWEEP_STEPS, CPU_SWEEP_SEEDS = 320_000, 3  # 20 iterations per runner (the paper's: 500 of 20,000 steps)
