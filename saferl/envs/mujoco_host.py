@@ -30,7 +30,8 @@ NaN, so the task ends the episode as it does for a non-finite MJX state (``Locom
 Each environment of the batch is stepped by its own row of inputs only (the scratch ``MjData`` is overwritten
 with the whole integration state -- ``qpos``, ``qvel``, ``qacc_warmstart``, ``ctrl``, ``time`` -- before each
 row), so the results do not depend on the batch's size, order or split over threads (tested).  The rows are split
-over a thread pool: ``mj_step`` releases Python's GIL, so the threads step in parallel.
+over a thread pool: ``mj_step`` releases Python's GIL, so the threads step in parallel, except for the Python
+around each call (measured on the Hopper, docs/design.md "Physics on the host").
 
 On an accelerator the callback works but moves the batch to the host and back every env step; use ``mjx`` there.
 """
@@ -60,6 +61,9 @@ FIELD_SHAPES = {
     "cfrc_ext": lambda nq, nv, nbody: (nbody, 6),
 }
 _STATE_FIELDS = ("qpos", "qvel", "qacc_warmstart")
+#: the simulation time a step starts from: MuJoCo's reset of an unstable simulation inside ``mj_step`` sets it to 0,
+#: so a step that ends earlier than it started was reset (the models here have nothing that depends on time)
+_START_TIME = 1.0e6
 
 _POOL: ThreadPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
@@ -111,33 +115,40 @@ class HostPhysics:
         dims = (model.nq, model.nv, model.nbody)
         self.shapes = {name: FIELD_SHAPES[name](*dims) for name in self.fields}
         self._local = threading.local()
-        bad = mujoco.mjtWarning
-        self._instability = [int(bad.mjWARN_BADQPOS), int(bad.mjWARN_BADQVEL), int(bad.mjWARN_BADQACC)]
 
     # ---------------------------------------------------------------- host side
 
     def _scratch(self):
-        data = getattr(self._local, "data", None)
-        if data is None:
-            data = self._local.data = self._mujoco.MjData(self.model)
-        return data
+        """This thread's ``MjData`` and numpy views of the fields a step writes and reads (views into the C
+        arrays, made once: attribute access through the bindings costs more than the copies)."""
+        scratch = getattr(self._local, "scratch", None)
+        if scratch is None:
+            data = self._mujoco.MjData(self.model)
+            views = {name: getattr(data, name) for name in set(self.fields) | {"ctrl"}}
+            scratch = self._local.scratch = (data, views)
+        return scratch
 
     def _step_rows(self, rows: range, qpos, qvel, warmstart, ctrl, frame_skip: int, out: dict) -> None:
-        mujoco, model, data = self._mujoco, self.model, self._scratch()
+        mujoco, model = self._mujoco, self.model
+        data, views = self._scratch()
+        inputs = ((views["qpos"], qpos), (views["qvel"], qvel), (views["qacc_warmstart"], warmstart),
+                  (views["ctrl"], ctrl))
+        outputs = [(out[name], views[name], self.shapes[name]) for name in self.fields]
         for i in rows:
-            data.time = 0.0
-            data.qpos[:], data.qvel[:], data.qacc_warmstart[:], data.ctrl[:] = qpos[i], qvel[i], warmstart[i], ctrl[i]
-            for w in self._instability:
-                data.warning[w].number = 0
+            data.time = _START_TIME
+            for view, source in inputs:
+                view[:] = source[i]
             mujoco.mj_step(model, data, nstep=frame_skip)
-            if any(data.warning[w].number for w in self._instability):
-                for name in self.fields:
-                    out[name][i] = np.nan
+            if data.time < _START_TIME:
+                # MuJoCo reset the data inside mj_step (mj_resetData sets time = 0): it found the simulation
+                # unstable (mjWARN_BADQPOS / BADQVEL / BADQACC) and printed its warning
+                for target, _, _ in outputs:
+                    target[i] = np.nan
                 continue
             if self.contact_forces:
                 mujoco.mj_rnePostConstraint(model, data)
-            for name in self.fields:
-                out[name][i] = getattr(data, name).reshape(self.shapes[name])
+            for target, view, shape in outputs:
+                target[i] = view.reshape(shape)
 
     def host_step(self, qpos, qvel, warmstart, ctrl, frame_skip: int) -> dict:
         """NumPy in, NumPy out: every array has the same leading (batch) dimensions."""
