@@ -23,10 +23,13 @@ from pathlib import Path
 src, dst = Path(sys.argv[1]), Path(sys.argv[2])
 result = json.loads((src / "results.json").read_text())
 dst.mkdir(parents=True, exist_ok=True)
-for old in dst.iterdir():
+for old in sorted(dst.rglob("*"), reverse=True):  # the previous table's files, figures in folders included
     if old.is_file():
         old.unlink()
+    elif old.is_dir() and not any(old.iterdir()):
+        old.rmdir()
 for name in ["results.json", *result["figures"]]:
+    (dst / name).parent.mkdir(parents=True, exist_ok=True)  # a figure may sit in a task's folder
     shutil.copy2(src / name, dst / name)
 print(f"copied {src} -> {dst}")
 PY
