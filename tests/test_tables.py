@@ -80,12 +80,6 @@ def test_step_ticks_read_in_k_and_m_units():
     assert [step_label(v) for v in (0, 999, 120_000, 1_500_000, 2e6)] == ["0", "999", "120k", "1.5M", "2M"]
 
 
-# tables tabulated in a checkout whose docs/results the rerun script had already written into (so "-dirty" before
-# provenance.CODE_PATHS), each to be replaced by its rerun (docs/design.md, "Results tables: verdicts, units, paper
-# numbers, provenance")
-DIRTY_BEFORE_CODE_PATHS = {"svae-table1-cpu-tuned"}
-
-
 def test_every_committed_table_names_its_code_and_no_run_was_trained_by_other_code():
     """Issue 13 point 0: a committed results.json records the commit that made it, and every run it tabulates was
     trained by that code (``code_changes_since_training`` is empty: nothing migrated across code versions)."""
@@ -99,6 +93,6 @@ def test_every_committed_table_names_its_code_and_no_run_was_trained_by_other_co
         name = path.parent.name
         commit = result.get("git_commit") or ""
         assert re.fullmatch(r"[0-9a-f]{40}(-dirty)?", commit), f"{name}: no commit recorded"
-        assert not commit.endswith("-dirty") or name in DIRTY_BEFORE_CODE_PATHS, f"{name}: tabulated by edited code"
+        assert not commit.endswith("-dirty"), f"{name}: tabulated by edited code"
         for run in result.get("runs") or []:
             assert run.get("code_changes_since_training") == [], f"{name}: {run['run']} trained by other code"
