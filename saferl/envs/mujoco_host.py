@@ -66,6 +66,7 @@ _STATE_FIELDS = ("qpos", "qvel", "qacc_warmstart")
 _START_TIME = 1.0e6
 
 _POOL: ThreadPoolExecutor | None = None
+_POOL_SIZE = 0
 _POOL_LOCK = threading.Lock()
 
 
@@ -79,10 +80,11 @@ def default_threads() -> int:
 
 
 def _pool(threads: int) -> ThreadPoolExecutor:
-    global _POOL
+    """The shared thread pool, grown to ``threads`` workers when a stepper asks for more."""
+    global _POOL, _POOL_SIZE
     with _POOL_LOCK:
-        if _POOL is None or _POOL._max_workers < threads:
-            _POOL = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="saferl-mujoco")
+        if _POOL is None or _POOL_SIZE < threads:
+            _POOL, _POOL_SIZE = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="saferl-mujoco"), threads
         return _POOL
 
 
