@@ -109,10 +109,11 @@ Where it differs, and why
 
 Speed
 -----
-``python -m saferl.envs.locomotion [task ...]``: uniform random actions, episodes reset in place,
-one ``jax.jit(jax.vmap(rollout))`` around a ``lax.scan`` of env steps, on the CPU (2 cores shared
-with other jobs).  Default physics, MuJoCo C on the host, 16 envs x 500 steps at load 5: Hopper 4,800
-env-steps/s (compile 4 s), HalfCheetah 8,300 (5 s), Ant 2,500 (14 s), Humanoid 2,400 (22 s).  MJX
+Uniform random actions, episodes reset in place, one compiled ``vmap`` of a ``lax.scan`` of env steps, on
+the CPU (2 cores shared with other jobs); ``saferl bench --env TASK --env-grid 16x1`` measures it (until
+2026-12-02 a manual tool in this module did).  Default physics, MuJoCo C on the host, 16 envs x 500 steps
+at load 5: Hopper 4,800 env-steps/s (compile 4 s), HalfCheetah 8,300 (5 s), Ant 2,500 (14 s), Humanoid
+2,400 (22 s).  MJX
 physics, load average 4-5, compile time, then env-steps/s over two runs:
 
 ==============  =========  ===============  ================
@@ -473,57 +474,3 @@ class LocomotionEnv(Environment):
         # mj_advance: the next step's warm start is the last stage's qacc
         return data.replace(qpos=self.integrate_pos(qpos0, sum_qvel, h), qvel=qvel0 + h * sum_qacc,
                             qacc_warmstart=data.qacc, time=time0 + h)
-
-
-# --------------------------------------------------------------------------- speed
-
-
-def _speed_report(names=None, num_envs: int = 16, steps: int = 1000) -> None:  # pragma: no cover - a manual tool
-    """Env-steps/s of ``num_envs`` vmapped environments over ``steps`` steps (uniform random actions,
-    an episode that ends is reset in place), one ``jax.jit(jax.vmap(rollout))`` per task:
-    ``python -m saferl.envs.locomotion [names...]``."""
-    import sys
-    import time
-
-    from saferl.envs import base
-
-    names = names or sys.argv[1:] or ["SafetyHalfCheetahVelocity", "SafetyHopperVelocity", "SafetyAntVelocity",
-                                      "SafetyHumanoidVelocity"]
-    for name in names:
-        env = base.make(name)
-        params = env.default_params()
-
-        def rollout(key):
-            key, reset_key = jax.random.split(key)
-            state, _ = env.reset(reset_key, params)
-
-            def body(carry, _):
-                state, key = carry
-                key, action_key, reset_key = jax.random.split(key, 3)
-                action = jax.random.uniform(action_key, (env.nu,), minval=-1.0, maxval=1.0)
-                state, _, reward, cost, terminated, truncated, _ = env.step(state, action, params)
-                fresh, _ = env.reset(reset_key, params)
-                done = terminated | truncated
-                state = jax.tree.map(lambda a, b: jnp.where(done, a, b), fresh, state)
-                return (state, key), (reward, cost, done)
-
-            _, out = jax.lax.scan(body, (state, key), None, length=steps)
-            return out
-
-        keys = jax.random.split(jax.random.PRNGKey(0), num_envs)
-        program = jax.jit(jax.vmap(rollout))
-        start = time.time()
-        compiled = program.lower(keys).compile()
-        compile_s = time.time() - start
-        for repeat in range(2):
-            keys = jax.random.split(jax.random.PRNGKey(repeat), num_envs)
-            start = time.time()
-            reward, cost, done = jax.block_until_ready(compiled(keys))
-            run_s = time.time() - start
-            print(f"{name:26s} compile {compile_s:6.1f} s  {num_envs} x {steps} steps in {run_s:6.1f} s = "
-                  f"{num_envs * steps / run_s:8.0f} env-steps/s  (mean reward {float(reward.mean()):+.3f}, "
-                  f"cost {float(cost.mean()):.3f}, episodes ended {int(done.sum())})", flush=True)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    _speed_report()
