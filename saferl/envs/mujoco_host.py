@@ -33,6 +33,13 @@ row), so the results do not depend on the batch's size, order or split over thre
 over a thread pool: ``mj_step`` releases Python's GIL, so the threads step in parallel, except for the Python
 around each call (measured on the Hopper, docs/design.md "Physics on the host").
 
+Threads: the rows are stepped on the pool's threads only, never on the thread that makes the callback.  XLA
+calls back from its own worker threads, under a Python thread state that exists for that one call, so the
+thread-local scratch ``MjData`` made there was freed when the call's thread state was torn down, and MuJoCo's
+destructor then ran without a thread state: a segfault (every run with one environment, or with ``threads=1``,
+crashed within 100 steps until 2026-12-02; found with gdb, tested in a fresh process).  The pool's threads are
+ordinary Python threads, so each keeps its scratch for the life of the process.
+
 On an accelerator the callback works but moves the batch to the host and back every env step; use ``mjx`` there.
 """
 
@@ -158,15 +165,13 @@ class HostPhysics:
         flat = [np.asarray(a, np.float64).reshape(-1, np.shape(a)[-1]) for a in (qpos, qvel, warmstart, ctrl)]
         n = flat[0].shape[0]
         out = {name: np.empty((n, *shape), np.float32) for name, shape in self.shapes.items()}
-        threads = min(self.threads, n)
-        if threads <= 1:
-            self._step_rows(range(n), *flat, frame_skip, out)
-        else:
-            bounds = np.linspace(0, n, threads + 1).astype(int)
-            jobs = [_pool(threads).submit(self._step_rows, range(lo, hi), *flat, frame_skip, out)
-                    for lo, hi in zip(bounds[:-1], bounds[1:])]
-            for job in jobs:
-                job.result()
+        # always on the pool's threads, even one job: module docstring, "Threads"
+        threads = max(1, min(self.threads, n))
+        bounds = np.linspace(0, n, threads + 1).astype(int)
+        jobs = [_pool(self.threads).submit(self._step_rows, range(lo, hi), *flat, frame_skip, out)
+                for lo, hi in zip(bounds[:-1], bounds[1:])]
+        for job in jobs:
+            job.result()
         return {name: value.reshape(*batch, *self.shapes[name]) for name, value in out.items()}
 
     # ---------------------------------------------------------------- JAX side

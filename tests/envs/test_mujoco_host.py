@@ -117,3 +117,32 @@ def test_the_physics_is_checked_before_anything_runs():
     assert make_env_params(HOPPER, {"physics": "mjx"}).physics == "mjx"
     with pytest.raises(ConfigError, match="physics must be one of"):
         resolve({"algo": "ppo", "env": "SafetyHopperVelocity", "env_params": {"physics": "MJX"}})
+
+
+ONE_ENVIRONMENT_SCAN = """
+import jax
+from saferl.envs.base import make
+from saferl.envs.wrappers import AutoReset, VecEnv
+env = make("SafetyHopperVelocity")
+params = env.default_params()
+venv = VecEnv(AutoReset(env), 1)
+def run(key):
+    state, _ = venv.reset(key, params)
+    def body(state, k):
+        actions = jax.vmap(env.action_space(params).sample)(jax.random.split(k, 1))
+        return venv.step(state, actions, params)[0], None
+    return jax.lax.scan(body, state, jax.random.split(key, 100))[0]
+jax.block_until_ready(jax.jit(run)(jax.random.PRNGKey(0)))
+print("stepped")
+"""
+
+
+def test_one_environment_steps_on_the_pool_not_on_xlas_callback_thread():
+    """A batch of one row was once stepped on the thread XLA calls back from, whose per-call Python thread state
+    freed the thread-local MjData with no thread state: a segfault within 100 steps (module docstring, "Threads").
+    A fresh process, so that a crash is this test's failure and not its worker's."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", ONE_ENVIRONMENT_SCAN], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and "stepped" in done.stdout, (done.returncode, done.stderr[-2000:])
