@@ -195,3 +195,17 @@ def test_trains_on_cartsafe_end_to_end():
     assert np.all(np.diff(np.concatenate([[0.001], lam])) > 0)  # rising while the constraint is violated
     assert np.all(lam <= 0.001 + 0.001 * np.arange(1, 4) + 1e-6)  # Adam: a step of at most lr
     assert np.all(m["episode_length"] <= 300) and np.all(np.isfinite(m["critic_loss"]))
+
+
+@pytest.mark.parametrize("mode", ["auto", "batched", "sequential"])
+def test_line_search_mode_picks_the_search_auto_by_the_backend(mode, monkeypatch):
+    """``auto``: the sequential search on a CPU (it stops at the first accepted candidate), the batched one
+    on an accelerator; the other two are what they say.  The backend is faked, so both branches are seen."""
+    from saferl.core import trust_region as tr
+
+    algo = make_algo("cpo", line_search=mode)
+    for backend, auto in (("cpu", tr.backtracking_line_search_sequential), ("gpu", tr.backtracking_line_search)):
+        monkeypatch.setattr(jax, "default_backend", lambda b=backend: b)
+        expected = {"auto": auto, "batched": tr.backtracking_line_search,
+                    "sequential": tr.backtracking_line_search_sequential}[mode]
+        assert algo._line_search_fn() is expected
