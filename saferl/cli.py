@@ -67,7 +67,7 @@ def _print_summary(summary: dict, run_dir: Path) -> None:
 
     print(f"run: {run_dir}")
     points = summary.get("grid")
-    print(f"  {summary['algo']} on {summary['env']}, {summary['seeds']} seeds"
+    print(f"  {summary['algo']} on {summary['env']}, {summary['seeds']} seed{'s' * (summary['seeds'] != 1)}"
           + (f" x {len(points)} grid points" if points else "") + f" x {summary['env_steps']:,} steps, "
           f"{summary['steps_per_second']:,.0f} env-steps/s (compile {summary['compile_seconds']:.1f}s)")
     if not points:
