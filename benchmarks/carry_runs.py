@@ -86,6 +86,10 @@ def save(out: Path, carried: Path) -> int:
         _copy_run(run_dir, carried / rel)
         entries[rel] = record
         saved += 1
+    ignored = _ignored_by_git(carried, [carried / rel / "progress.csv" for rel in entries])
+    if ignored:
+        raise SystemExit(f"error: git ignores {ignored[0]} (and {len(ignored) - 1} more): the carried runs would not be "
+                         "committed; un-ignore the folder (.gitignore) and save again")
     commits = sorted({c for e in entries.values() for c in e["git_commits"] if c})
     manifest["trained_by"] = commits
     _write_manifest(carried, manifest)
@@ -146,6 +150,15 @@ def _write_manifest(carried: Path, manifest: dict) -> None:
     tmp = carried / (MANIFEST + ".tmp")
     tmp.write_text(text)
     os.replace(tmp, carried / MANIFEST)
+
+
+def _ignored_by_git(carried: Path, paths: list[Path]) -> list[str]:
+    """Those of ``paths`` that the git checkout holding ``carried`` ignores ([] outside a checkout)."""
+    if not paths:
+        return []
+    done = subprocess.run(["git", "-C", str(carried), "check-ignore", "--stdin"], input="\n".join(
+        str(p.resolve()) for p in paths), capture_output=True, text=True)
+    return [line for line in done.stdout.splitlines() if line.strip()] if done.returncode == 0 else []
 
 
 def _code_changes_since(checkout: Path, commit: str) -> list[str] | None:

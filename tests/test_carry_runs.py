@@ -87,3 +87,17 @@ def test_save_refuses_to_replace_a_carried_run_by_one_with_another_config(tmp_pa
     with pytest.raises(SystemExit, match="another config"):
         carry.save(tmp_path / "b", carried)
     assert carry.load_manifest(carried)["runs"]["runs/PPO"]["config_hash"] == "one"
+
+
+def test_save_refuses_a_folder_that_git_would_not_commit(tmp_path):
+    """The first carry (2026-12-02) went into benchmarks/carried/.../runs/, which the repository's ``runs/`` rule
+    ignored: only the manifest was committed.  save now checks."""
+    carry = _module()
+    repo, commit = _checkout(tmp_path)
+    (repo / ".gitignore").write_text("runs/\n")
+    _run(tmp_path / "out" / "runs" / "PPO", commit)
+    with pytest.raises(SystemExit, match="git ignores"):
+        carry.save(tmp_path / "out", repo / "carried")
+    (repo / ".gitignore").write_text("runs/\n!carried/**/runs/\n")
+    carry.save(tmp_path / "out", repo / "carried")
+    assert (repo / "carried" / "runs" / "PPO" / "progress.csv").is_file()
