@@ -56,6 +56,7 @@ def fig5(scale: Scale, out: Path) -> dict:
     summary = train_or_resume(cfg, run_dir, show_progress=scale.name != "smoke")
     all_rows = runs.read_progress(run_dir)
     seeds = runs.seed_ids(cfg)
+    method = deep_rl.units_label("Canary", cfg)  # its cost units, as in canary-table1's rows
     for index, eps in enumerate(epsilons):
         progress = [r for r in all_rows if r.get(grid.POINT_COLUMN, 0) == index]
         point_final = summary["grid"][index]["final"] if cfg.get("sweep") else summary["final"]
@@ -66,7 +67,7 @@ def fig5(scale: Scale, out: Path) -> dict:
         p_hat = metrics.breach_rate(violation, np.nan_to_num(per_seed_series(progress, "episodes", seeds)))
         final = point_final["episode_return"]["per_seed"]
         _, p_lo, p_hi = deep_rl.bootstrap_mean(p_hat)
-        rows.append({"epsilon": eps, "rho": FIG5_RHO, "seeds": cfg["seeds"], "env_steps_per_seed": summary["env_steps"],
+        rows.append({"method": method, "epsilon": eps, "rho": FIG5_RHO, "seeds": cfg["seeds"], "env_steps_per_seed": summary["env_steps"],
                      "P_hat": float(np.nanmean(p_hat)), "P_hat_lo": p_lo, "P_hat_hi": p_hi,
                      "P_hat_sd": float(np.nanstd(p_hat)), "safety": deep_rl.safety_verdict(p_lo, p_hi, eps),
                      "final_violation": float(mean[-1]), "J": float(np.mean(final)),
@@ -78,7 +79,7 @@ def fig5(scale: Scale, out: Path) -> dict:
     ax.set_xlabel("environment steps")
     plotting.steps_axis(ax)
     ax.set_ylabel(f"P(C >= {FIG5_RHO:g})")
-    ax.set_title(f"Canary on IcyLake, {scale.seeds} seeds (mean +- SD)")
+    ax.set_title(f"{method} on IcyLake, {scale.seeds} seeds (mean +- SD)")
     ax.legend(fontsize=8)
     name = "canary_fig5_epsilon_sensitivity.png"
     plotting.save_figure(fig, out / name, dpi=100)
