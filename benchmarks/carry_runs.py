@@ -38,8 +38,8 @@ MANIFEST = "carried.yaml"
 SKIPPED_DIRS = {"checkpoints"}
 
 
-def finished_runs(out: Path) -> list[Path]:
-    """Run directories under ``out`` whose summary.json says the training finished."""
+def finished_runs(out: Path) -> list[tuple[Path, dict]]:
+    """(run directory, its summary) for the runs under ``out`` whose summary.json says the training finished."""
     found = []
     for summary_path in sorted(Path(out).rglob("summary.json")):
         run_dir = summary_path.parent
@@ -47,7 +47,7 @@ def finished_runs(out: Path) -> list[Path]:
             continue
         summary = json.loads(summary_path.read_text())
         if not summary.get("interrupted"):
-            found.append(run_dir)
+            found.append((run_dir, summary))
     return found
 
 
@@ -66,17 +66,12 @@ def _copy_run(src: Path, dst: Path) -> None:
     os.replace(tmp, dst)
 
 
-def _summary(run_dir: Path) -> dict:
-    return json.loads((run_dir / "summary.json").read_text())
-
-
 def save(out: Path, carried: Path) -> int:
     manifest = load_manifest(carried)
     entries = manifest["runs"]
     saved = 0
-    for run_dir in finished_runs(out):
+    for run_dir, summary in finished_runs(out):
         rel = run_dir.relative_to(out).as_posix()
-        summary = _summary(run_dir)
         record = {"config_hash": summary.get("config_hash"), "git_commits": summary.get("git_commits")
                   or [summary.get("git_commit")], "training_seconds": summary.get("training_seconds")}
         if rel in entries and entries[rel]["config_hash"] != record["config_hash"]:
