@@ -1,20 +1,17 @@
 """benchmarks/carry_runs.py: finished runs carried between sittings, without checkpoints, from one code only."""
 
-import importlib.util
 import json
 import subprocess
 from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "carry_runs.py"
+from helpers import load_benchmark_script
+
 
 
 def _module():
-    spec = importlib.util.spec_from_file_location("carry_runs", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark_script("carry_runs")
 
 
 def _git(repo, *args):

@@ -1,19 +1,16 @@
 """benchmarks/job_rates.py: the measured training rates of a target's runs and the job-hours they imply."""
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "job_rates.py"
+from helpers import load_benchmark_script
+
 
 
 def _module():
-    spec = importlib.util.spec_from_file_location("job_rates", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark_script("job_rates")
 
 
 def _summary(path: Path, rate: float, seeds=5, compile_seconds=8.0, interrupted=False):
