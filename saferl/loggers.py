@@ -180,10 +180,35 @@ class Loggers:
         self.backends = None
 
 
+class _EventFile:
+    """One TensorBoard run's event file, written synchronously: :meth:`flush` returns once every event
+    is in the file.  (tensorboardX's ``SummaryWriter`` queues events for a writer thread and its flush
+    does not wait for that queue, so a crash right after a chunk lost the chunk's events.)"""
+
+    def __init__(self, directory: Path, purge_step: int | None, suffix: str):
+        from tensorboardX.event_file_writer import EventsWriter
+        from tensorboardX.proto.event_pb2 import Event, SessionLog
+        from tensorboardX.summary import scalar
+
+        directory.mkdir(parents=True, exist_ok=True)
+        self._event, self._scalar = Event, scalar
+        self.file = EventsWriter(str(directory / "events"), suffix)  # writes the file_version event
+        if purge_step is not None:  # TensorBoard drops the earlier events from this step on
+            self.file.write_event(Event(wall_time=time.time(), step=purge_step,
+                                        session_log=SessionLog(status=SessionLog.START)))
+
+    def add_scalar(self, tag: str, value: float, step: int) -> None:
+        self.file.write_event(self._event(wall_time=time.time(), step=int(step), summary=self._scalar(tag, value)))
+
+    def flush(self) -> None:
+        self.file.flush()
+
+    def close(self) -> None:
+        self.file.close()
+
+
 class _TensorBoard:
     def __init__(self, run_dir: Path, cfg: dict, kept: dict):
-        from tensorboardX import SummaryWriter
-
         root = run_dir / "tensorboard"
         self.fresh = not root.is_dir()
         self.writers = {}
@@ -191,8 +216,7 @@ class _TensorBoard:
             # a resumed run: from the first step after the kept rows on, what an earlier sitting wrote is stale
             purge = None if self.fresh else (0 if last is None else last[1] + 1)
             # the suffix keeps two sittings' files apart (and in order) within one second
-            self.writers[key] = SummaryWriter(str(root / key), purge_step=purge, flush_secs=60,
-                                              filename_suffix=f".{time.time_ns():020d}")
+            self.writers[key] = _EventFile(root / key, purge, f".{time.time_ns():020d}")
 
     def backfill(self, records: list[Record]) -> None:
         if self.fresh:
