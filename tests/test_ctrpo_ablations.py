@@ -180,6 +180,11 @@ def test_beta_claims():
     assert checks["return at the largest beta below beta = 1's"] is False
     assert checks["cost_regret at the largest beta below the smallest beta's"] is False
     assert abl.beta_checks(rows[:1])["return at the largest beta below beta = 1's"] is None
+    assert checks[abl.BOUND] is True
+    # a sweep whose cost never reached the limit says nothing about the cost: its checks say so
+    flat = [_row("Fig. 8", "beta", b, 50, 1, 0, width=0.0) for b in (0.05, 1.0, 5.0)]
+    assert abl.beta_checks(flat)[abl.BOUND] is False
+    assert abl.beta_checks(flat)["rank correlation of beta and cost_regret"] is None
     # beta = 0.5 and 1 agree with each other, but both lost return against the smallest beta
     rows = [_row("Fig. 8", "beta", b, r, 20, 0) for b, r in ((0.05, 100), (0.5, 97.5), (1.0, 97))]
     assert abl.beta_checks(rows)["return up to beta = 1 not below the smallest beta's"] is False
@@ -189,6 +194,11 @@ def test_rank_correlation_is_spearmans():
     x, y = [0.0, 0.05, 0.1, 0.2, 0.5], [3.0, 1.0, 4.0, 1.5, 9.0]
     assert abl.rank_correlation(x, y) == pytest.approx(scipy.stats.spearmanr(x, y).statistic)
     assert abl.rank_correlation(x[:2], y[:2]) is None
+    # ties take their average rank, as scipy's
+    tied = [1.0, 0.0, 1.0, 2.0, 0.0]
+    assert abl.rank_correlation(x, tied) == pytest.approx(scipy.stats.spearmanr(x, tied).statistic)
+    # a constant series (regret 0 at every sigma: the constraint never bound) has no rank correlation
+    assert abl.rank_correlation(x, [0.0] * 5) is None
 
 
 def test_cost_noise_claims():

@@ -55,6 +55,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import scipy.stats
 
 from saferl import config as configlib
 from saferl import grid, metrics, plotting, runs
@@ -285,13 +286,17 @@ def interval_order(a: dict, b: dict, name: str) -> str | None:
 
 
 def rank_correlation(x, y) -> float | None:
-    """Spearman's rank correlation of the means (no ties among the swept values); None below 3 finite points."""
+    """Spearman's rank correlation of the means, ties given their average rank; None below 3 finite points
+    or where either series is constant (a sweep whose regret is 0 throughout has no trend to rank)."""
     x, y = np.asarray(x, float), np.asarray(y, float)
     keep = np.isfinite(x) & np.isfinite(y)
-    if keep.sum() < 3:
+    if keep.sum() < 3 or np.ptp(x[keep]) == 0 or np.ptp(y[keep]) == 0:
         return None
-    rx, ry = (np.argsort(np.argsort(v[keep])).astype(float) for v in (x, y))
+    rx, ry = (scipy.stats.rankdata(v[keep]) for v in (x, y))
     return float(np.corrcoef(rx, ry)[0, 1])
+
+
+BOUND = "the constraint bound (cost regret above 0 at some swept value)"
 
 
 def _sweep_rows(rows: list[dict], figure: str, name: str) -> list[dict]:
@@ -299,7 +304,10 @@ def _sweep_rows(rows: list[dict], figure: str, name: str) -> list[dict]:
 
 
 def _safety(rows: list[dict], field: str, shown: str) -> dict:
-    return {"safety": {f"{shown}={r[field]:g}": r["safety"] for r in rows}}
+    """Each swept value's verdict, and whether the constraint bound anywhere in the sweep: with no cost regret at
+    any value (cost below the limit throughout), the sweep cannot show what the swept setting does to safety."""
+    return {"safety": {f"{shown}={r[field]:g}": r["safety"] for r in rows},
+            BOUND: any(r["cost_regret_hi"] > 0 for r in rows) if rows else None}
 
 
 def beta_checks(rows: list[dict]) -> dict:
