@@ -1,6 +1,7 @@
 """Measured training rates of a benchmark's finished runs, and what the paper's budget would take at them.
 
     python benchmarks/job_rates.py runs/reproduce/ctrpo-table1-cpu [--budget 10000000] [--json OUT.json]
+    python benchmarks/job_rates.py docs/results/ctrpo-table1-cpu/results.json
 
 Reads every finished run of a target laid out as ``OUT/<task>/runs/<method>/summary.json`` (ctrpo-table1's
 layout; the in-program sweeps under ``OUT/runs/`` are left out) and prints, per task, the training rate of each
@@ -8,6 +9,11 @@ method (env steps over all seeds per second of training, ``summary.json``'s ``st
 time one job of ``--budget`` steps per seed would take at that rate plus its measured compile.  The totals are
 what docs/cluster.md extrapolates from: job-hours per method over the tasks, and for the whole benchmark.
 A rate measured over a few iterations is an estimate of a 10M-step job's rate, not a measurement of it.
+
+Given a committed ``results.json`` instead (its ``runs`` list: seeds, env steps per seed and wall seconds of each
+run, once the run directories are gone), the rate is over the whole wall time, compile included, and the compile
+is not added again: a lower rate than ``summary.json``'s, so the job-hours err on the long side (by about the
+compile's share of the short cpu run, 10-15% on the velocity tasks, a few % on the navigation tasks).
 """
 
 from __future__ import annotations
@@ -30,6 +36,19 @@ def finished_rates(out: Path) -> dict[str, dict[str, dict]]:
         rates.setdefault(task, {})[method] = {"seeds": int(summary["seeds"]),
                                               "rate": float(summary["steps_per_second"]),
                                               "compile_seconds": float(summary.get("compile_seconds") or 0.0)}
+    return rates
+
+
+def results_rates(results: Path) -> dict[str, dict[str, dict]]:
+    """task -> method directory -> {seeds, rate, compile_seconds: 0} from a results.json's ``runs`` list."""
+    rates: dict[str, dict[str, dict]] = {}
+    for run in json.loads(Path(results).read_text()).get("runs", []):
+        parts = str(run.get("run", "")).split("/")
+        if len(parts) != 3 or parts[1] != "runs" or not run.get("wall_seconds") or not run.get("env_steps"):
+            continue  # an in-program sweep (runs/<name>) or a run without its measurements
+        seeds = int(run["seeds"])
+        rates.setdefault(parts[0], {})[parts[2]] = {"seeds": seeds, "compile_seconds": 0.0,
+                                                    "rate": seeds * float(run["env_steps"]) / float(run["wall_seconds"])}
     return rates
 
 
@@ -64,17 +83,24 @@ def render(rows: list[dict], totals: dict, budget: int) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("out", type=Path)
+    parser.add_argument("out", type=Path, help="a reproduce --out directory, or a committed results.json")
     parser.add_argument("--budget", type=int, default=10_000_000, help="steps per seed (default: the paper's 10M)")
     parser.add_argument("--json", type=Path, help="also write the rows and totals here")
     args = parser.parse_args(argv)
     if args.budget <= 0:
         print(f"job_rates: --budget {args.budget} must be a positive number of steps", file=sys.stderr)
         return 2
-    rates = finished_rates(args.out)
+    if args.out.is_file():
+        try:
+            rates = results_rates(args.out)
+        except (ValueError, UnicodeDecodeError):
+            print(f"job_rates: {args.out} is not a results.json (JSON with a runs list)", file=sys.stderr)
+            return 2
+    else:
+        rates = finished_rates(args.out)
     if not rates:
-        print(f"job_rates: no finished run under {args.out} (expected OUT/<task>/runs/<method>/summary.json)",
-              file=sys.stderr)
+        print(f"job_rates: no finished run in {args.out} (expected OUT/<task>/runs/<method>/summary.json, or a "
+              "results.json whose runs are <task>/runs/<method>)", file=sys.stderr)
         return 2
     rows, totals = table(rates, args.budget)
     print(render(rows, totals, args.budget))

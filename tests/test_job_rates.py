@@ -43,4 +43,22 @@ def test_bad_input_is_one_line_naming_the_value(tmp_path, capsys):
     assert job_rates.main([str(tmp_path), "--budget", "0"]) == 2
     assert "--budget 0" in capsys.readouterr().err
     assert job_rates.main([str(tmp_path)]) == 2
-    assert "no finished run under" in capsys.readouterr().err
+    assert "no finished run in" in capsys.readouterr().err
+    (tmp_path / "notes.txt").write_text("not json")
+    assert job_rates.main([str(tmp_path / "notes.txt")]) == 2
+    assert "is not a results.json" in capsys.readouterr().err
+
+
+def test_a_results_json_gives_the_rate_over_the_whole_wall_time(tmp_path):
+    job_rates = _module()
+    runs = [{"run": "TaskA/runs/CPO", "seeds": 5, "env_steps": 1000, "wall_seconds": 10.0},
+            {"run": "TaskA/runs/PPO", "seeds": 2, "env_steps": 3000, "wall_seconds": 4.0},
+            {"run": "runs/beta_sweep", "seeds": 3, "env_steps": 1000, "wall_seconds": 1.0}]  # a sweep: left out
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps({"runs": runs}))
+    rates = job_rates.results_rates(path)
+    assert sorted(rates["TaskA"]) == ["CPO", "PPO"] and list(rates) == ["TaskA"]
+    assert rates["TaskA"]["CPO"]["rate"] == pytest.approx(500.0)
+    assert rates["TaskA"]["PPO"]["rate"] == pytest.approx(1500.0)
+    rows, totals = job_rates.table(rates, budget=1000)
+    assert totals["job_hours"] == pytest.approx((5 * 1000 / 500 + 2 * 1000 / 1500) / 3600)

@@ -188,22 +188,22 @@ BOOTSTRAP_REPS = 50_000  # the authors' notebooks: rly.get_interval_estimates(..
 
 # --------------------------------------------------------------------------- scales
 
-#: Measured training throughput (env steps/s of 5 vmapped seeds x 16 envs) and compile seconds of one (method, task)
-#: program, on the 2 shared cores under load 5-9 (other training jobs beside; ``saferl.bench.training``, nice 19, one
-#: timed iteration after the compile): the mean of PPO-Lag and CPO on the navigation tasks (2026-12-01); PPO-Lag on the
-#: velocity tasks with their default physics, MuJoCo C on the host (2026-12-02, load 5-6; with MJX physics they were
-#: HalfCheetah 4,400, Hopper 1,580, Ant 690, Humanoid 240, docs/design.md "Physics on the host")
-CPU_STEPS_PER_SECOND = {"PointGoal1": 20_100, "PointPush1": 11_400, "CarButton1": 11_800, "RacecarCircle1": 20_100,
-                        "SafetyHalfCheetahVelocity": 6_150, "SafetyHopperVelocity": 4_030, "SafetyAntVelocity": 1_940,
-                        "SafetyHumanoidVelocity": 1_590}
+#: Measured training throughput (env steps/s of 5 vmapped seeds x 16 envs) of one (method, task) program on the 2
+#: shared cores: the median over the 12 methods of the whole cpu benchmark (docs/results/ctrpo-table1-cpu, trained
+#: 2026-12-02; `python benchmarks/job_rates.py docs/results/ctrpo-table1-cpu/results.json`).  Each rate is over the
+#: run's whole wall time, compile included, so adding COMPILE_SECONDS below errs long.  Until then these were one
+#: timed iteration under load 5-9, 2-4x lower (docs/cluster.md, "How long the full benchmark takes").
+CPU_STEPS_PER_SECOND = {"PointGoal1": 49_900, "PointPush1": 37_400, "CarButton1": 33_400, "RacecarCircle1": 59_300,
+                        "SafetyHalfCheetahVelocity": 13_500, "SafetyHopperVelocity": 14_000, "SafetyAntVelocity": 3_520,
+                        "SafetyHumanoidVelocity": 4_860}
 COMPILE_SECONDS = {"PointGoal1": 22, "PointPush1": 31, "CarButton1": 44, "RacecarCircle1": 41,
                    "SafetyHalfCheetahVelocity": 28, "SafetyHopperVelocity": 25, "SafetyAntVelocity": 42,
                    "SafetyHumanoidVelocity": 55}
-#: cpu: env steps per seed per task, in whole 16,000-step iterations, so that 12 methods x 8 tasks x 5 seeds fit about
-#: a night on 2 cores (:data:`CPU_SECONDS`): the navigation tasks 800k (50 iterations, 8% of the paper's 10M), the
-#: velocity tasks about the same hour each at their rates above -- HalfCheetah 20 iterations, Hopper 15, Ant 7,
-#: Humanoid 6 (2-5% of the paper's budget: early-training rows, not converged ones).  Until 2026-12-02 (MJX physics)
-#: they were 10, 5, 4 and 2 iterations.
+#: cpu: env steps per seed per task, in whole 16,000-step iterations, chosen so that 12 methods x 8 tasks x 5 seeds
+#: fit a night on 2 cores at the rates first estimated (8.4 h; they took 3.3 h): the navigation tasks 800k (50
+#: iterations, 8% of the paper's 10M), the velocity tasks HalfCheetah 20 iterations, Hopper 15, Ant 7, Humanoid 6
+#: (1-3% of the paper's budget: early-training rows, not converged ones).  Until 2026-12-02 (MJX physics) they were
+#: 10, 5, 4 and 2 iterations.
 CPU_STEPS = {"PointGoal1": 800_000, "PointPush1": 800_000, "CarButton1": 800_000, "RacecarCircle1": 800_000,
              "SafetyHalfCheetahVelocity": 320_000, "SafetyHopperVelocity": 240_000, "SafetyAntVelocity": 112_000,
              "SafetyHumanoidVelocity": 96_000}
@@ -217,8 +217,8 @@ def expected_seconds(steps: dict[str, int], methods: int = len(METHODS), seeds: 
             for task, n in steps.items()}
 
 
-CPU_SECONDS = expected_seconds(CPU_STEPS)  # ~8.4 h in all
-FULL_DAYS = sum(expected_seconds({task: FULL_STEPS for task in TASKS}).values()) / 86_400  # ~13 days
+CPU_SECONDS = expected_seconds(CPU_STEPS)
+FULL_DAYS = sum(expected_seconds({task: FULL_STEPS for task in TASKS}).values()) / 86_400
 SMOKE_TASKS = ["PointGoal1", "RacecarCircle1"]  # the two cheapest compiles
 SMOKE_METHODS = ["C-TRPO", "CPO", "PPO"]  # C-TRPO, and the normalisers of Fig. 3 (PPO: return, CPO: regret)
 _SMOKE = deep_rl.SCALES["smoke"]  # 2 iterations of 4 envs x 1000 steps, 2 seeds (for intervals)
