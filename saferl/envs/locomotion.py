@@ -44,6 +44,13 @@ What matches the original
   ``ctrlrange`` (the identity for Ant, HalfCheetah and Hopper; ``0.4 a`` for the Humanoid).  The
   action is clipped to ``[-1, 1]`` first, as saferl's ``ClipAction`` does (Gymnasium asserts
   instead).  The control cost is on the controls Gymnasium's env receives (the rescaled action).
+  **Differs from what the C-TRPO paper ran** (found 2026-12-02, not yet changed): the authors' harness
+  (milosen/ctrpo ``algorithms/baselines/common/env.py``) wraps the task in ``SafeRescaleAction`` alone,
+  which does not clip, so their envs received the Gaussian sample unclipped: MuJoCo clamps it to
+  ``ctrlrange`` for the physics (the actuators are ``ctrllimited``), but ``ant_v4``'s ``control_cost(action)``
+  and ``humanoid_v4``'s ``data.ctrl`` (HalfCheetah and Hopper alike) square the unclipped value.  Here
+  the trainer's ``ClipAction`` clips first, so exploration noise outside ``[-1, 1]`` is not penalised:
+  a lower control cost early in training (docs/design.md, "The C-TRPO benchmark at --scale cpu").
 * Reset (``reset_model``): ``qpos = qpos0 + U(-s, s)`` (every coordinate, quaternions included and
   not renormalised, as ``set_state`` writes them) and ``qvel = s N(0, 1)`` (Ant, HalfCheetah) or
   ``U(-s, s)`` (Hopper, Humanoid); ``qpos0`` is the model's reference pose, Gymnasium's
