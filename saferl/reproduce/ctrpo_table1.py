@@ -38,6 +38,10 @@ Where it differs, and why
   sign of the authors' (:mod:`saferl.algos.ipo`): its row is "IPO (not the C-TRPO authors' IPO)" without
   paper numbers, and the paper's IPO is a row of its own (:data:`PAPER_IPO`) with the paper's numbers only.
 * The paper reports no PPO or TRPO row; ours have no paper numbers.
+* Found 2026-12-02, not yet changed (docs/design.md, "The C-TRPO benchmark at --scale cpu"): the authors'
+  actor starts at std 1, ours at exp(-0.5) (``network.init_log_std``); and their harness does not clip
+  actions, so the velocity tasks' control cost squares the unclipped sample, where ours squares the clipped
+  one (:mod:`saferl.envs.locomotion`).
 * ``cpu`` trains far below the paper's 10M steps (:data:`CPU_STEPS`: what 2 cores train in a night), so
   its V_r and Reg+ do not compare with the paper's in magnitude; V_c and the verdicts are what to read.
 """
