@@ -32,7 +32,7 @@ def add_budget_scale(target, steps: int) -> str:
     name = budget_scale_name(steps)
     wall = len(cpu["values"]) * cpu.seeds * steps / ctrpo_ablations.ANT_SWEEP_STEPS_PER_SECOND
     target.scales[name] = dataclasses.replace(cpu, steps=steps, wall_s=wall, name=name,
-                                       note=f"{cpu.note.split(' ')[0]} {steps // 1000}k steps x {cpu.seeds} seeds "
+                                       note=f"{cpu['env']} {steps // 1000}k steps x {cpu.seeds} seeds "
                                             "per value (ablation_budget.py; not the cpu table)",
                                        params={**cpu.params, "sweep_steps": steps})
     return name

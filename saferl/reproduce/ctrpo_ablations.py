@@ -291,8 +291,7 @@ def rank_correlation(x, y) -> float | None:
     keep = np.isfinite(x) & np.isfinite(y)
     if keep.sum() < 3 or np.ptp(x[keep]) == 0 or np.ptp(y[keep]) == 0:
         return None
-    rx, ry = (scipy.stats.rankdata(v[keep]) for v in (x, y))
-    return float(np.corrcoef(rx, ry)[0, 1])
+    return float(scipy.stats.spearmanr(x[keep], y[keep]).statistic)
 
 
 BOUND = "the constraint bound (cost regret above 0 at some swept value)"
