@@ -26,7 +26,8 @@ Choices that are this module's own:
 * Policies are per seed, named by the seed id of progress.csv and summary.json (the config's ``seed`` + i):
   :meth:`Run.policy_for`; :attr:`Run.policy` is the first seed's.  A policy returns the action the
   environment received in training: the actor's sample (or mode) clipped to the action box, as
-  :class:`saferl.envs.wrappers.ClipAction` clips it.
+  :class:`saferl.envs.wrappers.ClipAction` clips it, or unclipped for an environment that takes the raw
+  sample (``clip_actions = False``: the velocity tasks, :mod:`saferl.envs.locomotion`).
 * :meth:`Run.resume` with ``steps`` trains a run further (a new ``total_steps`` per seed, >= the old one):
   config.yaml gets the new ``total_steps`` and, where the automatic chunk size would change, the old one
   made explicit, so the iterations already done keep their chunk boundaries (the checkpoint counts chunks).
@@ -138,7 +139,8 @@ class Policy:
     the environment's own observation (:func:`make_env`) for an expected-cost constraint, the risk-augmented
     one for a VaR constraint.  It is normalised with the statistics training ended with (as ``saferl eval``
     does), and the action returned is the actor's sample (with ``key``) or, ``deterministic``, its mode,
-    clipped to a continuous action box.  Pure and jittable (``deterministic`` is a Python bool:
+    clipped to a continuous action box where training clipped it (not for an environment with
+    ``clip_actions = False``, which received the raw sample).  Pure and jittable (``deterministic`` is a Python bool:
     ``jax.jit(policy, static_argnames="deterministic")``); ``key`` is unused when deterministic.
     """
 
@@ -149,7 +151,8 @@ class Policy:
         self._actor = trainer.actor
         self._normalize = trainer.venv._normalize  # the training stack's normalisation (off where it was off)
         space = trainer.venv.action_space(trainer.env_params)
-        self._bounds = (space.low, space.high) if isinstance(space, Box) else None
+        clipped = isinstance(space, Box) and getattr(trainer, "clips_actions", True)
+        self._bounds = (space.low, space.high) if clipped else None
 
     def __call__(self, obs: jax.Array, key: jax.Array | None = None, deterministic: bool = False) -> jax.Array:
         dist = self._actor.distribution(self.actor_params, self._normalize(self.obs_stats, jnp.asarray(obs)))
@@ -268,7 +271,7 @@ class Run:
 
     def policy_env(self, seed: int | None = None) -> tuple[Any, Any]:
         """``(env, params)`` of one environment of the training stack, where the policy of ``seed`` acts:
-        the environment with action clipping, episode statistics in ``info`` (``episode_return``,
+        the environment with action clipping (where training clipped), episode statistics in ``info`` (``episode_return``,
         ``episode_cost`` on the step an episode ends), the algorithm's augmentation (a VaR constraint's
         cost state) and auto-reset; ``params`` as that seed's last rollout saw them."""
         index = self._seed_index(seed)

@@ -271,7 +271,9 @@ class Trainer:
         constraint = constraints.from_config(config["constraint"])
         base_env = self.base_env = envs.make(config["env"])
         env_params = make_env_params(base_env, config["env_params"])
-        env = EpisodeStatistics(ClipAction(base_env), gamma_c=float(constraint.gamma_c))
+        self.clips_actions = bool(base_env.clip_actions)  # the velocity tasks take the raw sample (saferl.envs.base)
+        env = EpisodeStatistics(ClipAction(base_env) if self.clips_actions else base_env,
+                                gamma_c=float(constraint.gamma_c))
         # the algorithm wraps before networks are sized: augmentations change the observation
         # and may add cost channels (a VaR surrogate's, saferl.envs.risk)
         env = AutoReset(probe.wrap_env(env, config["constraint"]), pool_size=config["reset_pool"])

@@ -308,3 +308,16 @@ def test_cost_noise_smoke_end_to_end(tmp_path):
         assert row["final_cost"] == pytest.approx(np.mean(summary["grid"][index]["final"]["episode_cost"]["per_seed"]))
         assert row["final_cost_lo"] <= row["final_cost"] <= row["final_cost_hi"]
     assert set(saved["checks"]) == set(abl.cost_noise_checks(saved["rows"])) and result["checks"] == saved["checks"]
+
+
+def test_every_ablation_run_starts_its_actor_at_the_authors_std_1(tmp_path):
+    """milosen/ctrpo common/model.py: ``log_std = zeros`` (saferl's default is -0.5); the sweeps and the
+    per-task ablations (which reuse ctrpo-table1's runs) alike, and the actor's parameters follow."""
+    from saferl.trainer import Trainer
+    configs = [cfg for name in ("ctrpo-beta", "ctrpo-hysteresis", "ctrpo-cost-noise", "ctrpo-phi")
+               for _, cfg in reproduce.get(name).plan(reproduce.get(name).scale("cpu"), tmp_path)]
+    assert len(configs) > 4 and all(cfg["network"]["init_log_std"] == 0.0 for cfg in configs)
+    smoke = reproduce.get("ctrpo-beta")
+    (_, cfg), = smoke.plan(smoke.scale("smoke"), tmp_path)
+    agent = Trainer(cfg).learner.init_agent(jax.random.PRNGKey(0))
+    np.testing.assert_array_equal(agent.actor_params["log_std"], 0.0)

@@ -304,6 +304,7 @@ def test_the_cpu_plan_trains_every_method_on_every_task_at_its_budget(tmp_path):
         assert cfg["total_steps"] == table1.CPU_STEPS[cfg["env"]] and cfg["total_steps"] % 16_000 == 0
         assert (cfg["constraint"]["type"], cfg["constraint"]["limit"]) == ("expected", 25.0)
         assert cfg["network"]["actor_hidden"] == [64, 64] and cfg["normalize_observations"]
+        assert cfg["network"]["init_log_std"] == 0.0  # the authors' actors start at std 1 (common/model.py)
     assert {cfg["algo"] for _, cfg in planned} == {algo for _, algo, _ in table1.METHODS}
     assert [table1.task_steps(tgt.scale("full"), task) for task in table1.TASKS] == [10_000_000] * 8
 

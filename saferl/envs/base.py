@@ -52,6 +52,12 @@ class Environment:
     #: the numbers of a VaR constraint on this environment; keys among :data:`RISK_DEFAULT_KEYS`
     #: (read by :func:`risk_defaults`)
     risk_defaults: ClassVar[dict] = {}
+    #: whether the trainer clips a continuous action to the action box before this environment
+    #: (:class:`saferl.envs.wrappers.ClipAction`, as Gymnasium's ``ClipAction`` and most harnesses do).  False for a
+    #: port whose paper's harness passed the policy's sample unclipped and whose reward reads it (the velocity
+    #: tasks' control cost, :mod:`saferl.envs.locomotion`): such an environment takes any real action and clamps
+    #: it for its physics itself, as the original does.
+    clip_actions: ClassVar[bool] = True
 
     def default_params(self) -> Any:
         raise NotImplementedError
@@ -94,6 +100,10 @@ class Wrapper(Environment):
     @property
     def cost_shape(self) -> tuple[int, ...]:  # type: ignore[override]
         return self.env.cost_shape
+
+    @property
+    def clip_actions(self) -> bool:  # type: ignore[override]
+        return self.env.clip_actions
 
     def default_params(self):
         return self.env.default_params()

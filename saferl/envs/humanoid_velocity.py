@@ -14,8 +14,8 @@ What matches the original
   floor and with each other (condim 1 between body parts, 3 with the floor), pyramidal cones; RK4
   at timestep 0.003 s with ``frame_skip = 5``, so ``dt = 0.015`` s.
 * Actions: the policy's ``[-1, 1]^17`` is mapped to ``0.4 a`` (the C-TRPO harness's
-  ``SafeRescaleAction(-1, 1)``), and the control cost is on those controls (``humanoid_v4.py``
-  ``control_cost`` reads ``data.ctrl``).
+  ``SafeRescaleAction(-1, 1)``), and the control cost is on those controls unclipped (``humanoid_v4.py``
+  ``control_cost`` reads ``data.ctrl``, which MuJoCo leaves as written; the physics clamps it to +-0.4).
 * Velocity: the finite difference over one env step of the mass centre ``sum_b m_b xipos_b / M``
   (``mass_center``), as Gymnasium reads it after ``mj_step`` (see the base module).
 * Reward (``humanoid_v4.py``): ``1.25 v_x + 5 - 0.1 |ctrl|^2``, the healthy reward paid on every
@@ -117,7 +117,7 @@ class HumanoidVelocity(LocomotionEnv):
 
     def reward(self, velocity, ctrl, qpos, qvel, params):
         healthy = self.is_healthy(qpos, params) | params.terminate_when_unhealthy
-        # humanoid_v4.py control_cost: ctrl_cost_weight * |data.ctrl|^2, ctrl in the +-0.4 ctrlrange
+        # humanoid_v4.py control_cost: ctrl_cost_weight * |data.ctrl|^2, data.ctrl = 0.4 a as written (unclamped)
         return (params.forward_reward_weight * velocity[0] + params.healthy_reward * healthy.astype(jnp.float32)
                 - params.ctrl_cost_weight * jnp.sum(ctrl * ctrl))
 

@@ -39,18 +39,17 @@ What matches the original
   step to the next, so ``p_before`` is exactly what Gymnasium's next ``step`` reads; at reset it is
   computed from fresh kinematics, as ``set_state``'s ``mj_forward`` leaves it.
 * Cost: ``1.0`` if the task's velocity is ``> velocity_threshold`` (strict), else ``0.0``.
-* Actions: the C-TRPO harness wraps each task in ``SafeRescaleAction(-1, 1)`` (spec 3.1), so the
-  action space here is ``[-1, 1]^nu`` and the action is mapped affinely onto the actuators'
-  ``ctrlrange`` (the identity for Ant, HalfCheetah and Hopper; ``0.4 a`` for the Humanoid).  The
-  action is clipped to ``[-1, 1]`` first, as saferl's ``ClipAction`` does (Gymnasium asserts
-  instead).  The control cost is on the controls Gymnasium's env receives (the rescaled action).
-  **Differs from what the C-TRPO paper ran** (found 2026-12-02, not yet changed): the authors' harness
-  (milosen/ctrpo ``algorithms/baselines/common/env.py``) wraps the task in ``SafeRescaleAction`` alone,
-  which does not clip, so their envs received the Gaussian sample unclipped: MuJoCo clamps it to
-  ``ctrlrange`` for the physics (the actuators are ``ctrllimited``), but ``ant_v4``'s ``control_cost(action)``
-  and ``humanoid_v4``'s ``data.ctrl`` (HalfCheetah and Hopper alike) square the unclipped value.  Here
-  the trainer's ``ClipAction`` clips first, so exploration noise outside ``[-1, 1]`` is not penalised:
-  a lower control cost early in training (docs/design.md, "The C-TRPO benchmark at --scale cpu").
+* Actions: the C-TRPO harness wraps each task in ``SafeRescaleAction(-1, 1)`` (spec 3.1; milosen/ctrpo
+  ``algorithms/baselines/common/env.py``), so the action space here is ``[-1, 1]^nu`` and the action is mapped
+  affinely onto the actuators' ``ctrlrange`` (the identity for Ant, HalfCheetah and Hopper; ``0.4 a`` for the
+  Humanoid).  That wrapper does not clip, and the authors step their envs with the actor's Gaussian sample as
+  drawn, so a task receives controls outside ``ctrlrange``: MuJoCo clamps them for the physics (the actuators
+  are ``ctrllimited``), while ``ant_v4``'s ``control_cost(action)``, ``half_cheetah_v4``'s and ``hopper_v4``'s
+  alike, and ``humanoid_v4``'s ``data.ctrl`` (which MuJoCo leaves as written) square the unclipped value.  So
+  here: ``clip_actions = False`` (the trainer does not clip, :mod:`saferl.envs.base`), the physics runs on the
+  controls clamped to ``ctrlrange`` (:meth:`LocomotionEnv.ctrl_from_action`) and the reward's control cost is on
+  the unclipped ones (:meth:`LocomotionEnv.controls_from_action`).  Until 2026-12-02 saferl clipped first, which
+  left exploration noise outside ``[-1, 1]`` unpenalised (docs/design.md, "The C-TRPO benchmark at --scale cpu").
 * Reset (``reset_model``): ``qpos = qpos0 + U(-s, s)`` (every coordinate, quaternions included and
   not renormalised, as ``set_state`` writes them) and ``qvel = s N(0, 1)`` (Ant, HalfCheetah) or
   ``U(-s, s)`` (Hopper, Humanoid); ``qpos0`` is the model's reference pose, Gymnasium's
@@ -266,6 +265,8 @@ class LocomotionEnv(Environment):
     """
 
     cost_shape = ()
+    #: the raw sample reaches the task, whose control cost squares it (module docstring, "Actions")
+    clip_actions: ClassVar[bool] = False
     # the C-TRPO benchmark's cost limit (spec 3.1); 16 x 1000 steps per iteration as PointGoal1
     config_defaults: ClassVar[dict] = {"num_envs": 16, "rollout_steps": 1000,
                                        "constraint": {"type": "expected", "limit": 25.0}}
@@ -333,6 +334,7 @@ class LocomotionEnv(Environment):
         raise NotImplementedError
 
     def reward(self, velocity, ctrl, qpos, qvel, params) -> jax.Array:
+        """The task's reward; ``ctrl`` is the unclipped controls (:meth:`controls_from_action`)."""
         raise NotImplementedError
 
     def terminated(self, qpos, qvel, params) -> jax.Array:
@@ -355,10 +357,15 @@ class LocomotionEnv(Environment):
     def dt(self, params: LocomotionParams) -> float:
         return self.timestep * params.frame_skip
 
+    def controls_from_action(self, action: jax.Array) -> jax.Array:
+        """The controls the original task receives: ``[-1, 1]^nu`` mapped affinely onto ``ctrlrange``
+        (``SafeRescaleAction(-1, 1)``), not clipped; the control cost squares these."""
+        return self._ctrl_mid + self._ctrl_half * jnp.asarray(action, jnp.float32)
+
     def ctrl_from_action(self, action: jax.Array) -> jax.Array:
-        """``[-1, 1]^nu`` -> ``ctrlrange`` (``SafeRescaleAction(-1, 1)``), after clipping to ``[-1, 1]``."""
-        action = jnp.clip(jnp.asarray(action, jnp.float32), -1.0, 1.0)
-        return self._ctrl_mid + self._ctrl_half * action
+        """The controls the physics applies: :meth:`controls_from_action` clamped to ``ctrlrange``, as MuJoCo
+        clamps a ``ctrllimited`` actuator's control (the same as clipping the action to ``[-1, 1]`` first)."""
+        return self._ctrl_mid + self._ctrl_half * jnp.clip(jnp.asarray(action, jnp.float32), -1.0, 1.0)
 
     # ---------------------------------------------------------------- reset
 
@@ -390,9 +397,8 @@ class LocomotionEnv(Environment):
     # ---------------------------------------------------------------- step
 
     def step(self, state: LocomotionState, action: jax.Array, params: LocomotionParams):
-        ctrl = self.ctrl_from_action(action)
-        data = self.simulate(state, ctrl, params)
-        return self.outcome(state, data, ctrl, params)
+        data = self.simulate(state, self.ctrl_from_action(action), params)
+        return self.outcome(state, data, self.controls_from_action(action), params)
 
     @property
     def host_physics(self) -> HostPhysics:
@@ -416,7 +422,8 @@ class LocomotionEnv(Environment):
 
     def outcome(self, state: LocomotionState, data, ctrl: jax.Array, params: LocomotionParams):
         """``(state, obs, reward, cost, terminated, truncated, info)`` of the step from ``state`` that
-        ended in ``data`` (anything with the MJX data fields the task reads) under ``ctrl``."""
+        ended in ``data`` (anything with the MJX data fields the task reads); ``ctrl`` is what the control cost
+        squares, the unclipped controls (:meth:`controls_from_action`)."""
         qpos, qvel = data.qpos, data.qvel
         position = self.body_position(data)
         velocity = (position - state.position) / self.dt(params)

@@ -6,6 +6,11 @@ CPPO-PID, FOCOPS, IPO, P3O, CUP and TRPO; rows with final return, cost and cost 
 95% bootstrap interval, the safety verdict of the final-cost interval against the limit
 (probably safe / undecided / probably unsafe, the C-TRPO paper's Fig. 3 reading) and, for the methods
 the paper ran as configured, the paper's own numbers beside ours.
+
+Differs from the C-TRPO authors' harness in one default: the actors start at saferl's std exp(-0.5), not the
+authors' 1 (milosen/ctrpo ``algorithms/baselines/common/model.py``; ``ctrpo-table1`` starts them at 1,
+:data:`saferl.reproduce.ctrpo_table1.HARNESS_NETWORK`).  This target and its committed table predate that finding
+(docs/design.md, "The C-TRPO benchmark at --scale cpu"); ctrpo-table1's PointGoal1 column is the faithful one.
 """
 
 from __future__ import annotations

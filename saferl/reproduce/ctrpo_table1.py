@@ -16,9 +16,10 @@ the lowest Reg+ among the methods whose V_c IQM is below the limit, the authors'
 What matches the paper (spec: /work/shared/specs/environments.md, 3.1)
 ---------------------------------------------------------------------
 * The eight tasks (SafetyPointGoal1/PointPush1/CarButton1/RacecarCircle1-v0, Safety{Ant,HalfCheetah,
-  Hopper,Humanoid}Velocity-v1), cost limit 25 on all, gamma 0.99, 64x64 tanh networks, observation
-  normalisation, actions rescaled from [-1, 1] (the environments' and algorithms' defaults); at ``full``
-  10M steps and 5 seeds.  Each method runs its default configuration (the paper's), labelled as
+  Hopper,Humanoid}Velocity-v1), cost limit 25 on all, gamma 0.99, 64x64 tanh networks whose actors start
+  at std 1 (:data:`HARNESS_NETWORK`), observation normalisation, actions rescaled from [-1, 1] and, on the
+  velocity tasks, passed unclipped (the environments' and algorithms' defaults); at ``full`` 10M steps and
+  5 seeds.  Each method runs its default configuration (the paper's), labelled as
   ctrpo-pointgoal labels it: CPO-step methods name their cost units (``deep_rl.units_label``).
 * The statistics of the authors' notebooks (milosen/ctrpo ``plots/table_envs.ipynb``,
   ``plots/plots_benchmark.ipynb``): per task the IQM over seeds (``scipy.stats.trim_mean(x, 0.25)``;
@@ -38,10 +39,10 @@ Where it differs, and why
   sign of the authors' (:mod:`saferl.algos.ipo`): its row is "IPO (not the C-TRPO authors' IPO)" without
   paper numbers, and the paper's IPO is a row of its own (:data:`PAPER_IPO`) with the paper's numbers only.
 * The paper reports no PPO or TRPO row; ours have no paper numbers.
-* Found 2026-12-02, not yet changed (docs/design.md, "The C-TRPO benchmark at --scale cpu"): the authors'
-  actor starts at std 1, ours at exp(-0.5) (``network.init_log_std``); and their harness does not clip
-  actions, so the velocity tasks' control cost squares the unclipped sample, where ours squares the clipped
-  one (:mod:`saferl.envs.locomotion`).
+* Corrected 2026-12-02 (docs/design.md, "The C-TRPO benchmark at --scale cpu"): the actors now start at the
+  authors' std 1 (:data:`HARNESS_NETWORK`, saferl's default being exp(-0.5)) and the velocity tasks take the
+  unclipped sample, their control cost squaring it as the authors' envs did (:mod:`saferl.envs.locomotion`);
+  tables trained before that carry both differences and say so in docs/design.md.
 * ``cpu`` trains far below the paper's 10M steps (:data:`CPU_STEPS`: what 2 cores train in a night), so
   its V_r and Reg+ do not compare with the paper's in magnitude; V_c and the verdicts are what to read.
 """
@@ -68,6 +69,10 @@ METHODS = [("C-TRPO", "ctrpo", {}), ("CPO", "cpo", {}), ("PCPO", "pcpo", {}), ("
            ("PPO-Lag", "ppo_lag", {}), ("TRPO-Lag", "trpo_lag", {}), ("FOCOPS", "focops", {}), ("CUP", "cup", {}),
            ("IPO (not the C-TRPO authors' IPO)", "ipo", {}), ("P3O", "p3o", {}), ("PPO", "ppo", {}),
            ("TRPO", "trpo", {})]
+#: The authors' harness where saferl's defaults differ: every actor starts at std 1 (milosen/ctrpo
+#: ``algorithms/baselines/common/model.py``: ``log_std = zeros``; saferl's default is exp(-0.5)).  The rest of
+#: ``network`` is saferl's default, the paper's 64x64 tanh networks.
+HARNESS_NETWORK = {"init_log_std": 0.0}
 REFERENCES = ("PPO", "TRPO")  # unconstrained: no safety claims, the normalisers of Fig. 3
 PAPER_IPO = "IPO (the C-TRPO authors' IPO: paper only)"  # the row that carries the paper's IPO numbers
 QUANTITIES = ("final_return", "final_cost", "cost_regret")  # V_r, V_c, Reg+
@@ -252,7 +257,7 @@ def task_steps(scale: Scale, task: str) -> int:
 def task_base(scale: Scale, task: str) -> dict:
     """The config every method trains with on ``task`` at ``scale`` (before its own overrides)."""
     return {**deep_rl.train_settings(scale), "total_steps": task_steps(scale, task),
-            "constraint": {"type": "expected", "limit": LIMIT}}
+            "constraint": {"type": "expected", "limit": LIMIT}, "network": dict(HARNESS_NETWORK)}
 
 
 def plan(scale: Scale, out: Path) -> list[tuple[Path, dict]]:

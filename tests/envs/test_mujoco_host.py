@@ -82,10 +82,14 @@ def test_the_host_model_is_the_files_own_solver_with_233s_pair_margins():
 
 def test_env_step_under_nested_vmap_is_mujocos_step_with_gymnasiums_reward():
     """Two seeds x three environments in one compiled step: each state moves as MuJoCo moves it, and the
-    reward is hopper_v4's on that motion (forward velocity + 1 - 1e-3 |a|^2)."""
+    reward is hopper_v4's on that motion (forward velocity + 1 - 1e-3 |a|^2).  Half the actions lie outside
+    [-1, 1], as the C-TRPO harness's unclipped samples do: MuJoCo given them raw clamps them for the physics
+    (the reference), and the control cost squares them unclipped (hopper_v4's ``control_cost(action)``)."""
     params = HOPPER.default_params()
-    assert params.physics == "mujoco"
+    assert params.physics == "mujoco" and not HOPPER.clip_actions
     qpos, qvel, warm, ctrl = random_states(HOPPER, (2, 3), seed=1)
+    ctrl = ctrl * np.array([[1.0], [3.0]], np.float32)[:, None]  # the second seed's actions outside the box
+    assert np.abs(ctrl[1]).max() > 1.5
     state = jax.vmap(jax.vmap(HOPPER.state_from))(qpos, qvel)[0].replace(qacc_warmstart=jnp.asarray(warm))
     step = jax.jit(jax.vmap(jax.vmap(HOPPER.step, in_axes=(0, 0, None)), in_axes=(0, 0, None)))
     new, obs, reward, cost, terminated, truncated, info = step(state, jnp.asarray(ctrl), params)  # ctrlrange +-1

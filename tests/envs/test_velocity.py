@@ -140,10 +140,16 @@ def test_bad_solver_caps_are_one_line_errors():
         base.make("SafetyHopperVelocity", ls_iterations=2.5)
 
 
-def test_actions_are_clipped_and_rescaled_to_the_ctrlrange():
+def test_actions_are_rescaled_to_the_ctrlrange_and_clamped_only_for_the_physics():
     action = np.array([1.0, -1.0, 0.5, 2.0, -3.0] + [0.25] * 12, np.float32)
     np.testing.assert_allclose(HUMANOID.ctrl_from_action(action), 0.4 * np.clip(action, -1, 1), rtol=1e-6)
     np.testing.assert_allclose(HOPPER.ctrl_from_action(action[:3]), np.clip(action[:3], -1, 1), rtol=1e-6)
+    # what the task receives (SafeRescaleAction does not clip): the control cost squares these
+    np.testing.assert_allclose(HUMANOID.controls_from_action(action), 0.4 * action, rtol=1e-6)
+    np.testing.assert_allclose(ANT.controls_from_action(action[:8]), action[:8], rtol=1e-6)
+    # the trainer passes the raw sample to every velocity task (saferl.envs.base.Environment.clip_actions)
+    assert not any(env.clip_actions for env in NAMES.values())
+    assert base.make("PointGoal1").clip_actions
 
 
 # --------------------------------------------------------------------------- reward, cost, termination
