@@ -271,9 +271,9 @@ class Run:
 
     def policy_env(self, seed: int | None = None) -> tuple[Any, Any]:
         """``(env, params)`` of one environment of the training stack, where the policy of ``seed`` acts:
-        the environment with action clipping (where training clipped), episode statistics in ``info`` (``episode_return``,
-        ``episode_cost`` on the step an episode ends), the algorithm's augmentation (a VaR constraint's
-        cost state) and auto-reset; ``params`` as that seed's last rollout saw them."""
+        the environment with action clipping (where training clipped), episode statistics in ``info``
+        (``episode_return``, ``episode_cost`` on the step an episode ends), the algorithm's augmentation (a VaR
+        constraint's cost state) and auto-reset; ``params`` as that seed's last rollout saw them."""
         index = self._seed_index(seed)
         trainer, runners = self._state()
         agent = jax.tree.map(lambda x: x[index], runners.agent)
