@@ -72,7 +72,8 @@ class GymTrainer:
 
     ``config``: a (partial) run config as for the CLI, with ``env: "gym:<id>"``;
     ``env_params`` are keyword arguments of the environment, except ``cost_from``
-    (``auto``/``step``/``info``) and ``cost_key`` which say where the cost is.
+    (``auto``/``step``/``info``) and ``cost_key``, which say where the cost is, and ``clip_actions``
+    (:class:`~saferl.envs.gym_bridge.HostVecEnv`).
     ``env``: a callable building one environment (called ``num_envs`` times with
     the ``env_params``), a list of environments or a ``gymnasium.vector.SyncVectorEnv``
     (``num_envs`` is then their number), or None to build ``config["env"]``.

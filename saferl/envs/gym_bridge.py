@@ -44,7 +44,7 @@ COST_SOURCES = ("auto", "step", "info")
 #: "gym:MODULE:ID" builds them with MODULE.make(ID) instead
 OWN_MAKE = ("safety_gymnasium",)
 #: keys of the config's ``env_params`` that configure the bridge, not the environment
-BRIDGE_OPTIONS = ("cost_from", "cost_key")
+BRIDGE_OPTIONS = ("cost_from", "cost_key", "clip_actions")
 
 
 class NonFiniteError(ValueError):
@@ -207,7 +207,10 @@ class HostStep:
 class HostVecEnv:
     """``N`` Gymnasium environments stepped on the host with auto-reset and episode statistics.
 
-    ``gamma_c`` discounts ``episode_discounted_cost`` as ``EpisodeStatistics`` does.
+    ``gamma_c`` discounts ``episode_discounted_cost`` as ``EpisodeStatistics`` does.  ``clip_actions``
+    (default True, as ``ClipAction`` clips before a compiled environment) clips Box actions to the action space;
+    False sends the policy's sample as drawn, as the C-TRPO authors' harness does (``SafeRescaleAction`` alone):
+    the environment must then accept actions outside its space, as Safety-Gymnasium's velocity tasks do.
     Building the vector probes the first environment with one step (a zero / first
     action) to find where the cost is and its shape; :meth:`reset` must follow.
     Gymnasium wrappers that reject a 6-value step are made safe (:func:`host_steppable`).
@@ -220,9 +223,12 @@ class HostVecEnv:
     """
 
     def __init__(self, envs, cost_from: str = "auto", cost_key: str = "cost", gamma_c: float = 1.0,
-                 probe_seed: int = 0, name: str | None = None):
+                 probe_seed: int = 0, name: str | None = None, clip_actions: bool = True):
         if cost_from not in COST_SOURCES:
             raise ValueError(f"cost_from must be one of {', '.join(COST_SOURCES)}; got {cost_from!r}")
+        if not isinstance(clip_actions, bool):
+            raise ValueError(f"clip_actions must be true or false; got {clip_actions!r}")
+        self.clip_actions = clip_actions
         _gymnasium()
         self.envs = [host_steppable(env) for env in as_env_list(envs)]
         self.num_envs = len(self.envs)
@@ -263,13 +269,15 @@ class HostVecEnv:
         return out
 
     def _env_actions(self, actions: np.ndarray) -> list:
-        """The environments' actions: Box actions clipped (as ``ClipAction``) and reshaped; Discrete offset."""
+        """The environments' actions: Box actions clipped (as ``ClipAction``; not with ``clip_actions=False``)
+        and reshaped; Discrete offset."""
         space = self._act_space
         if isinstance(self.action_space, Discrete):
             start = int(getattr(space, "start", 0))
             return [int(a) + start for a in np.asarray(actions).reshape(len(actions))]
-        clipped = np.clip(actions, self.action_space.low, self.action_space.high).astype(space.dtype)
-        return [a.reshape(space.shape) for a in clipped]
+        if self.clip_actions:
+            actions = np.clip(actions, self.action_space.low, self.action_space.high)
+        return [a.reshape(space.shape) for a in np.asarray(actions).astype(space.dtype)]
 
     def _neutral_action(self):
         if isinstance(self.action_space, Discrete):

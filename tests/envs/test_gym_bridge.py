@@ -247,6 +247,22 @@ class DictObs(CountDown):
         self.observation_space = spaces.Dict({"a": spaces.Box(0.0, 1.0, (1,))})
 
 
+class EchoAction(Slope):
+    """Slope whose reward is the action it received, as received."""
+
+    def step(self, action):
+        obs, _, terminated, truncated, info = super().step(action)
+        return obs, float(action[0]), terminated, truncated, info
+
+
+@pytest.mark.parametrize("clip", [True, False])
+def test_box_actions_are_clipped_unless_clip_actions_is_false(clip):
+    venv = HostVecEnv([EchoAction(), EchoAction()], clip_actions=clip)
+    venv.reset([0, 1])
+    reward = venv.step(np.array([[3.0], [-0.5]], np.float32)).reward
+    np.testing.assert_array_equal(reward, [1.0, -0.5] if clip else [3.0, -0.5])
+
+
 @pytest.mark.parametrize("env, options, message", [
     (FourTuple(), {}, r"step returned 4 values.*pre-0.26 Gym API"),
     (NoCost(), {}, r"no cost found.*info has no 'cost' key \(info keys: other\)"),
@@ -255,6 +271,7 @@ class DictObs(CountDown):
     (NoCost(), {"cost_from": "info"}, r"no cost in this step's info \(key 'cost'\)"),
     (Slope(), {"cost_key": "risk"}, r"info has no 'risk' key"),
     (Slope(), {"cost_from": "reward"}, r"cost_from must be one of auto, step, info"),
+    (Slope(), {"clip_actions": "no"}, r"clip_actions must be true or false; got 'no'"),
     (DictObs(), {}, r"unsupported observation space Dict.*FlattenObservation"),
 ])
 def test_bad_env_gives_a_clear_value_error(env, options, message):
