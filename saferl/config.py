@@ -28,7 +28,7 @@ TOP_LEVEL = {
     "reset_pool": 0,  # 0: a fresh reset every step; k: k pooled resets per env per rollout (AutoReset)
     "env_params": {},
     "network": {"actor_hidden": [64, 64], "critic_hidden": [64, 64], "activation": "tanh", "init_log_std": -0.5,
-                "value_normalization": False},
+                "value_normalization": False, "init": "orthogonal"},  # init: saferl.core.networks.INIT_SCHEMES
     "constraint": {"type": "expected", "limit": 25.0},
     "hparams": {},
 }
@@ -258,7 +258,7 @@ def _with_sweep(user: dict, cfg: dict, sweep, algo_cls) -> dict:
 
 
 def _check_network(net: dict) -> None:
-    from saferl.core.networks import ACTIVATIONS
+    from saferl.core.networks import ACTIVATIONS, INIT_SCHEMES
 
     unknown = sorted(set(net) - set(TOP_LEVEL["network"]))
     if unknown:
@@ -273,6 +273,8 @@ def _check_network(net: dict) -> None:
     log_std = net["init_log_std"]
     if isinstance(log_std, bool) or not isinstance(log_std, (int, float)) or not math.isfinite(log_std):
         raise ConfigError(f"network.init_log_std must be a finite number, got {log_std!r}")
+    if net["init"] not in INIT_SCHEMES:
+        raise ConfigError(f"network.init must be one of {', '.join(INIT_SCHEMES)}, got {net['init']!r}")
     if not isinstance(net["value_normalization"], bool):
         raise ConfigError(f"network.value_normalization must be true or false, got {net['value_normalization']!r}")
 

@@ -114,9 +114,9 @@ class Learner:
         algo_cls = algos.get(config["algo"])
         num_channels = algo_cls.cost_channels(int(wrapped_cost_channels))
         self.actor = networks.make_actor(obs_dim, action_space, net["actor_hidden"], net["activation"],
-                                         net["init_log_std"])
+                                         net["init_log_std"], net["init"])
         self.critics = networks.Critics(obs_dim, 1 + num_channels, tuple(net["critic_hidden"]), net["activation"],
-                                        normalize=bool(net["value_normalization"]),
+                                        normalize=bool(net["value_normalization"]), init_scheme=net["init"],
                                         **algo_cls.critic_options(1 + num_channels))
         self.algo = algo_cls(config["hparams"], self.actor, self.critics, self.constraint.kind,
                              self.constraint.surrogate)

@@ -255,10 +255,14 @@ def test_both_targets_train_their_plan_once_and_tabulate_it(tmp_path, fake_train
     assert planned[0][0] == "PointGoal1/runs/C-TRPO_1_1-gamma_units"
     # the smoke scale's settings, built independently of the target: 2 iterations of 4 envs x 1000 steps, 2 seeds,
     # actors at the authors' std 1 (milosen/ctrpo common/model.py: log_std zeros)
+    # and PyTorch's nn.Linear init (common/model.py); the trust-region methods' Fisher on every sample and critic
+    # minibatches of 128 (4 x 1000 / 128 = 31), c-trpo.py / cpo.py
     smoke = {"total_steps": 8000, "seeds": 2, "num_envs": 4, "iterations_per_chunk": 1,
-             "constraint": {"type": "expected", "limit": 25.0}, "network": {"init_log_std": 0.0}}
-    expected = [configlib.resolve({"algo": algo, "env": env, **smoke}) for env in ("PointGoal1", "RacecarCircle1")
-                for algo in ("ctrpo", "cpo", "ppo")]
+             "constraint": {"type": "expected", "limit": 25.0},
+             "network": {"init_log_std": 0.0, "init": "torch_linear"}}
+    trust_region = {"hparams": {"fvp_subsample": 1, "critic_minibatches": 31}}
+    expected = [configlib.resolve({"algo": algo, "env": env, **smoke, **(trust_region if algo != "ppo" else {})})
+                for env in ("PointGoal1", "RacecarCircle1") for algo in ("ctrpo", "cpo", "ppo")]
     assert [cfg for _, cfg in planned] == expected
     second = reproduce.run("ctrpo-fig3", "smoke", tmp_path)
     assert [r["run"] for r in second["runs"]] == [run for run, _ in planned]
@@ -306,6 +310,11 @@ def test_the_cpu_plan_trains_every_method_on_every_task_at_its_budget(tmp_path):
         assert (cfg["constraint"]["type"], cfg["constraint"]["limit"]) == ("expected", 25.0)
         assert cfg["network"]["actor_hidden"] == [64, 64] and cfg["normalize_observations"]
         assert cfg["network"]["init_log_std"] == 0.0  # the authors' actors start at std 1 (common/model.py)
+        assert cfg["network"]["init"] == "torch_linear"  # their plain nn.Linear layers
+        if cfg["algo"] in ("ctrpo", "cpo", "pcpo", "trpo_lag", "trpo"):  # their fvp_obs[::1], critic batch 128
+            assert (cfg["hparams"]["fvp_subsample"], cfg["hparams"]["critic_minibatches"]) == (1, 125)
+        else:
+            assert "fvp_subsample" not in cfg["hparams"]
     assert {cfg["algo"] for _, cfg in planned} == {algo for _, algo, _ in table1.METHODS}
     assert [table1.task_steps(tgt.scale("full"), task) for task in table1.TASKS] == [10_000_000] * 8
 

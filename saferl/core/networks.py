@@ -1,6 +1,7 @@
 """Actor and critic networks as plain pytrees of arrays (no framework).
 
-* :class:`MLP` -- ``init(key) -> params``, ``apply(params, x)``; orthogonal init.
+* :class:`MLP` -- ``init(key) -> params``, ``apply(params, x)``; orthogonal init, or PyTorch's ``nn.Linear``
+  default (:data:`INIT_SCHEMES`).
 * :class:`GaussianActor` -- mean from an MLP, state-independent log-std parameter.
 * :class:`CategoricalActor` -- logits from an MLP.
 * :class:`Critics` -- one value MLP per channel (reward and each cost channel),
@@ -27,6 +28,14 @@ from saferl.spaces import Discrete
 ACTIVATIONS = {"tanh": jnp.tanh, "relu": jax.nn.relu, "elu": jax.nn.elu, "gelu": jax.nn.gelu, "silu": jax.nn.silu}
 
 
+#: weight initialisations of every layer (``network.init``): ``"orthogonal"`` (saferl's default, CleanRL's and
+#: SB3's: orthogonal with gain sqrt(2) on hidden layers and ``out_scale`` on the last, zero biases) and
+#: ``"torch_linear"`` (PyTorch's ``nn.Linear`` default, ``kaiming_uniform_(a=sqrt(5))``: weights and biases
+#: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) on every layer, ``out_scale`` ignored -- the networks of SafePO and of the
+#: C-TRPO authors' code, milosen/ctrpo ``algorithms/baselines/common/model.py``)
+INIT_SCHEMES = ("orthogonal", "torch_linear")
+
+
 def _check_activation(name: str) -> None:
     if name not in ACTIVATIONS:
         raise ValueError(f"unknown activation {name!r}; allowed: {', '.join(ACTIVATIONS)}")
@@ -39,13 +48,22 @@ class MLP:
     out_dim: int
     activation: str = "tanh"
     out_scale: float = 1.0
+    init_scheme: str = "orthogonal"  # one of INIT_SCHEMES
 
     def init(self, key):
         _check_activation(self.activation)
+        if self.init_scheme not in INIT_SCHEMES:
+            raise ValueError(f"unknown init scheme {self.init_scheme!r}; allowed: {', '.join(INIT_SCHEMES)}")
         sizes = (self.in_dim, *self.hidden, self.out_dim)
         keys = jax.random.split(key, len(sizes) - 1)
         layers = []
         for i, (k, n_in, n_out) in enumerate(zip(keys, sizes[:-1], sizes[1:])):
+            if self.init_scheme == "torch_linear":
+                bound = 1.0 / np.sqrt(n_in)
+                kw, kb = jax.random.split(k)
+                layers.append({"w": jax.random.uniform(kw, (n_in, n_out), jnp.float32, -bound, bound),
+                               "b": jax.random.uniform(kb, (n_out,), jnp.float32, -bound, bound)})
+                continue
             gain = self.out_scale if i == len(sizes) - 2 else np.sqrt(2.0)
             w = jax.nn.initializers.orthogonal(gain)(k, (n_in, n_out), jnp.float32)
             layers.append({"w": w, "b": jnp.zeros((n_out,), jnp.float32)})
@@ -71,10 +89,12 @@ class GaussianActor:
     activation: str = "tanh"
     init_log_std: float = -0.5
     discrete: bool = False
+    init_scheme: str = "orthogonal"
 
     @property
     def mlp(self) -> MLP:
-        return MLP(self.obs_dim, self.hidden, self.action_dim, self.activation, out_scale=0.01)
+        return MLP(self.obs_dim, self.hidden, self.action_dim, self.activation, out_scale=0.01,
+                   init_scheme=self.init_scheme)
 
     def init(self, key):
         return {"mean": self.mlp.init(key), "log_std": jnp.full((self.action_dim,), self.init_log_std, jnp.float32)}
@@ -115,10 +135,12 @@ class CategoricalActor:
     hidden: tuple[int, ...] = (64, 64)
     activation: str = "tanh"
     discrete: bool = True
+    init_scheme: str = "orthogonal"
 
     @property
     def mlp(self) -> MLP:
-        return MLP(self.obs_dim, self.hidden, self.num_actions, self.activation, out_scale=0.01)
+        return MLP(self.obs_dim, self.hidden, self.num_actions, self.activation, out_scale=0.01,
+                   init_scheme=self.init_scheme)
 
     def init(self, key):
         return {"logits": self.mlp.init(key)}
@@ -174,8 +196,10 @@ class Critics:
     #: per channel, ``"linear"`` (the value as the MLP gives it) or ``"unit"`` (clamp(tanh(v), 0, 1), applied to
     #: the value after any PopArt de-normalisation: a probability); empty = every channel linear
     heads: tuple[str, ...] = ()
-    #: per channel, the orthogonal-init gain of the last layer (1.0 when empty)
+    #: per channel, the orthogonal-init gain of the last layer (1.0 when empty; with ``"torch_linear"`` a factor
+    #: on the last layer's uniform weights)
     out_gains: tuple[float, ...] = ()
+    init_scheme: str = "orthogonal"
 
     def __post_init__(self):
         for name, given in (("heads", self.heads), ("out_gains", self.out_gains)):
@@ -187,7 +211,7 @@ class Critics:
 
     @property
     def mlp(self) -> MLP:
-        return MLP(self.obs_dim, self.hidden, 1, self.activation, out_scale=1.0)
+        return MLP(self.obs_dim, self.hidden, 1, self.activation, out_scale=1.0, init_scheme=self.init_scheme)
 
     def init(self, key):
         net = jax.vmap(self.mlp.init)(jax.random.split(key, self.num_channels))
@@ -245,8 +269,10 @@ class Critics:
         return {**new, "net": [*params["net"][:-1], last]}
 
 
-def make_actor(obs_dim: int, action_space, hidden, activation: str, init_log_std: float = -0.5):
+def make_actor(obs_dim: int, action_space, hidden, activation: str, init_log_std: float = -0.5,
+               init_scheme: str = "orthogonal"):
     _check_activation(activation)
     if isinstance(action_space, Discrete):
-        return CategoricalActor(obs_dim, action_space.n, tuple(hidden), activation)
-    return GaussianActor(obs_dim, action_space.shape[0], tuple(hidden), activation, init_log_std)
+        return CategoricalActor(obs_dim, action_space.n, tuple(hidden), activation, init_scheme=init_scheme)
+    return GaussianActor(obs_dim, action_space.shape[0], tuple(hidden), activation, init_log_std,
+                         init_scheme=init_scheme)

@@ -151,7 +151,7 @@ def sweep_config(kind: str, scale: Scale) -> dict:
         user["sweep"] = {key: values}
     else:
         user["hparams"][key.partition(".")[2]] = values[0]
-    return configlib.resolve(user)
+    return table1.authors_harness(configlib.resolve(user))
 
 
 def plan_sweep(kind: str, scale: Scale, out: Path) -> list[tuple[Path, dict]]:
@@ -161,7 +161,7 @@ def plan_sweep(kind: str, scale: Scale, out: Path) -> list[tuple[Path, dict]]:
 def plan_tasks(methods: list, scale: Scale, out: Path) -> list[tuple[Path, dict]]:
     """ctrpo-table1's layout and per-task budgets: ``out/<task>/runs/<method>``, task by task."""
     return [entry for task in scale["tasks"]
-            for entry in deep_rl.plan_runs(methods, task, Path(out) / task, table1.task_base(scale, task))]
+            for entry in table1.plan_with_harness(methods, task, Path(out) / task, table1.task_base(scale, task))]
 
 
 def seed_values(rows: list[dict], final: dict, seeds: list[int], limit: float) -> dict[str, np.ndarray]:

@@ -16,11 +16,13 @@ the lowest Reg+ among the methods whose V_c IQM is below the limit, the authors'
 What matches the paper (spec: /work/shared/specs/environments.md, 3.1)
 ---------------------------------------------------------------------
 * The eight tasks (SafetyPointGoal1/PointPush1/CarButton1/RacecarCircle1-v0, Safety{Ant,HalfCheetah,
-  Hopper,Humanoid}Velocity-v1), cost limit 25 on all, gamma 0.99, 64x64 tanh networks whose actors start
-  at std 1 (:data:`HARNESS_NETWORK`), observation normalisation, actions rescaled from [-1, 1] and, on the
-  velocity tasks, passed unclipped (the environments' and algorithms' defaults); at ``full`` 10M steps and
-  5 seeds.  Each method runs its default configuration (the paper's), labelled as
-  ctrpo-pointgoal labels it: CPO-step methods name their cost units (``deep_rl.units_label``).
+  Hopper,Humanoid}Velocity-v1), cost limit 25 on all, gamma 0.99, 64x64 tanh networks with PyTorch's
+  ``nn.Linear`` initialisation whose actors start at std 1 (:data:`HARNESS_NETWORK`), observation
+  normalisation, actions rescaled from [-1, 1] and, on the velocity tasks, passed unclipped (the environments'
+  default); at ``full`` 10M steps and 5 seeds.  The trust-region methods take the authors' Fisher on every
+  sample and critic minibatches of 128 (:func:`authors_harness`).  Each method runs saferl's default
+  configuration otherwise, labelled as ctrpo-pointgoal labels it: CPO-step methods name their cost units
+  (``deep_rl.units_label``).
 * The statistics of the authors' notebooks (milosen/ctrpo ``plots/table_envs.ipynb``,
   ``plots/plots_benchmark.ipynb``): per task the IQM over seeds (``scipy.stats.trim_mean(x, 0.25)``;
   with 5 seeds the mean of the middle 3) and rliable's percentile-bootstrap interval (50,000 resamples);
@@ -40,9 +42,15 @@ Where it differs, and why
   paper numbers, and the paper's IPO is a row of its own (:data:`PAPER_IPO`) with the paper's numbers only.
 * The paper reports no PPO or TRPO row; ours have no paper numbers.
 * Corrected 2026-12-02 (docs/design.md, "The C-TRPO benchmark at --scale cpu"): the actors now start at the
-  authors' std 1 (:data:`HARNESS_NETWORK`, saferl's default being exp(-0.5)) and the velocity tasks take the
-  unclipped sample, their control cost squaring it as the authors' envs did (:mod:`saferl.envs.locomotion`);
-  tables trained before that carry both differences and say so in docs/design.md.
+  authors' std 1 and every layer at PyTorch's initialisation (:data:`HARNESS_NETWORK`), the trust-region
+  methods take the authors' Fisher and critic batches (:func:`authors_harness`), and the velocity tasks take
+  the unclipped sample, their control cost squaring it as the authors' envs did (:mod:`saferl.envs.locomotion`);
+  tables trained before that carry these differences and say so in docs/design.md.
+* Not yet matched (found 2026-12-02, docs/design.md): the authors' first-order methods (SafePO's code: PPO-Lag,
+  CPPO-PID, FOCOPS, CUP, IPO, P3O, PPO) run up to 40 epochs of minibatches of 64, stop after the epoch whose
+  full-batch KL(pi_old || pi) exceeds 0.02, decay the actor's rate linearly to 0 over training and put an L2
+  term of 1e-3 on the critics; saferl's run 10 epochs of 32 minibatches with their own stop rules
+  (docs/design.md, "PPO-family early stop") at a constant rate.
 * ``cpu`` trains far below the paper's 10M steps (:data:`CPU_STEPS`: what 2 cores train in a night), so
   its V_r and Reg+ do not compare with the paper's in magnitude; V_c and the verdicts are what to read.
 """
@@ -53,6 +61,7 @@ from pathlib import Path
 
 import numpy as np
 
+from saferl import config as configlib
 from saferl import metrics, plotting, runs
 from saferl.reproduce import deep_rl
 from saferl.reproduce.framework import Scale, target
@@ -69,10 +78,14 @@ METHODS = [("C-TRPO", "ctrpo", {}), ("CPO", "cpo", {}), ("PCPO", "pcpo", {}), ("
            ("PPO-Lag", "ppo_lag", {}), ("TRPO-Lag", "trpo_lag", {}), ("FOCOPS", "focops", {}), ("CUP", "cup", {}),
            ("IPO (not the C-TRPO authors' IPO)", "ipo", {}), ("P3O", "p3o", {}), ("PPO", "ppo", {}),
            ("TRPO", "trpo", {})]
-#: The authors' harness where saferl's defaults differ: every actor starts at std 1 (milosen/ctrpo
-#: ``algorithms/baselines/common/model.py``: ``log_std = zeros``; saferl's default is exp(-0.5)).  The rest of
+#: The authors' networks where saferl's defaults differ (milosen/ctrpo ``algorithms/baselines/common/model.py``,
+#: shared by all their methods): every actor starts at std 1 (``log_std = zeros``; saferl's default is exp(-0.5))
+#: and every layer has PyTorch's ``nn.Linear`` initialisation (saferl's default is orthogonal).  The rest of
 #: ``network`` is saferl's default, the paper's 64x64 tanh networks.
-HARNESS_NETWORK = {"init_log_std": 0.0}
+HARNESS_NETWORK = {"init_log_std": 0.0, "init": "torch_linear"}
+#: Samples per critic minibatch of the authors' trust-region methods (``batch_size`` 128 in c-trpo.py, cpo.py,
+#: pcpo.py, trpo_lag.py; 10 passes, saferl's default too); saferl's default is 16 minibatches per batch.
+AUTHORS_CRITIC_MINIBATCH = 128
 REFERENCES = ("PPO", "TRPO")  # unconstrained: no safety claims, the normalisers of Fig. 3
 PAPER_IPO = "IPO (the C-TRPO authors' IPO: paper only)"  # the row that carries the paper's IPO numbers
 QUANTITIES = ("final_return", "final_cost", "cost_regret")  # V_r, V_c, Reg+
@@ -260,12 +273,34 @@ def task_base(scale: Scale, task: str) -> dict:
             "constraint": {"type": "expected", "limit": LIMIT}, "network": dict(HARNESS_NETWORK)}
 
 
+def authors_harness(cfg: dict) -> dict:
+    """``cfg`` (resolved) with the authors' hyper-parameters where saferl's defaults differ (no method of these
+    targets overrides them): for the trust-region family, Fisher-vector products on every sample
+    (``fvp_obs = data["obs"][::1]`` in all their trust-region files; saferl's default every 4th) and critic
+    minibatches of :data:`AUTHORS_CRITIC_MINIBATCH` samples."""
+    import saferl.algos  # noqa: F401  (registers every algorithm)
+    from saferl.algos import base as algos
+    from saferl.algos.second_order import TrustRegionAlgorithm
+
+    if not issubclass(algos.get(cfg["algo"]), TrustRegionAlgorithm):
+        return cfg
+    batch = int(cfg["num_envs"]) * int(cfg["rollout_steps"])
+    hparams = {**cfg["hparams"], "fvp_subsample": 1,
+               "critic_minibatches": max(1, batch // AUTHORS_CRITIC_MINIBATCH)}
+    return configlib.resolve({**cfg, "hparams": hparams})
+
+
+def plan_with_harness(methods: list, task: str, out: Path, base: dict) -> list[tuple[Path, dict]]:
+    """:func:`deep_rl.plan_runs` with :func:`authors_harness` applied to every config."""
+    return [(run_dir, authors_harness(cfg)) for run_dir, cfg in deep_rl.plan_runs(methods, task, out, base)]
+
+
 def plan(scale: Scale, out: Path) -> list[tuple[Path, dict]]:
     """Every run (directory, resolved config) the benchmark trains at ``scale``: ``out/<task>/runs/<method>``, task
     by task; both ctrpo-table1 and ctrpo-fig3 train (or reuse) exactly these (framework ``plan``)."""
     methods = deep_rl.methods_at(METHODS, scale)
     return [entry for task in tasks_at(scale)
-            for entry in deep_rl.plan_runs(methods, task, Path(out) / task, task_base(scale, task))]
+            for entry in plan_with_harness(methods, task, Path(out) / task, task_base(scale, task))]
 
 
 # --------------------------------------------------------------------------- per-seed values, rows
