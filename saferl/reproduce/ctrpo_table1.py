@@ -48,9 +48,9 @@ Where it differs, and why
   tables trained before that carry these differences and say so in docs/design.md.
 * Not yet matched (found 2026-12-02, docs/design.md): the authors' first-order methods (SafePO's code: PPO-Lag,
   CPPO-PID, FOCOPS, CUP, IPO, P3O, PPO) run up to 40 epochs of minibatches of 64, stop after the epoch whose
-  full-batch KL(pi_old || pi) exceeds 0.02, decay the actor's rate linearly to 0 over training and put an L2
-  term of 1e-3 on the critics; saferl's run 10 epochs of 32 minibatches with their own stop rules
-  (docs/design.md, "PPO-family early stop") at a constant rate.
+  full-batch KL(pi_old || pi) exceeds 0.02 and decay the actor's rate linearly to 0 over training; saferl's run
+  10 epochs of 32 minibatches with their own stop rules (docs/design.md, "PPO-family early stop") at a constant
+  rate.  All the authors' critics (both families) carry an L2 term of 1e-3 on their parameters; saferl's none.
 * ``cpu`` trains far below the paper's 10M steps (:data:`CPU_STEPS`: what 2 cores train in a night), so
   its V_r and Reg+ do not compare with the paper's in magnitude; V_c and the verdicts are what to read.
 """
