@@ -260,8 +260,10 @@ def test_both_targets_train_their_plan_once_and_tabulate_it(tmp_path, fake_train
     smoke = {"total_steps": 8000, "seeds": 2, "num_envs": 4, "iterations_per_chunk": 1,
              "constraint": {"type": "expected", "limit": 25.0},
              "network": {"init_log_std": 0.0, "init": "torch_linear"}}
-    trust_region = {"hparams": {"fvp_subsample": 1, "critic_minibatches": 31}}
-    expected = [configlib.resolve({"algo": algo, "env": env, **smoke, **(trust_region if algo != "ppo" else {})})
+    # every critic with the L2 term 1e-3 (use_critic_norm)
+    trust_region = {"fvp_subsample": 1, "critic_minibatches": 31}
+    expected = [configlib.resolve({"algo": algo, "env": env, **smoke,
+                                   "hparams": {"critic_l2": 1e-3, **(trust_region if algo != "ppo" else {})}})
                 for env in ("PointGoal1", "RacecarCircle1") for algo in ("ctrpo", "cpo", "ppo")]
     assert [cfg for _, cfg in planned] == expected
     second = reproduce.run("ctrpo-fig3", "smoke", tmp_path)
@@ -311,6 +313,7 @@ def test_the_cpu_plan_trains_every_method_on_every_task_at_its_budget(tmp_path):
         assert cfg["network"]["actor_hidden"] == [64, 64] and cfg["normalize_observations"]
         assert cfg["network"]["init_log_std"] == 0.0  # the authors' actors start at std 1 (common/model.py)
         assert cfg["network"]["init"] == "torch_linear"  # their plain nn.Linear layers
+        assert cfg["hparams"]["critic_l2"] == 1e-3  # their use_critic_norm
         if cfg["algo"] in ("ctrpo", "cpo", "pcpo", "trpo_lag", "trpo"):  # their fvp_obs[::1], critic batch 128
             assert (cfg["hparams"]["fvp_subsample"], cfg["hparams"]["critic_minibatches"]) == (1, 125)
         else:

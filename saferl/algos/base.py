@@ -49,6 +49,8 @@ COMMON_HPARAMS = hparams.declare(
     gae_lambda=hparams.real(0.95, "[0, 1]", "GAE lambda (every channel)"),
     critic_lr=hparams.real(3e-4, "(0, inf)", "Adam rate of the critics"),
     max_grad_norm=hparams.real(40.0, "[0, inf)", "gradient-norm clip of the Adam steps; 0 = none"),
+    critic_l2=hparams.real(0.0, "[0, inf)", "weight of sum(theta^2) over the critics' parameters in their loss "
+                           "(SafePO's and the C-TRPO authors' 1e-3); 0 = none"),
 )
 
 
@@ -195,6 +197,11 @@ class Algorithm:
 
     def actor_optimizer(self) -> optax.GradientTransformation:
         return _adam(self.hp["actor_lr"], self.hp["max_grad_norm"], self.hp["lr_schedule"], self.hp["lr_decay_steps"])
+
+    def critic_objective(self, params, obs, returns) -> jax.Array:
+        """What the critics' Adam steps minimise: the squared error (:meth:`Critics.loss`) plus ``critic_l2``
+        times the squared norm of the networks' parameters (SafePO's ``use_critic_norm``)."""
+        return self.critics.loss(params, obs, returns) + self.hp["critic_l2"] * self.critics.weight_penalty(params)
 
     def critic_optimizer(self) -> optax.GradientTransformation:
         return _adam(self.hp["critic_lr"], self.hp["max_grad_norm"], "constant", 0)

@@ -137,7 +137,7 @@ class PPO(Algorithm):
             return value - hp["entropy_coef"] * entropy, (kl, entropy)
 
         def critic_loss(params, mb):
-            return self.critics.loss(params, mb["obs"], mb["returns"])
+            return self.critic_objective(params, mb["obs"], mb["returns"])
 
         def minibatch_step(carry, mb):
             state, stopped = carry

@@ -229,9 +229,10 @@ class TrustRegionAlgorithm(RiskConstrained, Algorithm):
 
     # ---- critics ---------------------------------------------------------------------------
     def fit_critics(self, agent: AgentState, batch, key):
-        """Adam on sum_channels (V(s) - R)^2, ``critic_epochs`` passes of ``critic_minibatches``."""
+        """Adam on sum_channels (V(s) - R)^2 (+ the ``critic_l2`` term), ``critic_epochs`` passes of
+        ``critic_minibatches``."""
         params, opt_state, loss = minibatch_epochs(
-            self.critics.loss, agent.critic_params, self.critic_optimizer(), agent.critic_opt_state,
+            self.critic_objective, agent.critic_params, self.critic_optimizer(), agent.critic_opt_state,
             (batch.obs, batch.returns), key, self.hp["critic_epochs"], self.hp["critic_minibatches"])
         return agent.replace(critic_params=params, critic_opt_state=opt_state), loss
 

@@ -252,6 +252,11 @@ class Critics:
             error = error / jax.lax.stop_gradient(self._scale(params))
         return jnp.mean(jnp.sum(error**2, axis=-1))
 
+    def weight_penalty(self, params) -> jax.Array:
+        """sum(theta^2) over every network's weights and biases (not PopArt's running moments)."""
+        net = params["net"] if self.normalize else params
+        return sum(jnp.sum(leaf**2) for leaf in jax.tree.leaves(net))
+
     def update_normalizer(self, params, returns):
         """Move (m, s) towards the moments of ``returns`` (B, channels), preserving V (PopArt)."""
         if not self.normalize:

@@ -20,9 +20,9 @@ What matches the paper (spec: /work/shared/specs/environments.md, 3.1)
   ``nn.Linear`` initialisation whose actors start at std 1 (:data:`HARNESS_NETWORK`), observation
   normalisation, actions rescaled from [-1, 1] and, on the velocity tasks, passed unclipped (the environments'
   default); at ``full`` 10M steps and 5 seeds.  The trust-region methods take the authors' Fisher on every
-  sample and critic minibatches of 128 (:func:`authors_harness`).  Each method runs saferl's default
-  configuration otherwise, labelled as ctrpo-pointgoal labels it: CPO-step methods name their cost units
-  (``deep_rl.units_label``).
+  sample and critic minibatches of 128, every critic the authors' L2 term (:func:`authors_harness`).  Each
+  method runs saferl's default configuration otherwise, labelled as ctrpo-pointgoal labels it: CPO-step
+  methods name their cost units (``deep_rl.units_label``).
 * The statistics of the authors' notebooks (milosen/ctrpo ``plots/table_envs.ipynb``,
   ``plots/plots_benchmark.ipynb``): per task the IQM over seeds (``scipy.stats.trim_mean(x, 0.25)``;
   with 5 seeds the mean of the middle 3) and rliable's percentile-bootstrap interval (50,000 resamples);
@@ -42,15 +42,16 @@ Where it differs, and why
   paper numbers, and the paper's IPO is a row of its own (:data:`PAPER_IPO`) with the paper's numbers only.
 * The paper reports no PPO or TRPO row; ours have no paper numbers.
 * Corrected 2026-12-02 (docs/design.md, "The C-TRPO benchmark at --scale cpu"): the actors now start at the
-  authors' std 1 and every layer at PyTorch's initialisation (:data:`HARNESS_NETWORK`), the trust-region
-  methods take the authors' Fisher and critic batches (:func:`authors_harness`), and the velocity tasks take
+  authors' std 1 and every layer at PyTorch's initialisation (:data:`HARNESS_NETWORK`), every critic takes the
+  authors' L2 term and the trust-region methods their Fisher and critic batches (:func:`authors_harness`), and
+  the velocity tasks take
   the unclipped sample, their control cost squaring it as the authors' envs did (:mod:`saferl.envs.locomotion`);
   tables trained before that carry these differences and say so in docs/design.md.
 * Not yet matched (found 2026-12-02, docs/design.md): the authors' first-order methods (SafePO's code: PPO-Lag,
   CPPO-PID, FOCOPS, CUP, IPO, P3O, PPO) run up to 40 epochs of minibatches of 64, stop after the epoch whose
   full-batch KL(pi_old || pi) exceeds 0.02 and decay the actor's rate linearly to 0 over training; saferl's run
   10 epochs of 32 minibatches with their own stop rules (docs/design.md, "PPO-family early stop") at a constant
-  rate.  All the authors' critics (both families) carry an L2 term of 1e-3 on their parameters; saferl's none.
+  rate.
 * ``cpu`` trains far below the paper's 10M steps (:data:`CPU_STEPS`: what 2 cores train in a night), so
   its V_r and Reg+ do not compare with the paper's in magnitude; V_c and the verdicts are what to read.
 """
@@ -86,6 +87,9 @@ HARNESS_NETWORK = {"init_log_std": 0.0, "init": "torch_linear"}
 #: Samples per critic minibatch of the authors' trust-region methods (``batch_size`` 128 in c-trpo.py, cpo.py,
 #: pcpo.py, trpo_lag.py; 10 passes, saferl's default too); saferl's default is 16 minibatches per batch.
 AUTHORS_CRITIC_MINIBATCH = 128
+#: The weight of sum(theta^2) in every critic's loss of the authors' code (``use_critic_norm``, default on off
+#: Isaac Gym: ``loss_r += param.pow(2).sum() * 0.001`` in c-trpo.py and every baseline); saferl's default is 0.
+AUTHORS_CRITIC_L2 = 1e-3
 REFERENCES = ("PPO", "TRPO")  # unconstrained: no safety claims, the normalisers of Fig. 3
 PAPER_IPO = "IPO (the C-TRPO authors' IPO: paper only)"  # the row that carries the paper's IPO numbers
 QUANTITIES = ("final_return", "final_cost", "cost_regret")  # V_r, V_c, Reg+
@@ -275,18 +279,18 @@ def task_base(scale: Scale, task: str) -> dict:
 
 def authors_harness(cfg: dict) -> dict:
     """``cfg`` (resolved) with the authors' hyper-parameters where saferl's defaults differ (no method of these
-    targets overrides them): for the trust-region family, Fisher-vector products on every sample
+    targets overrides them): for every method the critics' L2 term (:data:`AUTHORS_CRITIC_L2`); for the
+    trust-region family also Fisher-vector products on every sample
     (``fvp_obs = data["obs"][::1]`` in all their trust-region files; saferl's default every 4th) and critic
     minibatches of :data:`AUTHORS_CRITIC_MINIBATCH` samples."""
     import saferl.algos  # noqa: F401  (registers every algorithm)
     from saferl.algos import base as algos
     from saferl.algos.second_order import TrustRegionAlgorithm
 
-    if not issubclass(algos.get(cfg["algo"]), TrustRegionAlgorithm):
-        return cfg
-    batch = int(cfg["num_envs"]) * int(cfg["rollout_steps"])
-    hparams = {**cfg["hparams"], "fvp_subsample": 1,
-               "critic_minibatches": max(1, batch // AUTHORS_CRITIC_MINIBATCH)}
+    hparams = {**cfg["hparams"], "critic_l2": AUTHORS_CRITIC_L2}
+    if issubclass(algos.get(cfg["algo"]), TrustRegionAlgorithm):
+        batch = int(cfg["num_envs"]) * int(cfg["rollout_steps"])
+        hparams.update(fvp_subsample=1, critic_minibatches=max(1, batch // AUTHORS_CRITIC_MINIBATCH))
     return configlib.resolve({**cfg, "hparams": hparams})
 
 
