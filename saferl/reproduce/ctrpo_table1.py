@@ -44,8 +44,8 @@ Where it differs, and why
 * Corrected 2026-12-02 (docs/design.md, "The C-TRPO benchmark at --scale cpu"): the actors now start at the
   authors' std 1 and every layer at PyTorch's initialisation (:data:`HARNESS_NETWORK`), every critic takes the
   authors' L2 term and the trust-region methods their Fisher and critic batches (:func:`authors_harness`), and
-  the velocity tasks take
-  the unclipped sample, their control cost squaring it as the authors' envs did (:mod:`saferl.envs.locomotion`);
+  the velocity tasks take the unclipped sample, their control cost squaring it as the authors' envs did
+  (:mod:`saferl.envs.locomotion`);
   tables trained before that carry these differences and say so in docs/design.md.
 * Not yet matched (found 2026-12-02, docs/design.md): the authors' first-order methods (SafePO's code: PPO-Lag,
   CPPO-PID, FOCOPS, CUP, IPO, P3O, PPO) run up to 40 epochs of minibatches of 64, stop after the epoch whose
