@@ -151,7 +151,7 @@ class Policy:
         self._actor = trainer.actor
         self._normalize = trainer.venv._normalize  # the training stack's normalisation (off where it was off)
         space = trainer.venv.action_space(trainer.env_params)
-        clipped = isinstance(space, Box) and getattr(trainer, "clips_actions", True)
+        clipped = isinstance(space, Box) and trainer.clips_actions
         self._bounds = (space.low, space.high) if clipped else None
 
     def __call__(self, obs: jax.Array, key: jax.Array | None = None, deterministic: bool = False) -> jax.Array:

@@ -146,7 +146,7 @@ def sweep_config(kind: str, scale: Scale) -> dict:
     settings = deep_rl.train_settings(scale)
     settings.update(total_steps=scale.get("sweep_steps", scale.steps), seeds=scale.get("sweep_seeds", scale.seeds))
     user = {"algo": "ctrpo", "env": scale["env"], **settings, "constraint": {"type": "expected", "limit": LIMIT},
-            "network": dict(table1.HARNESS_NETWORK), "hparams": dict(fixed)}
+            "hparams": dict(fixed)}
     if len(values) > 1:
         user["sweep"] = {key: values}
     else:

@@ -274,12 +274,13 @@ def task_steps(scale: Scale, task: str) -> int:
 def task_base(scale: Scale, task: str) -> dict:
     """The config every method trains with on ``task`` at ``scale`` (before its own overrides)."""
     return {**deep_rl.train_settings(scale), "total_steps": task_steps(scale, task),
-            "constraint": {"type": "expected", "limit": LIMIT}, "network": dict(HARNESS_NETWORK)}
+            "constraint": {"type": "expected", "limit": LIMIT}}
 
 
 def authors_harness(cfg: dict) -> dict:
-    """``cfg`` (resolved) with the authors' hyper-parameters where saferl's defaults differ (no method of these
-    targets overrides them): for every method the critics' L2 term (:data:`AUTHORS_CRITIC_L2`); for the
+    """``cfg`` (resolved) with the authors' harness where saferl's defaults differ (no method of these targets
+    overrides them): for every method their networks (:data:`HARNESS_NETWORK`) and the critics' L2 term
+    (:data:`AUTHORS_CRITIC_L2`); for the
     trust-region family also Fisher-vector products on every sample
     (``fvp_obs = data["obs"][::1]`` in all their trust-region files; saferl's default every 4th) and critic
     minibatches of :data:`AUTHORS_CRITIC_MINIBATCH` samples."""
@@ -291,7 +292,7 @@ def authors_harness(cfg: dict) -> dict:
     if issubclass(algos.get(cfg["algo"]), TrustRegionAlgorithm):
         batch = int(cfg["num_envs"]) * int(cfg["rollout_steps"])
         hparams.update(fvp_subsample=1, critic_minibatches=max(1, batch // AUTHORS_CRITIC_MINIBATCH))
-    return configlib.resolve({**cfg, "hparams": hparams})
+    return configlib.resolve({**cfg, "network": {**cfg["network"], **HARNESS_NETWORK}, "hparams": hparams})
 
 
 def plan_with_harness(methods: list, task: str, out: Path, base: dict) -> list[tuple[Path, dict]]:
