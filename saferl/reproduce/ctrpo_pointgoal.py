@@ -7,9 +7,10 @@ CPPO-PID, FOCOPS, IPO, P3O, CUP and TRPO; rows with final return, cost and cost 
 (probably safe / undecided / probably unsafe, the C-TRPO paper's Fig. 3 reading) and, for the methods
 the paper ran as configured, the paper's own numbers beside ours.
 
-Differs from the C-TRPO authors' harness in one default: the actors start at saferl's std exp(-0.5), not the
-authors' 1 (milosen/ctrpo ``algorithms/baselines/common/model.py``; ``ctrpo-table1`` starts them at 1,
-:data:`saferl.reproduce.ctrpo_table1.HARNESS_NETWORK`).  This target and its committed table predate that finding
+Differs from the C-TRPO authors' harness: it runs saferl's defaults, not the authors' settings that
+``ctrpo-table1`` takes (:func:`saferl.reproduce.ctrpo_table1.authors_harness`: actors at std 1 rather than
+exp(-0.5), PyTorch's layer initialisation, the critics' L2 term, and for the trust-region methods the Fisher on
+every sample and critic minibatches of 128).  This target and its committed table predate those findings
 (docs/design.md, "The C-TRPO benchmark at --scale cpu"); ctrpo-table1's PointGoal1 column is the faithful one.
 """
 
