@@ -31,8 +31,9 @@ Choices that are this module's own:
 * :meth:`Run.resume` with ``steps`` trains a run further (a new ``total_steps`` per seed, >= the old one):
   config.yaml gets the new ``total_steps`` and, where the automatic chunk size would change, the old one
   made explicit, so the iterations already done keep their chunk boundaries (the checkpoint counts chunks).
-  No algorithm reads ``total_steps`` (no learning-rate annealing), so the extension trains the iterations
-  an uninterrupted longer run would.
+  No algorithm reads ``total_steps`` (a linear learning-rate schedule has its own length,
+  ``hparams.lr_decay_steps``, which an extension keeps: past it the policy's rate stays 0), so the extension
+  trains the iterations an uninterrupted longer run would.
 * ``on_chunk(run, chunk)`` is called after each chunk's progress rows and checkpoint are on disk (live
   curves in a notebook); raising ``KeyboardInterrupt`` in it interrupts the run as Ctrl-C does.  Compiled
   (JAX) environments only: the Gymnasium bridge has no per-chunk hook.

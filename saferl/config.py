@@ -218,6 +218,9 @@ def resolve(user: dict) -> dict:
         mb = cfg["hparams"].get(key)
         if mb is not None and mb > batch:
             raise ConfigError(f"hparams.{key} must be between 1 and num_envs * rollout_steps = {batch}, got {mb}")
+    if cfg["hparams"].get("lr_schedule") == "linear" and cfg["hparams"].get("lr_decay_steps", 0) < 1:
+        raise ConfigError(f"hparams.lr_decay_steps must be a whole number >= 1 with lr_schedule linear (the updates "
+                          f"over which the rate decays to 0), got {cfg['hparams']['lr_decay_steps']!r}")
     limit = cfg["constraint"].get("limit")
     if isinstance(limit, list) and len(limit) > algo_cls.max_constraints:
         raise ConfigError(f"algorithm {algo_cls.name} enforces at most {algo_cls.max_constraints} constraints; "

@@ -196,7 +196,7 @@ class Algorithm:
         return {}
 
     def actor_optimizer(self) -> optax.GradientTransformation:
-        return _adam(self.hp["actor_lr"], self.hp["max_grad_norm"], self.hp["lr_schedule"], self.hp["lr_decay_steps"])
+        return _adam(self.hp["actor_lr"], self.hp["max_grad_norm"])
 
     def critic_objective(self, params, obs, returns) -> jax.Array:
         """What the critics' Adam steps minimise: the squared error (:meth:`Critics.loss`) plus ``critic_l2``
@@ -204,7 +204,7 @@ class Algorithm:
         return self.critics.loss(params, obs, returns) + self.hp["critic_l2"] * self.critics.weight_penalty(params)
 
     def critic_optimizer(self) -> optax.GradientTransformation:
-        return _adam(self.hp["critic_lr"], self.hp["max_grad_norm"], "constant", 0)
+        return _adam(self.hp["critic_lr"], self.hp["max_grad_norm"])
 
     def update(self, agent: AgentState, batch, key: jax.Array):
         raise NotImplementedError
@@ -223,10 +223,11 @@ def channel_metrics(name: str, values) -> dict:
     return {(f"{name}_{i}" if i else name): values[i] for i in range(values.shape[0])}
 
 
-def _adam(lr: float, max_grad_norm: float, schedule: str, decay_steps: int) -> optax.GradientTransformation:
-    rate = lr if schedule == "constant" else optax.linear_schedule(lr, 0.0, max(int(decay_steps), 1))
+def _adam(lr: float, max_grad_norm: float) -> optax.GradientTransformation:
+    """Adam at a constant rate (a schedule scales its steps: :meth:`saferl.algos.ppo.PPO.lr_factor`) after the
+    gradient-norm clip."""
     parts = [optax.clip_by_global_norm(max_grad_norm)] if max_grad_norm and max_grad_norm > 0 else []
-    return optax.chain(*parts, optax.adam(rate, eps=1e-5))
+    return optax.chain(*parts, optax.adam(lr, eps=1e-5))
 
 
 def normalize(x):

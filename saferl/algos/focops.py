@@ -41,13 +41,10 @@ class FOCOPS(PPOLag):
     defaults = declare(PPOLag.defaults, lagrange_optimizer="sgd", lagrange_lr=0.01, target_kl=0.02,
                        multiplier_max=real(2.0, "(0, inf)", "nu_max, the multiplier's upper bound"),
                        temperature=real(1.5, "(0, inf)", "lambda, the temperature of eq. 10"),
-                       state_kl_bound=real(0.02, "(0, inf)", "the per-state KL bound of the indicator in eq. 10"))
-    kl_stop_factor = 1.0  # stop at delta itself
-    kl_stop_estimate = "full_batch"  # as ymzhang01/focops, focops_main.py: full-batch KL after each epoch
-
-    def stop_kl(self, reference, dist):
-        """KL(pi_theta || pi_k)[s], the direction of the authors' stop (gaussian_kl(new, old))."""
-        return self.actor.kl(dist, reference)
+                       state_kl_bound=real(0.02, "(0, inf)", "the per-state KL bound of the indicator in eq. 10"),
+                       # as ymzhang01/focops, focops_main.py: after each epoch the full-batch KL(pi_theta || pi_k)
+                       # (gaussian_kl(new, old)) against delta itself
+                       kl_stop_estimate="full_batch_reverse", kl_stop_factor=1.0)
 
     def policy_advantage(self, agent, batch):
         """A_r - sum_i nu_i A_c,i, the exponent of eq. 8 (not divided by 1 + nu as in PPO-Lag)."""

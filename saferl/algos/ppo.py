@@ -6,11 +6,17 @@ override :meth:`PPO.before_update` (multiplier updates), :meth:`PPO.policy_advan
 P3O), :meth:`PPO.policy_loss` with :meth:`PPO.loss_inputs`; ``kl_stop_factor``, ``kl_stop_estimate``
 and :meth:`PPO.stop_kl` set the early stop.
 
-Early stop: with ``kl_stop_estimate = "minibatch_mean"`` (PPO, PPO-Lag, CPPO, P3O) an epoch's KL is the
-mean of its minibatches' estimates, each taken before that minibatch's update; with ``"full_batch"``
-(FOCOPS, CUP, as their reference codes) it is the mean over the whole batch of the exact per-state KL
-between a reference distribution (the batch's ``dist`` unless the caller passes another) and the policy
-after the epoch.  The remaining epochs are skipped once it exceeds ``kl_stop_factor * target_kl``.
+Early stop (``hparams.kl_stop_estimate``): with ``"minibatch_mean"`` (PPO, PPO-Lag, CPPO, P3O) an epoch's KL is
+the mean of its minibatches' estimates, each taken before that minibatch's update; with ``"full_batch"`` (CUP, as
+its reference code, and SafePO's first-order methods) it is the mean over the whole batch of the exact per-state
+KL(pi_ref || pi) between a reference distribution (the batch's ``dist`` unless the caller passes another) and the
+policy after the epoch; ``"full_batch_reverse"`` (FOCOPS, as its reference code) the same with KL(pi || pi_ref).
+The remaining epochs are skipped once it exceeds ``kl_stop_factor * target_kl``.
+
+Learning-rate schedule (``hparams.lr_schedule``): ``"linear"`` multiplies the policy's Adam step of the k-th update
+(k = 0, 1, ...) by max(0, 1 - k / ``lr_decay_steps``), the same factor for every minibatch of an update, as
+PyTorch's ``LinearLR(start_factor=1, end_factor=0, total_iters)`` stepped once per update (SafePO, OmniSafe); the
+count lives in ``agent.extra["updates"]``.  An Adam step is linear in its rate, so scaling the step scales the rate.
 """
 
 from __future__ import annotations
@@ -46,6 +52,10 @@ def centred_cost_advantage(batch):
     return batch.advantages[:, 1:] - jnp.mean(batch.advantages[:, 1:], axis=0)
 
 
+#: the choices of ``hparams.kl_stop_estimate`` (module docstring)
+KL_STOP_ESTIMATES = ("minibatch_mean", "full_batch", "full_batch_reverse")
+
+
 @register
 class PPO(Algorithm):
     name = "ppo"
@@ -60,15 +70,15 @@ class PPO(Algorithm):
         minibatches=integer(32, "[1, inf)", "minibatches per pass (at most num_envs * rollout_steps)"),
         entropy_coef=real(0.0, "[0, inf)", "weight of the entropy bonus"),
         target_kl=real(0.02, "[0, inf)", "the passes stop once one's mean KL exceeds kl_stop_factor * target_kl; 0 = never"),
-        lr_schedule=choice("constant", ("constant", "linear"), "the policy's learning-rate schedule"),
-        lr_decay_steps=integer(0, "[0, inf)", "updates over which the linear schedule decays to 0"),
+        kl_stop_estimate=choice("minibatch_mean", KL_STOP_ESTIMATES,
+                                "the epoch's KL of the early stop: the mean of the minibatches' pre-update "
+                                "estimates, or after the epoch the batch mean of KL(pi_ref || pi) (full_batch) or "
+                                "KL(pi || pi_ref) (full_batch_reverse)"),
+        kl_stop_factor=real(1.5, "(0, inf)", "the passes stop once the epoch's KL exceeds this times target_kl"),
+        lr_schedule=choice("constant", ("constant", "linear"),
+                           "the policy's learning-rate schedule: linear decays it to 0 over lr_decay_steps updates"),
+        lr_decay_steps=integer(0, "[0, inf)", "updates (iterations) over which the linear schedule decays to 0"),
     )
-
-    #: the epochs stop once the epoch's KL (below) exceeds kl_stop_factor * target_kl
-    kl_stop_factor = 1.5
-    #: the epoch's KL of the stop test: "minibatch_mean" (mean of the minibatches' pre-update estimates, the
-    #: second value of the loss) or "full_batch" (mean over the batch of :meth:`stop_kl` after the epoch)
-    kl_stop_estimate = "minibatch_mean"
 
     # ---- hooks for the constrained variants -----------------------------------------
     def before_update(self, agent: AgentState, batch):
@@ -95,9 +105,31 @@ class PPO(Algorithm):
         return loss, approx_kl(log_prob, mb["log_prob"])
 
     def stop_kl(self, reference, dist):
-        """Per-state KL of the ``"full_batch"`` stop: KL(reference || pi) (OmniSafe's direction); FOCOPS
-        overrides it with KL(pi || pi_k)."""
+        """Per-state KL of the full-batch stops: KL(reference || pi) (``"full_batch"``, OmniSafe's and SafePO's
+        direction) or KL(pi || reference) (``"full_batch_reverse"``, FOCOPS's code)."""
+        if self.hp["kl_stop_estimate"] == "full_batch_reverse":
+            return self.actor.kl(dist, reference)
         return self.actor.kl(reference, dist)
+
+    # ---- the learning-rate schedule ---------------------------------------------------
+    def init_extra(self, constraint):
+        extra = super().init_extra(constraint)
+        if self.hp["lr_schedule"] == "linear":  # only then, so that constant-rate runs keep their checkpoint layout
+            extra = {**extra, "updates": jnp.zeros((), jnp.int32)}
+        return extra
+
+    def lr_factor(self, agent: AgentState) -> jax.Array:
+        """What the policy's Adam steps of this update are multiplied by (module docstring): 1 at a constant rate."""
+        if self.hp["lr_schedule"] != "linear":
+            return jnp.ones((), jnp.float32)
+        done = agent.extra["updates"].astype(jnp.float32)
+        return jnp.clip(1.0 - done / jnp.maximum(self.hp["lr_decay_steps"], 1), 0.0, 1.0)
+
+    def count_update(self, agent: AgentState) -> AgentState:
+        """``agent`` with one more update counted (the linear schedule's k); unchanged at a constant rate."""
+        if "updates" not in agent.extra:
+            return agent
+        return agent.replace(extra={**agent.extra, "updates": agent.extra["updates"] + 1})
 
     # ---- the update -------------------------------------------------------------------
     def update(self, agent: AgentState, batch, key):
@@ -106,22 +138,25 @@ class PPO(Algorithm):
         metrics = {**risk_metrics, **metrics}
         advantage = self.policy_advantage(agent, batch)
         agent, ppo_metrics = self.ppo_epochs(agent, batch, advantage, key)
-        return agent, {**metrics, **ppo_metrics}
+        return self.count_update(agent), {**metrics, **ppo_metrics}
 
     def ppo_epochs(self, agent: AgentState, batch, advantage, key, *, loss=None, inputs=None, fit_critics=True,
                    epochs=None, target_kl=None, kl_stop_factor=None, kl_reference=None):
         """Minibatch epochs of Adam on ``loss`` (default :meth:`policy_loss`) and, with ``fit_critics``, on the
-        critics' MSE; the epochs stop once an epoch's KL (``kl_stop_estimate``; the ``"full_batch"`` one from
-        ``kl_reference``, default ``batch.dist``) exceeds ``kl_stop_factor * target_kl``.  ``inputs`` (default
+        critics' MSE; the epochs stop once an epoch's KL (``kl_stop_estimate``; the full-batch ones from
+        ``kl_reference``, default ``batch.dist``) exceeds ``kl_stop_factor * target_kl``.  The policy's steps
+        are scaled by :meth:`lr_factor`.  ``inputs`` (default
         :meth:`loss_inputs`) are extra per-sample arrays for the loss.  CUP runs it twice."""
         hp = self.hp
         loss = loss or self.policy_loss
         epochs = int(hp["epochs"] if epochs is None else epochs)
         target_kl = hp["target_kl"] if target_kl is None else target_kl
-        kl_stop_factor = self.kl_stop_factor if kl_stop_factor is None else kl_stop_factor
-        if self.kl_stop_estimate not in ("minibatch_mean", "full_batch"):
-            raise ValueError(f"{type(self).__name__}.kl_stop_estimate: {self.kl_stop_estimate!r}")
-        full_batch = self.kl_stop_estimate == "full_batch"
+        kl_stop_factor = hp["kl_stop_factor"] if kl_stop_factor is None else kl_stop_factor
+        if hp["kl_stop_estimate"] not in KL_STOP_ESTIMATES:
+            raise ValueError(f"hparams.kl_stop_estimate must be one of {', '.join(KL_STOP_ESTIMATES)}, "
+                             f"got {hp['kl_stop_estimate']!r}")
+        full_batch = hp["kl_stop_estimate"] != "minibatch_mean"
+        lr_factor = self.lr_factor(agent)
         reference = batch.dist if kl_reference is None else kl_reference
         size = batch.obs.shape[0]
         n_mb = int(hp["minibatches"])
@@ -139,44 +174,58 @@ class PPO(Algorithm):
         def critic_loss(params, mb):
             return self.critic_objective(params, mb["obs"], mb["returns"])
 
-        def minibatch_step(carry, mb):
-            state, stopped = carry
+        def minibatch_step(state, mb):
             (a_loss, (kl, entropy)), a_grad = jax.value_and_grad(actor_loss, has_aux=True)(state.actor_params, mb)
             a_upd, a_opt = actor_opt.update(a_grad, state.actor_opt_state, state.actor_params)
+            a_upd = jax.tree.map(lambda u: lr_factor * u, a_upd)
             new = state.replace(actor_params=optax.apply_updates(state.actor_params, a_upd), actor_opt_state=a_opt)
             c_loss = jnp.zeros(())
             if fit_critics:
                 c_loss, c_grad = jax.value_and_grad(critic_loss)(state.critic_params, mb)
                 c_upd, c_opt = critic_opt.update(c_grad, state.critic_opt_state, state.critic_params)
                 new = new.replace(critic_params=optax.apply_updates(state.critic_params, c_upd), critic_opt_state=c_opt)
-            state = jax.tree.map(lambda n, o: jnp.where(stopped, o, n), new, state)
-            return (state, stopped), (a_loss, c_loss, kl, entropy)
+            return new, (a_loss, c_loss, kl, entropy)
 
         extra = self.loss_inputs(agent, batch) if inputs is None else inputs
         data = {"obs": batch.obs, "action": batch.action, "log_prob": batch.log_prob, "dist": batch.dist,
                 "advantage": advantage, "returns": batch.returns, **extra}
+        keys = jax.random.split(key, epochs)
 
-        def epoch(carry, epoch_key):
-            state, stopped = carry
-            perm = jax.random.permutation(epoch_key, size)[: n_mb * mb_size]
+        # The epochs are a while loop: it ends at the first epoch whose KL exceeds the target, so the epochs after it
+        # are not computed (under vmap the loop runs while any member runs, and a stopped member's carry stays).
+        def running(carry):
+            _, stopped, done, _ = carry
+            return (done < epochs) & ~stopped
+
+        def epoch(carry):
+            state, _, done, (first_loss, first_entropy, max_kl, _, _) = carry
+            perm = jax.random.permutation(keys[done], size)[: n_mb * mb_size]
             mbs = jax.tree.map(lambda x: x[perm].reshape((n_mb, mb_size) + x.shape[1:]), data)
-            (state, _), (a_loss, c_loss, kl, entropy) = jax.lax.scan(minibatch_step, (state, stopped), mbs)
-            if full_batch:  # after the epoch, on the whole batch (frozen once stopped, so it then repeats)
+            state, (a_loss, c_loss, kl, entropy) = jax.lax.scan(minibatch_step, state, mbs)
+            if full_batch:  # after the epoch, on the whole batch
                 epoch_kl = jnp.mean(self.stop_kl(reference, self.actor.distribution(state.actor_params, batch.obs)))
             else:  # the minibatches' estimates, each before its update
                 epoch_kl = jnp.mean(kl)
-            # skip the remaining epochs once the epoch's KL exceeds the target
-            stopped = stopped | ((target_kl > 0) & (epoch_kl > kl_stop_factor * target_kl))
-            return (state, stopped), (jnp.mean(a_loss), jnp.mean(c_loss), epoch_kl, jnp.mean(entropy), ~stopped)
+            stopped = (target_kl > 0) & (epoch_kl > kl_stop_factor * target_kl)
+            first = done == 0
+            stats = (jnp.where(first, jnp.mean(a_loss), first_loss), jnp.where(first, jnp.mean(entropy), first_entropy),
+                     jnp.maximum(max_kl, epoch_kl), epoch_kl, jnp.mean(c_loss))
+            return state, stopped, done + 1, stats
 
-        keys = jax.random.split(key, epochs)
-        (agent, _), (a_loss, c_loss, kl, entropy, ran) = jax.lax.scan(epoch, (agent, jnp.asarray(False)), keys)
+        zero = jnp.zeros(())
+        stats = (zero, zero, jnp.asarray(-jnp.inf), zero, zero)
+        agent, _, done, (first_loss, first_entropy, max_kl, last_kl, last_c_loss) = jax.lax.while_loop(
+            running, epoch, (agent, jnp.asarray(False), jnp.asarray(0, jnp.int32), stats))
+        if full_batch:  # the returned policy's full-batch KL
+            approx = last_kl
+        else:  # the largest epoch mean, or the returned policy's estimate over the whole batch if larger
+            final = self.actor.distribution(agent.actor_params, batch.obs)
+            approx = jnp.maximum(max_kl, approx_kl(self.actor.log_prob(final, batch.action), batch.log_prob))
         metrics = {
-            "actor_loss": a_loss[0],
-            "critic_loss": c_loss[-1],
-            # the stop test's KL: the largest epoch mean, or the returned policy's full-batch KL
-            "approx_kl": kl[-1] if full_batch else jnp.max(kl),
-            "entropy": entropy[0],
-            "epochs_run": jnp.sum(ran.astype(jnp.float32)) + jnp.any(~ran).astype(jnp.float32),
+            "actor_loss": first_loss,
+            "critic_loss": last_c_loss,
+            "approx_kl": approx,
+            "entropy": first_entropy,
+            "epochs_run": done.astype(jnp.float32),
         }
         return agent, metrics

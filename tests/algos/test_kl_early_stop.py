@@ -3,7 +3,9 @@ here, with every KL of a stop test computed in numpy:
 
 * PPO (the default, "minibatch_mean"): an epoch's KL is the mean of its minibatches' estimates
   E[(r - 1) - log r], each taken before that minibatch's update, compared with 1.5 target_kl;
-* FOCOPS ("full_batch", as ymzhang01/focops): after each epoch, the full-batch mean KL(pi_theta || pi_k);
+* PPO with "full_batch" (SafePO's and OmniSafe's rule, the C-TRPO targets' first-order methods): after each
+  epoch, the full-batch mean KL(pi_k || pi_theta), against ``kl_stop_factor`` target_kl;
+* FOCOPS ("full_batch_reverse", as ymzhang01/focops): after each epoch, the full-batch mean KL(pi_theta || pi_k);
 * CUP ("full_batch", as OmniSafe's CUP): after each epoch, the full-batch mean KL(pi_ref || pi_theta), with
   pi_ref = pi_k in the improvement stage and pi_{k+1/2} in the projection stage, both against target_kl.
 
@@ -157,7 +159,7 @@ def _data(batch, advantage, **extra):
 # ---- the tests ------------------------------------------------------------------------------------------
 def test_ppo_keeps_the_mean_of_the_pre_update_minibatch_estimates():
     algo = _algo("ppo")
-    assert algo.kl_stop_estimate == "minibatch_mean"
+    assert algo.hp["kl_stop_estimate"] == "minibatch_mean" and algo.hp["kl_stop_factor"] == 1.5
     agent, batch = _setup(algo)
     advantage = algo.policy_advantage(agent, batch)
     key = jax.random.PRNGKey(5)
@@ -178,9 +180,33 @@ def test_ppo_keeps_the_mean_of_the_pre_update_minibatch_estimates():
     np.testing.assert_allclose(float(metrics["approx_kl"]), max(pre[:j].max(), frozen), rtol=1e-3)
 
 
+def test_ppo_full_batch_stops_on_the_batch_kl_from_pi_k_after_each_epoch():
+    """SafePO's rule: after each epoch, mean_s KL(pi_k || pi_theta)[s] > factor * target_kl stops the epochs."""
+    algo = _algo("ppo_lag", kl_stop_estimate="full_batch", kl_stop_factor=1.0)
+    agent, batch = _setup(algo, multiplier=0.5)
+    advantage = algo.policy_advantage(agent, batch)
+    key = jax.random.PRNGKey(3)
+    old = _np(batch.dist)
+    after, pre = _replay(algo, agent, agent.actor_params, agent.actor_opt_state, _data(batch, advantage),
+                         algo.policy_loss, key, EPOCHS, lambda d, mb: _np_approx_kl(d, mb["action"], mb["log_prob"]))
+    kl = _full_batch(algo, after, batch.obs, lambda new: _np_kl(old, new))
+    reverse = _full_batch(algo, after, batch.obs, lambda new: _np_kl(new, old))
+    threshold = _pick(_intervals(kl, [reverse, pre, 1.5 * pre, _shifted(kl)]))
+    j = _stop_epoch(kl, threshold)
+
+    new, metrics = jax.jit(partial(algo.ppo_epochs, target_kl=threshold))(agent, batch, advantage, key)
+    assert int(metrics["epochs_run"]) == j
+    _assert_params(new.actor_params, after[j - 1][0])
+    np.testing.assert_allclose(float(metrics["approx_kl"]), kl[j - 1], rtol=1e-3)
+    # the factor scales the threshold: at factor 2 the same stop needs half the target
+    doubled = _algo("ppo_lag", kl_stop_estimate="full_batch", kl_stop_factor=2.0)
+    _, metrics = jax.jit(partial(doubled.ppo_epochs, target_kl=threshold / 2))(agent, batch, advantage, key)
+    assert int(metrics["epochs_run"]) == j
+
+
 def test_focops_stops_on_the_full_batch_kl_of_the_new_policy_from_pi_k():
     algo = _algo("focops", state_kl_bound=1.0)  # a wide indicator: the large steps keep their gradient
-    assert algo.kl_stop_estimate == "full_batch"
+    assert algo.hp["kl_stop_estimate"] == "full_batch_reverse" and algo.hp["kl_stop_factor"] == 1.0
     agent, batch = _setup(algo, multiplier=0.5)
     advantage = algo.policy_advantage(agent, batch)
     key = jax.random.PRNGKey(7)
@@ -203,7 +229,7 @@ def test_cup_stops_both_stages_on_the_full_batch_kl_from_their_reference():
     # a wide clip and a small nu: the two stages' KLs grow at comparable rates, so one target_kl stops both inside
     hp = dict(projection_epochs=EPOCHS, actor_lr=0.02, clip=2.0)
     algo = _algo("cup", **hp)
-    assert algo.kl_stop_estimate == "full_batch"
+    assert algo.hp["kl_stop_estimate"] == "full_batch" and algo.hp["kl_stop_factor"] == 1.0
     agent, batch = _setup(algo, multiplier=0.03)
     start, _ = algo.before_update(agent, batch)
     np.testing.assert_allclose(float(start.extra["lagrange"].multiplier), 0.03, rtol=1e-6)  # J_c = b
@@ -256,8 +282,6 @@ def test_cup_stops_both_stages_on_the_full_batch_kl_from_their_reference():
 
 
 def test_an_unknown_kl_stop_estimate_is_refused():
-    algo = _algo("ppo")
-    agent, batch = _setup(algo)
-    algo.kl_stop_estimate = "minibatch_max"
-    with pytest.raises(ValueError, match="kl_stop_estimate"):
-        algo.ppo_epochs(agent, batch, algo.policy_advantage(agent, batch), jax.random.PRNGKey(0))
+    with pytest.raises(ValueError, match="hparams.kl_stop_estimate must be one of minibatch_mean, full_batch, "
+                                         "full_batch_reverse, got 'minibatch_max'"):
+        _algo("ppo", kl_stop_estimate="minibatch_max")
