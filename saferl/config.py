@@ -191,6 +191,7 @@ def resolve(user: dict) -> dict:
         constraint = constraints.from_config(cfg["constraint"])
         horizon = constraints.finite_horizon(cfg["constraint"])
         window = constraints.window(cfg["constraint"])
+        statistic = constraints.window_statistic(cfg["constraint"])
     except ValueError as err:
         raise ConfigError(str(err)) from None
     if constraint.kind not in algo_cls.constraint_kinds:
@@ -208,6 +209,8 @@ def resolve(user: dict) -> dict:
         cfg["constraint"]["finite_horizon"] = horizon
     else:
         cfg["constraint"]["window"] = window
+        if statistic != "window_mean":  # only then, so that earlier runs' configs resolve to themselves
+            cfg["constraint"]["window_statistic"] = statistic
     try:
         cfg["hparams"] = algo_cls.resolve_hparams(cfg.get("hparams"))
     except ValueError as err:

@@ -188,7 +188,8 @@ class Learner:
         # No episode finished in this batch: the previous estimate is carried, and before the first
         # finished episode that is the NaN initial one (unknown, never zero: see ``learn``).
         levels = self.algo.risk_levels(agent)
-        return batch.replace(episodes=episode_estimates(batch, episodes, *(levels or ())))
+        return batch.replace(episodes=episode_estimates(batch, episodes, *(levels or (None, None)),
+                                                        statistic=constraints.window_statistic(self.config["constraint"])))
 
     def learn(self, agent: algos.AgentState, episodes: dict, traj: Trajectory, key: jax.Array):
         """One learning step on a trajectory: ``(agent, episodes, metrics)``.

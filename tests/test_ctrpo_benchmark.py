@@ -186,9 +186,15 @@ def test_table_rows_iqm_interval_paper_numbers_and_verdicts():
     entries = [dict(e, seeds=2) for e in _entries()]
     for e in entries:
         e["task"] = {"A": "PointGoal1", "B": "SafetyAntVelocity"}[e["task"]]
-    rows = table1.table_rows(entries)
+        if e["label"] == "C-TRPO":  # the row that carries the paper's Table 1 C-TRPO numbers (b_H = b)
+            e["label"] = table1.TABLE1_CTRPO
+    hyst = {**next(e for e in entries if e["label"] == table1.TABLE1_CTRPO and e["task"] == "PointGoal1"),
+            "label": "C-TRPO", "method": "C-TRPO (hyst)"}  # b_H = 0.8 b: Fig. 3's, no Table 1 numbers or claims
+    hyst["values"] = {**hyst["values"], "final_cost": np.array([40.0, 50.0])}
+    rows = table1.table_rows(entries + [hyst])
     goal = [r for r in rows if r["env"] == "PointGoal1"]
-    assert [r["method"] for r in goal] == ["PPO (u)", "CPO (u)", "C-TRPO (u)", table1.PAPER_IPO]
+    assert [r["method"] for r in goal] == ["PPO (u)", "CPO (u)", "C-TRPO (u)", "C-TRPO (hyst)", table1.PAPER_IPO]
+    assert goal[2]["paper_final_cost"] == 29.6 and not any(k.startswith("paper_") for k in goal[3])
     cpo = goal[1]
     # two seeds: the IQM is the mean, every bootstrap resample's mean lies in [min, max] and both occur (p = 1/4)
     assert (cpo["final_cost"], cpo["final_cost_lo"], cpo["final_cost_hi"]) == (27.0, 24.0, 30.0)
@@ -247,7 +253,7 @@ def test_both_targets_train_their_plan_once_and_tabulate_it(tmp_path, fake_train
 
     first = reproduce.run("ctrpo-table1", "smoke", tmp_path)
     planned = _planned("ctrpo-table1", tmp_path)
-    assert len(planned) == 6 and planned == _planned("ctrpo-fig3", tmp_path)
+    assert len(planned) == 8 and planned == _planned("ctrpo-fig3", tmp_path)
     assert [r["run"] for r in first["runs"]] == [run for run, _ in planned]  # plan() is what the target trains
     assert all(r["status"] == "trained" for r in first["runs"])
     for run, cfg in planned:
@@ -258,13 +264,19 @@ def test_both_targets_train_their_plan_once_and_tabulate_it(tmp_path, fake_train
     # and PyTorch's nn.Linear init (common/model.py); the trust-region methods' Fisher on every sample and critic
     # minibatches of 128 (4 x 1000 / 128 = 31), c-trpo.py / cpo.py
     smoke = {"total_steps": 8000, "seeds": 2, "num_envs": 4, "iterations_per_chunk": 1,
-             "constraint": {"type": "expected", "limit": 25.0},
+             "constraint": {"type": "expected", "limit": 25.0, "window": 50, "window_statistic": "snapshot_mean"},
              "network": {"init_log_std": 0.0, "init": "torch_linear"}}
-    # every critic with the L2 term 1e-3 (use_critic_norm)
-    trust_region = {"fvp_subsample": 1, "critic_minibatches": 31}
-    expected = [configlib.resolve({"algo": algo, "env": env, **smoke,
-                                   "hparams": {"critic_l2": 1e-3, **(trust_region if algo != "ppo" else {})}})
-                for env in ("PointGoal1", "RacecarCircle1") for algo in ("ctrpo", "cpo", "ppo")]
+    # every critic with the L2 term 1e-3 (use_critic_norm); the trust-region methods' KL averaged over the action
+    # dimensions (kl_divergence(Normal, Normal).mean()); PPO as SafePO's first-order loop: 40 passes of minibatches of
+    # 64 (4000 / 64 = 62), the full-batch KL(pi_k || pi) against 0.02 itself, the rate decayed to 0 over 2 updates
+    trust_region = {"fvp_subsample": 1, "critic_minibatches": 31, "kl_reduction": "mean_over_action_dims"}
+    first_order = {"epochs": 40, "minibatches": 62, "kl_stop_estimate": "full_batch", "kl_stop_factor": 1.0,
+                   "target_kl": 0.02, "lr_schedule": "linear", "lr_decay_steps": 2}
+    hysteresis = {"ctrpo": {"hysteresis": 0.8}, "ctrpo_b": {"hysteresis": 1.0}}  # Fig. 3's C-TRPO and Table 1's
+    expected = [configlib.resolve({"algo": algo[:5] if algo.startswith("ctrpo") else algo, "env": env, **smoke,
+                                   "hparams": {"critic_l2": 1e-3, **(trust_region if algo != "ppo" else first_order),
+                                               **hysteresis.get(algo, {})}})
+                for env in ("PointGoal1", "RacecarCircle1") for algo in ("ctrpo", "ctrpo_b", "cpo", "ppo")]
     assert [cfg for _, cfg in planned] == expected
     second = reproduce.run("ctrpo-fig3", "smoke", tmp_path)
     assert [r["run"] for r in second["runs"]] == [run for run, _ in planned]
@@ -279,7 +291,9 @@ def test_both_targets_train_their_plan_once_and_tabulate_it(tmp_path, fake_train
     assert (cpo["cost_regret"], cpo["cost_regret_lo"], cpo["cost_regret_hi"]) == (7.5, 5.0, 10.0)
     assert (ppo["cost_regret"], ppo["final_return"]) == (40.0, 12.0)
     assert rows[("RacecarCircle1", "C-TRPO")]["final_return"] == 21.0
-    assert ctrpo["method"] == "C-TRPO (1/(1-gamma) units)" and ctrpo["paper_final_cost"] == 29.6
+    # the b_H = 0.8 b C-TRPO (Fig. 3's) carries no Table 1 numbers of the paper; the b_H = b one (Table 1's) does
+    assert ctrpo["method"] == "C-TRPO (1/(1-gamma) units)" and "paper_final_cost" not in ctrpo
+    assert rows[("PointGoal1", table1.TABLE1_CTRPO)]["paper_final_cost"] == 29.6
     assert rows[("PointGoal1", table1.PAPER_IPO)]["paper_final_return"] == 6.6 and "final_return" not in rows[
         ("PointGoal1", table1.PAPER_IPO)]
     assert first["checks"]["PointGoal1"]["C-TRPO vs CPO, cost regret"] == {"ours": "below", "paper": "overlapping",
@@ -305,19 +319,35 @@ def test_both_targets_train_their_plan_once_and_tabulate_it(tmp_path, fake_train
 def test_the_cpu_plan_trains_every_method_on_every_task_at_its_budget(tmp_path):
     tgt = reproduce.get("ctrpo-table1")
     planned = tgt.plan(tgt.scale("cpu"), tmp_path)
-    assert len(planned) == 12 * 8 and len({run_dir for run_dir, _ in planned}) == 96
+    assert len(planned) == 13 * 8 and len({run_dir for run_dir, _ in planned}) == 104
     for run_dir, cfg in planned:
         assert run_dir.parent.parent.name == cfg["env"] and cfg["seeds"] == 5 and cfg["num_envs"] == 16
         assert cfg["total_steps"] == table1.CPU_STEPS[cfg["env"]] and cfg["total_steps"] % 16_000 == 0
         assert (cfg["constraint"]["type"], cfg["constraint"]["limit"]) == ("expected", 25.0)
+        # J_c: the epoch's mean of SafePO's 50-episode deque means (logger.get_stats("Metrics/EpCost"))
+        assert (cfg["constraint"]["window"], cfg["constraint"]["window_statistic"]) == (50, "snapshot_mean")
         assert cfg["network"]["actor_hidden"] == [64, 64] and cfg["normalize_observations"]
         assert cfg["network"]["init_log_std"] == 0.0  # the authors' actors start at std 1 (common/model.py)
         assert cfg["network"]["init"] == "torch_linear"  # their plain nn.Linear layers
         assert cfg["hparams"]["critic_l2"] == 1e-3  # their use_critic_norm
+        hp = cfg["hparams"]
         if cfg["algo"] in ("ctrpo", "cpo", "pcpo", "trpo_lag", "trpo"):  # their fvp_obs[::1], critic batch 128
-            assert (cfg["hparams"]["fvp_subsample"], cfg["hparams"]["critic_minibatches"]) == (1, 125)
-        else:
-            assert "fvp_subsample" not in cfg["hparams"]
+            assert (hp["fvp_subsample"], hp["critic_minibatches"]) == (1, 125)
+            assert hp["kl_reduction"] == "mean_over_action_dims"  # kl_divergence(Normal, Normal).mean()
+        else:  # SafePO's loop: 40 passes of 16,000 / 64 minibatches, KL(pi_k || pi) > 0.02 stops, LinearLR to 0
+            assert "fvp_subsample" not in hp
+            assert (hp["epochs"], hp["minibatches"], hp["kl_stop_estimate"], hp["kl_stop_factor"], hp["target_kl"],
+                    hp["lr_schedule"]) == (40, 250, "full_batch", 1.0, 0.02, "linear")
+            assert hp["lr_decay_steps"] * 16_000 == cfg["total_steps"]
+        if "lagrange_init" in hp:  # lagrangian_multiplier_init
+            assert hp["lagrange_init"] == 0.001
+    by_method = {run_dir.name: cfg["hparams"] for run_dir, cfg in planned if run_dir.parent.parent.name == "PointGoal1"}
+    assert (by_method["C-TRPO_1_1-gamma_units"]["hysteresis"], by_method["C-TRPO_b_H_b_1_1-gamma_units"]["hysteresis"]
+            ) == (0.8, 1.0)  # Fig. 3's runs and Table 1's
+    assert (by_method["P3O"]["kappa"], by_method["P3O"]["cost_advantage"]) == (10.0, "centred")
+    assert (by_method["CUP"]["multiplier_max"], by_method["CUP"]["projection_epochs"]) == (0.2, 40)
+    assert (by_method["FOCOPS"]["lagrange_optimizer"], by_method["FOCOPS"]["lagrange_lr"],
+            by_method["FOCOPS"]["advantage_scaling"]) == ("adam", 0.035, "one_plus_nu")
     assert {cfg["algo"] for _, cfg in planned} == {algo for _, algo, _ in table1.METHODS}
     assert [table1.task_steps(tgt.scale("full"), task) for task in table1.TASKS] == [10_000_000] * 8
 
@@ -339,7 +369,7 @@ def smoke_out(tmp_path_factory):
 @pytest.mark.slow
 def test_table1_smoke_trains_the_grid(smoke_out):
     result = reproduce.run("ctrpo-table1", "smoke", smoke_out)
-    assert [r["status"] for r in result["runs"]] == ["trained"] * 6
+    assert [r["status"] for r in result["runs"]] == ["trained"] * 8
     for row in result["rows"]:
         if "final_cost" in row:
             assert row["final_cost_lo"] <= row["final_cost"] <= row["final_cost_hi"] and row["cost_regret"] >= 0
@@ -350,8 +380,8 @@ def test_fig3_smoke_reuses_table1s_runs(smoke_out):
     if not (smoke_out / "PointGoal1" / "runs").is_dir():
         reproduce.run("ctrpo-table1", "smoke", smoke_out)
     result = reproduce.run("ctrpo-fig3", "smoke", smoke_out)
-    assert [r["status"] for r in result["runs"]] == ["reused"] * 6
-    assert {r["label"] for r in result["rows"]} == {"C-TRPO", "CPO", "PPO", table1.PAPER_IPO}
+    assert [r["status"] for r in result["runs"]] == ["reused"] * 8
+    assert {r["label"] for r in result["rows"]} == {"C-TRPO", "CPO", "PPO", table1.PAPER_IPO}  # b_H = b: Table 1's
     assert (smoke_out / "ctrpo_fig3.png").read_bytes()[:4] == b"\x89PNG"
 
 
@@ -359,7 +389,7 @@ def test_reproduce_only_trains_the_matching_planned_runs_and_the_target_reuses_t
     from saferl import cli
 
     argv = ["reproduce", "ctrpo-table1", "--scale", "smoke", "--out", str(tmp_path)]
-    assert cli.main([*argv, "--only", "RacecarCircle1/runs/C-TRPO*,PointGoal1/runs/PPO"]) == 0
+    assert cli.main([*argv, "--only", "RacecarCircle1/runs/C-TRPO_1*,PointGoal1/runs/PPO"]) == 0
     trained = sorted(str(p.parent.relative_to(tmp_path)) for p in tmp_path.glob("*/runs/*/summary.json"))
     assert trained == ["PointGoal1/runs/PPO", "RacecarCircle1/runs/C-TRPO_1_1-gamma_units"]
     assert not (tmp_path / "results.json").exists()  # a part of the plan makes no table
@@ -369,4 +399,4 @@ def test_reproduce_only_trains_the_matching_planned_runs_and_the_target_reuses_t
                                                                   "RacecarCircle1/runs/C-TRPO_1_1-gamma_units"]
     assert cli.main([*argv, "--only", "Hopper*"]) != 0
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "'Hopper*' matches none of the 6 planned runs" in err[0]
+    assert len(err) == 1 and "'Hopper*' matches none of the 8 planned runs" in err[0]

@@ -27,9 +27,8 @@ J_c,i > b_i and ends only once every J_c,i <= b_H,i = ``hysteresis`` * b_i.
 
 The first update: Algorithm 1's test for pi_0 needs pi_{-1}, which the paper leaves undefined.  This
 module treats pi_0 as coming from the safe set (threshold b).  The authors' code (milosen/ctrpo,
-``algorithms/c-trpo.py``) starts in recovery (``optim_case = 0``, threshold b_H), so there a run whose
-first policies have b_H < J_c <= b takes recovery steps until J_c first reaches b_H, where this module
-takes constrained steps.  Elsewhere the two agree.
+``algorithms/c-trpo.py``) initialises ``optim_case = 0`` (recovery, threshold b_H) but its first cost estimate is
+0 (``logger.get_stats("Metrics/EpCost")`` before any episode is logged), so its first step is a safe one too.
 
 phi: ``"xlogx"`` (phi(x) = x log x, the paper's default; eq. 57/61) or ``"neglog"``
 (phi(x) = -log x, the log barrier).  Eq. 60 prints ``- phi'(d) A``; the sign of eq.

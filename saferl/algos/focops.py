@@ -15,7 +15,9 @@ nu <- clip(nu + alpha_nu (J_c - b), 0, nu_max) (Sec. 5; :mod:`saferl.algos.lagra
 ``lagrange_optimizer: sgd``, capped by ``multiplier_max``), and the epochs stop once, after an epoch,
 the mean over the whole batch of KL(pi_theta || pi_k)[s] exceeds delta (``target_kl``), as the authors'
 code.  Defaults are the paper's (Table 3): lambda 1.5, eta = delta = 0.02, alpha_nu 0.01, nu_max 2.
-Advantages as PPO-Lag: A_r standardised, A_c centred.
+Advantages as PPO-Lag: A_r standardised, A_c centred.  ``advantage_scaling: one_plus_nu`` divides
+A_r - nu A_c by 1 + nu, as the C-TRPO authors' FOCOPS (milosen/ctrpo baselines/focops.py, SafePO's: there
+also an Adam multiplier at rate 0.035, ``lagrange_optimizer: adam``).
 
 Several constraints J_c,i <= b_i: the Lagrangian of the trust-region problem has one multiplier
 nu_i per constraint, so eq. 8 becomes pi* ∝ pi_k exp((A_r - sum_i nu_i A_c,i) / lambda), eq. 10-11
@@ -31,7 +33,7 @@ from saferl.algos.base import register
 from saferl.algos.lagrangian import weighted_cost_advantage
 from saferl.algos.ppo import centred_cost_advantage, normalize
 from saferl.algos.ppo_lag import PPOLag
-from saferl.hparams import declare, real
+from saferl.hparams import choice, declare, real
 
 
 @register
@@ -44,12 +46,17 @@ class FOCOPS(PPOLag):
                        state_kl_bound=real(0.02, "(0, inf)", "the per-state KL bound of the indicator in eq. 10"),
                        # as ymzhang01/focops, focops_main.py: after each epoch the full-batch KL(pi_theta || pi_k)
                        # (gaussian_kl(new, old)) against delta itself
-                       kl_stop_estimate="full_batch_reverse", kl_stop_factor=1.0)
+                       kl_stop_estimate="full_batch_reverse", kl_stop_factor=1.0,
+                       advantage_scaling=choice("none", ("none", "one_plus_nu"),
+                                                "A_r - nu A_c as eq. 8 (none) or divided by 1 + nu (SafePO's FOCOPS)"))
 
     def policy_advantage(self, agent, batch):
         """A_r - sum_i nu_i A_c,i, the exponent of eq. 8 (not divided by 1 + nu as in PPO-Lag)."""
         nu = agent.extra["lagrange"].multiplier
-        return normalize(batch.advantages[:, 0]) - weighted_cost_advantage(nu, centred_cost_advantage(batch))
+        advantage = normalize(batch.advantages[:, 0]) - weighted_cost_advantage(nu, centred_cost_advantage(batch))
+        if self.hp["advantage_scaling"] == "one_plus_nu":
+            advantage = advantage / (1.0 + jnp.sum(nu))
+        return advantage
 
     def policy_loss(self, agent, dist, log_prob, mb):
         """Eq. 10-11: per-state KL(pi_theta || pi_k) minus the weighted surrogate, on the states within eta."""

@@ -9,7 +9,8 @@ penalty, with PPO's clipping standing in for the trust region on both surrogates
 r = pi_theta / pi_k; the cost surrogate is the pessimistic (max) clip.  (1 - gamma_c)(J_c - b) is the
 constraint's slack in the surrogate's units (J_c(pi) - J_c(pi_k) ~ E[r A_c] / (1 - gamma_c)).  Both
 advantages are standardised (the paper's normalisation trick, with which a fixed kappa works across
-tasks); kappa = 20.
+tasks); kappa = 20.  ``cost_advantage: centred`` only centres A_c (its scale kept), as the C-TRPO authors'
+P3O (milosen/ctrpo baselines/p3o.py, A_c from SafePO's buffer, which only centres it) with kappa 10 there.
 
 Several constraints J_c,i <= b_i: one exact penalty per constraint, each with its own slack,
 
@@ -24,8 +25,8 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from saferl.algos.base import channel_metrics, register
-from saferl.algos.ppo import PPO, normalize
-from saferl.hparams import declare, real
+from saferl.algos.ppo import PPO, centred_cost_advantage, normalize
+from saferl.hparams import choice, declare, real
 
 
 def exact_penalty_cost_loss(ratio, cost_advantage, slack, clip, kappa):
@@ -47,7 +48,9 @@ class P3O(PPO):
     name = "p3o"
     description = "P3O (Zhang et al. 2022): PPO with an exact ReLU penalty on the clipped cost surrogate."
     constraint_kinds = ("expected",)  # PPO also takes "var"; no VaR rewrite here (saferl.algos.risk)
-    defaults = declare(PPO.defaults, kappa=real(20.0, "(0, inf)", "kappa, the penalty factor of eq. 11"))
+    defaults = declare(PPO.defaults, kappa=real(20.0, "(0, inf)", "kappa, the penalty factor of eq. 11"),
+                       cost_advantage=choice("standardised", ("standardised", "centred"),
+                                             "A_c of the penalty: standardised (the P3O paper) or only centred"))
 
     def slack(self, agent, batch):
         cost, limit = self.constraint_values(agent, batch)
@@ -60,7 +63,9 @@ class P3O(PPO):
     def loss_inputs(self, agent, batch):
         size = batch.obs.shape[0]
         slack = self.slack(agent, batch)
-        if batch.advantages.shape[1] == 2:  # one constraint
+        if self.hp["cost_advantage"] == "centred":  # every channel centred, its scale kept
+            cost_advantage = centred_cost_advantage(batch)
+        elif batch.advantages.shape[1] == 2:  # one constraint
             cost_advantage = normalize(batch.advantages[:, 1])
         else:  # every channel standardised on its own
             adv = batch.advantages[:, 1:]

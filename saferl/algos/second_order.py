@@ -23,7 +23,13 @@ One update of every member is
        docs/design.md ("The cost surrogate's scale s") has the measurements behind each default;
     3. H^-1 g and H^-1 b_i by conjugate gradients with Fisher-vector products of the
        mean KL between the batch's (old) distributions and the new ones
-       (:mod:`saferl.core.trust_region`), on every ``fvp_subsample``-th sample;
+       (:mod:`saferl.core.trust_region`), on every ``fvp_subsample``-th sample.  ``hparams.kl_reduction``
+       says what "mean KL" is: ``sum`` (default) the batch mean of the KL of the whole action distribution,
+       summed over a Gaussian's action dimensions; ``mean_over_action_dims`` that divided by the action
+       dimension d, as the C-TRPO authors' code computes it (``kl_divergence(Normal, Normal).mean()`` on an
+       independent-per-dimension ``Normal``, milosen/ctrpo c-trpo.py, baselines/cpo.py, pcpo.py, trpo_lag.py).
+       The same KL enters the Fisher, the line search's test and C-TRPO's divergence, so there the radius
+       delta, the damping and C-TRPO's beta all act as d delta, d damping and d beta would on the summed KL;
     4. the algorithm's own step (``policy_step``) and a backtracking line search;
     5. the critics: Adam, minibatch epochs, MSE against the GAE returns of every channel.
 
@@ -52,6 +58,8 @@ from saferl.hparams import choice, declare, integer, real
 
 #: the cost surrogate's scales (``hparams.cost_scale``) and the label a results table gives each
 COST_SCALES = ("per_sample", "length", "effective_horizon")
+#: ``hparams.kl_reduction`` (module docstring, step 3)
+KL_REDUCTIONS = ("sum", "mean_over_action_dims")
 COST_SCALE_LABELS = {"per_sample": "OmniSafe units", "length": "J_c units", "effective_horizon": "1/(1-gamma) units"}
 
 
@@ -101,6 +109,9 @@ class TrustRegionAlgorithm(RiskConstrained, Algorithm):
         cost_margin_lr=real(0.0, "[0, inf)", "learned safety margin's rate; 0 = off (as published)"),
         critic_epochs=integer(10, "[1, inf)", "critic passes over the batch"),
         critic_minibatches=integer(16, "[1, inf)", "critic minibatches per pass"),
+        kl_reduction=choice("sum", KL_REDUCTIONS,
+                            "the trust region's KL per state: of the whole action distribution (sum over a Gaussian's "
+                            "dimensions) or its mean over the action dimensions (the C-TRPO authors' code)"),
     )
 
     # ---- declarations -----------------------------------------------------------------
@@ -133,9 +144,13 @@ class TrustRegionAlgorithm(RiskConstrained, Algorithm):
         return mean_episode_length(batch)
 
     def mean_kl(self, params, batch):
-        """bar D_KL (eq. 16/58): mean over the batch of KL(pi_k(.|s) || pi_theta(.|s))."""
+        """bar D_KL (eq. 16/58): mean over the batch of KL(pi_k(.|s) || pi_theta(.|s)), divided by the action
+        dimension under ``kl_reduction: mean_over_action_dims`` (a Gaussian actor's; 1 for a categorical one)."""
         old = jax.lax.stop_gradient(batch.dist)
-        return jnp.mean(self.actor.kl(old, self.actor.distribution(params, batch.obs)))
+        kl = jnp.mean(self.actor.kl(old, self.actor.distribution(params, batch.obs)))
+        if self.hp["kl_reduction"] == "mean_over_action_dims":
+            kl = kl / getattr(self.actor, "action_dim", 1)
+        return kl
 
     def surrogates(self, params, batch, adv_r, adv_c, scale):
         """(E[ratio A_r], s * E[ratio A_c] per channel (m,)) -- eq. 6 and eq. 15/59."""

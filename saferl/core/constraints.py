@@ -17,6 +17,9 @@ every expected-cost method reads, is the mean discounted cost of the last ``wind
 episodes, carried across iterations (OmniSafe's and SafePO's ``Metrics/EpCost`` is a 50-episode
 window, as is the C-TRPO authors' code).  The default 0 takes the episodes that finished in the
 current batch only: J_c of the current policy, as CPO's and C-TRPO's updates are written.
+``window_statistic`` says which mean of the window: ``window_mean`` (default; after the batch's episodes are
+added) or ``snapshot_mean`` (the mean, over the batch's finished episodes, of the window's mean right after each
+was added: SafePO's logger, which the C-TRPO authors' methods read; :func:`saferl.core.rollout.cost_window_snapshot_mean`).
 
 The numbers are traced values (a pytree of arrays), so a compiled training
 program can be reused, or vmapped, across cost limits and violation thresholds.
@@ -67,7 +70,7 @@ def from_config(section: dict) -> Constraint:
     kind = section.pop("type", "expected")
     if kind not in KINDS:
         raise ValueError(f"constraint.type must be one of {', '.join(KINDS)}; got {kind!r}")
-    allowed = {"expected": {"limit", "gamma_c", "window"}, "var": {"rho", "epsilon", "gamma_c", "surrogate", "finite_horizon"}}[kind]
+    allowed = {"expected": {"limit", "gamma_c", "window", "window_statistic"}, "var": {"rho", "epsilon", "gamma_c", "surrogate", "finite_horizon"}}[kind]
     unknown = set(section) - allowed
     if unknown:
         raise ValueError(
@@ -126,6 +129,18 @@ def window(section: dict) -> int:
     value = section.get("window", DEFAULT_WINDOW)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ValueError(f"constraint.window must be an integer >= 0 (episodes; 0 = this batch's only), got {value!r}")
+    return value
+
+
+def window_statistic(section: dict) -> str:
+    """``constraint.window_statistic`` of an expected-cost constraint (module docstring); ``window_mean`` for ``var``."""
+    from saferl.core.rollout import WINDOW_STATISTICS
+
+    section = section or {}
+    value = section.get("window_statistic", WINDOW_STATISTICS[0]) if section.get("type", "expected") == "expected" \
+        else WINDOW_STATISTICS[0]
+    if value not in WINDOW_STATISTICS:
+        raise ValueError(f"constraint.window_statistic must be one of {', '.join(WINDOW_STATISTICS)}, got {value!r}")
     return value
 
 

@@ -217,17 +217,58 @@ def cost_window_mean(window: dict):
     return jnp.where(window["filled"] > 0, mean, jnp.nan)
 
 
-def episode_estimates(batch: Batch, previous: dict, rho=None, eta=None) -> dict:
+def cost_window_snapshot_mean(window: dict, done, costs):
+    """The mean, over the episodes that end in a batch (``done`` (B,), samples in time order), of the window's mean
+    right after each one is appended (``constraint.window_statistic: snapshot_mean``), (C,); NaN if none ended.
+
+    SafePO's loggers (the C-TRPO authors' code) append every finished episode's cost to a 50-episode deque, store
+    ``np.mean(deque)`` after each append, and read J_c as the mean of the values stored during the epoch.  Here the
+    window's entries (oldest first) and the batch's new episodes form one sequence S; after the k-th new one the
+    window holds S[max(0, L_k - W) : L_k], L_k = filled + k + 1, and a prefix sum gives every such mean at once."""
+    size = window["values"].shape[0]
+    done = done.astype(jnp.int32)
+    n = jnp.sum(done)
+    rank = jnp.cumsum(done) - 1
+    oldest = (window["next"] - window["filled"]) % size
+    old = jnp.where((jnp.arange(size) < window["filled"])[:, None],
+                    window["values"][(oldest + jnp.arange(size)) % size], 0.0)
+    slot = jnp.where(done > 0, window["filled"] + rank, size + done.shape[0])  # past the end: dropped
+    sequence = jnp.zeros((size + done.shape[0], costs.shape[1]), jnp.float32).at[: size].set(old)
+    sequence = sequence.at[slot].set(costs.astype(jnp.float32), mode="drop")
+    prefix = jnp.concatenate([jnp.zeros((1, costs.shape[1]), jnp.float32), jnp.cumsum(sequence, axis=0)])
+    ends = window["filled"] + jnp.arange(done.shape[0]) + 1  # L_k for k = 0, 1, ...
+    starts = jnp.maximum(ends - size, 0)
+    snapshots = (prefix[ends] - prefix[starts]) / jnp.minimum(ends, size).astype(jnp.float32)[:, None]
+    valid = (jnp.arange(done.shape[0]) < n).astype(jnp.float32)[:, None]
+    mean = jnp.sum(snapshots * valid, axis=0) / jnp.maximum(n, 1).astype(jnp.float32)
+    return jnp.where(n > 0, mean, jnp.nan)
+
+
+def episode_estimates(batch: Batch, previous: dict, rho=None, eta=None, statistic: str = "window_mean") -> dict:
     """:func:`episode_means`, and where ``previous`` holds a cost window (``constraint.window``) the window
-    updated with this batch's episodes, whose mean replaces ``discounted_cost`` (J_c) once it holds one."""
+    updated with this batch's episodes; J_c (``discounted_cost``) becomes, once the window holds an episode, its mean
+    after the batch (``statistic`` ``window_mean``) or :func:`cost_window_snapshot_mean` (``snapshot_mean``, where
+    a batch in which no episode ends keeps the previous J_c)."""
     if "cost_window" not in previous:
         return episode_means(batch, previous, rho, eta)
     rest = {key: value for key, value in previous.items() if key != "cost_window"}
     estimate = episode_means(batch, rest, rho, eta)
     window = push_cost_window(previous["cost_window"], batch.episode_done, batch.episode_discounted_cost)
-    estimate["discounted_cost"] = jnp.where(window["filled"] > 0, cost_window_mean(window),
-                                            estimate["discounted_cost"])
+    if statistic == "snapshot_mean":
+        snapshot = cost_window_snapshot_mean(previous["cost_window"], batch.episode_done,
+                                             batch.episode_discounted_cost)
+        j_c = jnp.where(jnp.sum(batch.episode_done) > 0, snapshot, previous["discounted_cost"])
+    elif statistic == "window_mean":
+        j_c = jnp.where(window["filled"] > 0, cost_window_mean(window), estimate["discounted_cost"])
+    else:
+        raise ValueError(f"constraint.window_statistic must be one of {', '.join(WINDOW_STATISTICS)}, got {statistic!r}")
+    estimate["discounted_cost"] = j_c
     return {**estimate, "cost_window": window}
+
+
+#: ``constraint.window_statistic``: the window's mean after the batch, or the mean of its means at the batch's
+#: episode ends (:func:`cost_window_snapshot_mean`)
+WINDOW_STATISTICS = ("window_mean", "snapshot_mean")
 
 
 def episode_means(batch: Batch, previous: Any, rho=None, eta=None):

@@ -75,9 +75,9 @@ SWEEPS = {
 }
 #: Fig. 10 (label, algorithm, overrides): our labels as in ctrpo-pointgoal; FIG10_NAMES the paper's
 FIG10_METHODS = [("C-TRPO", "ctrpo", {}),
-                 ("C-TRPO (ablation: no hysteresis)", "ctrpo", {"hparams": {"hysteresis": 1.0}}),
+                 (table1.TABLE1_CTRPO, "ctrpo", {"hparams": {"hysteresis": 1.0}}),  # ctrpo-table1's run
                  ("CPO", "cpo", {}), ("CPO (option: hysteresis)", "cpo", HYST), ("PPO", "ppo", {})]
-FIG10_NAMES = {"C-TRPO": "C-TRPO (hyst.)", "C-TRPO (ablation: no hysteresis)": "C-TRPO (no hyst.)",
+FIG10_NAMES = {"C-TRPO": "C-TRPO (hyst.)", table1.TABLE1_CTRPO: "C-TRPO (no hyst.)",
                "CPO (option: hysteresis)": "CPO (hyst.)", "CPO": "CPO (no hyst.)"}
 PHI_METHODS = [("C-TRPO", "ctrpo", {}), ("C-TRPO (ablation: phi = -log x)", "ctrpo", {"hparams": {"phi": "neglog"}})]
 BOOTSTRAP_REPS = table1.BOOTSTRAP_REPS  # the authors' notebooks: 50,000 resamples

@@ -75,7 +75,7 @@ PAPER_COLUMNS = ("AntVelocity", "HalfCheetahVelocity", "HumanoidVelocity", "Hopp
                  "PointGoal", "RacecarCircle", "PointPush")
 #: (label, algorithm, config overrides): every method's default configuration; the labels of the paper's methods
 #: are the paper's names, "IPO (not ...)" says that ours is not the paper's IPO
-METHODS = [("C-TRPO", "ctrpo", {}), ("CPO", "cpo", {}), ("PCPO", "pcpo", {}), ("CPPO-PID", "cppo_pid", {}),
+METHODS = [("C-TRPO", "ctrpo", {}), ("C-TRPO (b_H = b)", "ctrpo", {"hparams": {"hysteresis": 1.0}}), ("CPO", "cpo", {}), ("PCPO", "pcpo", {}), ("CPPO-PID", "cppo_pid", {}),
            ("PPO-Lag", "ppo_lag", {}), ("TRPO-Lag", "trpo_lag", {}), ("FOCOPS", "focops", {}), ("CUP", "cup", {}),
            ("IPO (not the C-TRPO authors' IPO)", "ipo", {}), ("P3O", "p3o", {}), ("PPO", "ppo", {}),
            ("TRPO", "trpo", {})]
@@ -90,6 +90,44 @@ AUTHORS_CRITIC_MINIBATCH = 128
 #: The weight of sum(theta^2) in every critic's loss of the authors' code (``use_critic_norm``, default on off
 #: Isaac Gym: ``loss_r += param.pow(2).sum() * 0.001`` in c-trpo.py and every baseline); saferl's default is 0.
 AUTHORS_CRITIC_L2 = 1e-3
+#: The loop every first-order method of the authors' code shares (SafePO's: ``default_cfg`` of ppo.py, ppo_lag.py,
+#: cppo_pid.py, focops.py, cup.py, p3o.py, ipo.py): ``learning_iters`` 40 passes, each followed by the full-batch
+#: ``kl_divergence(old_distribution, new_distribution)`` against ``target_kl`` 0.02 (``if kl > target_kl: break``),
+#: and ``LinearLR(actor_optimizer, start_factor=1.0, end_factor=0.0, total_iters=epochs)`` stepped once per
+#: update.  saferl's defaults: 10 epochs, PPO's rule (the minibatch mean against 1.5 target_kl), a constant rate.
+AUTHORS_FIRST_ORDER = {"epochs": 40, "target_kl": 0.02, "kl_stop_estimate": "full_batch", "kl_stop_factor": 1.0,
+                       "lr_schedule": "linear"}
+#: Samples per minibatch of the authors' first-order methods (``batch_size`` 64 in their default_cfg)
+AUTHORS_FIRST_ORDER_MINIBATCH = 64
+#: J_c as every method of the authors' code reads it (``logger.get_stats("Metrics/EpCost")``): the epoch's mean of
+#: the 50-episode deque's means stored at each episode end (c-trpo.py, baselines/*.py; SafePO's logger), so it lags
+#: the current policy by about a 50-episode window; saferl's default is the batch's own episodes.
+AUTHORS_COST_ESTIMATE = {"window": 50, "window_statistic": "snapshot_mean"}
+#: The trust-region family's KL as the authors compute it: ``kl_divergence(old, new).mean()`` on a per-dimension
+#: ``Normal`` averages over the action dimensions too (c-trpo.py, baselines/cpo.py, pcpo.py, trpo_lag.py, trpo.py), so
+#: their delta 0.01 is d x 0.01 of saferl's summed KL (:mod:`saferl.algos.second_order`, step 3).
+AUTHORS_TRUST_REGION = {"kl_reduction": "mean_over_action_dims"}
+#: Per method, the authors' values where saferl's defaults differ (milosen/ctrpo algorithms/baselines/*.py and
+#: common/utils/config.py, whose command-line defaults every stored run's config.json shows): every multiplier starts
+#: at ``lagrangian_multiplier_init`` 0.001; FOCOPS's is SafePO's Adam multiplier (rate 0.035) and its advantage is
+#: divided by 1 + nu (focops.py); CUP caps nu at ``CUP_NU`` 0.2, compares both stages with target_kl 0.02 and runs up
+#: to 40 projection passes (cup.py); P3O's kappa is 10 (p3o.py ``default_cfg``, the runs of Table 1) on the
+#: centred A_c of SafePO's buffer.
+AUTHORS_METHOD_HPARAMS = {
+    "ppo_lag": {"lagrange_init": 0.001}, "trpo_lag": {"lagrange_init": 0.001}, "cppo_pid": {"lagrange_init": 0.001},
+    "focops": {"lagrange_init": 0.001, "lagrange_optimizer": "adam", "lagrange_lr": 0.035,
+               "advantage_scaling": "one_plus_nu"},
+    "cup": {"lagrange_init": 0.001, "multiplier_max": 0.2, "projection_epochs": 40},
+    "p3o": {"kappa": 10.0, "cost_advantage": "centred"},
+}
+#: The row of ours that carries the paper's Table 1 C-TRPO numbers: C-TRPO without hysteresis.  The paper's text
+#: fixes b_H = 0.8 b "across all experiments" (Sec. 5), but its Table 1 is the authors' ``c-trpo`` runs (hyst_frac 1.0,
+#: milosen/ctrpo data/runs/ablation/*/c-trpo/*/config.json: their final IQMs are Table 1's C-TRPO entries, e.g. Ant
+#: 3099.0 / 18.8), while Fig. 3 is their ``c-trpo-hyst`` runs (0.8; plots/helpers.py ``load_benchmark_data``).  Our
+#: "C-TRPO" (b_H = 0.8 b, the text's) is Fig. 3's row and has no Table 1 numbers of the paper beside it.
+TABLE1_CTRPO = "C-TRPO (b_H = b)"
+#: label -> the paper's Table 1 method whose numbers it carries (the identity for every other paper method)
+PAPER_METHOD_OF = {TABLE1_CTRPO: "C-TRPO", "C-TRPO": None}
 REFERENCES = ("PPO", "TRPO")  # unconstrained: no safety claims, the normalisers of Fig. 3
 PAPER_IPO = "IPO (the C-TRPO authors' IPO: paper only)"  # the row that carries the paper's IPO numbers
 QUANTITIES = ("final_return", "final_cost", "cost_regret")  # V_r, V_c, Reg+
@@ -246,7 +284,9 @@ def expected_seconds(steps: dict[str, int], methods: int = len(METHODS), seeds: 
 CPU_SECONDS = expected_seconds(CPU_STEPS)
 FULL_DAYS = sum(expected_seconds({task: FULL_STEPS for task in TASKS}).values()) / 86_400
 SMOKE_TASKS = ["PointGoal1", "RacecarCircle1"]  # the two cheapest compiles
-SMOKE_METHODS = ["C-TRPO", "CPO", "PPO"]  # C-TRPO, and the normalisers of Fig. 3 (PPO: return, CPO: regret)
+#: C-TRPO (Fig. 3's b_H = 0.8 b and Table 1's b_H = b: one compiled program, b_H is traced), and the normalisers of
+#: Fig. 3 (PPO: return, CPO: regret)
+SMOKE_METHODS = ["C-TRPO", TABLE1_CTRPO, "CPO", "PPO"]
 _SMOKE = deep_rl.SCALES["smoke"]  # 2 iterations of 4 envs x 1000 steps, 2 seeds (for intervals)
 SCALES = {  # smoke's wall time measured (ctrpo-table1, load 7-9: 337 s; ctrpo-fig3 into the same --out then 3 s)
     "smoke": Scale(steps=_SMOKE["steps"], seeds=_SMOKE["seeds"], wall_s=340.0,
@@ -280,19 +320,32 @@ def task_base(scale: Scale, task: str) -> dict:
 def authors_harness(cfg: dict) -> dict:
     """``cfg`` (resolved) with the authors' harness where saferl's defaults differ (no method of these targets
     overrides them): for every method their networks (:data:`HARNESS_NETWORK`) and the critics' L2 term
-    (:data:`AUTHORS_CRITIC_L2`); for the
-    trust-region family also Fisher-vector products on every sample
+    (:data:`AUTHORS_CRITIC_L2`); for the trust-region family also Fisher-vector products on every sample
     (``fvp_obs = data["obs"][::1]`` in all their trust-region files; saferl's default every 4th) and critic
-    minibatches of :data:`AUTHORS_CRITIC_MINIBATCH` samples."""
+    minibatches of :data:`AUTHORS_CRITIC_MINIBATCH` samples and their KL (:data:`AUTHORS_TRUST_REGION`); for the
+    first-order family (PPO's subclasses)
+    SafePO's loop (:data:`AUTHORS_FIRST_ORDER`): up to 40 epochs of minibatches of
+    :data:`AUTHORS_FIRST_ORDER_MINIBATCH` samples, the full-batch KL(pi_k || pi) after each epoch against
+    target_kl 0.02 itself, and the policy's rate decayed linearly to 0 over the run's iterations; and per method
+    :data:`AUTHORS_METHOD_HPARAMS`; for every method their cost estimate J_c (:data:`AUTHORS_COST_ESTIMATE`)."""
     import saferl.algos  # noqa: F401  (registers every algorithm)
     from saferl.algos import base as algos
+    from saferl.algos.ppo import PPO
     from saferl.algos.second_order import TrustRegionAlgorithm
 
     hparams = {**cfg["hparams"], "critic_l2": AUTHORS_CRITIC_L2}
-    if issubclass(algos.get(cfg["algo"]), TrustRegionAlgorithm):
-        batch = int(cfg["num_envs"]) * int(cfg["rollout_steps"])
-        hparams.update(fvp_subsample=1, critic_minibatches=max(1, batch // AUTHORS_CRITIC_MINIBATCH))
-    return configlib.resolve({**cfg, "network": {**cfg["network"], **HARNESS_NETWORK}, "hparams": hparams})
+    algo = algos.get(cfg["algo"])
+    batch = int(cfg["num_envs"]) * int(cfg["rollout_steps"])
+    if issubclass(algo, TrustRegionAlgorithm):
+        hparams.update(AUTHORS_TRUST_REGION, fvp_subsample=1,
+                       critic_minibatches=max(1, batch // AUTHORS_CRITIC_MINIBATCH))
+    elif issubclass(algo, PPO):
+        iterations = -(-int(cfg["total_steps"]) // batch)  # the trainer's ceil(total_steps / batch)
+        hparams.update(AUTHORS_FIRST_ORDER, minibatches=max(1, batch // AUTHORS_FIRST_ORDER_MINIBATCH),
+                       lr_decay_steps=iterations)
+    hparams.update(AUTHORS_METHOD_HPARAMS.get(cfg["algo"], {}))
+    return configlib.resolve({**cfg, "network": {**cfg["network"], **HARNESS_NETWORK}, "hparams": hparams,
+                              "constraint": {**cfg["constraint"], **AUTHORS_COST_ESTIMATE}})
 
 
 def plan_with_harness(methods: list, task: str, out: Path, base: dict) -> list[tuple[Path, dict]]:
@@ -358,7 +411,9 @@ def table_rows(entries: list[dict]) -> list[dict]:
                 row[name], row[f"{name}_lo"], row[f"{name}_hi"] = iqm_interval(entry["values"][name])
             row["safety"] = deep_rl.safety_verdict(row["final_cost_lo"], row["final_cost_hi"], LIMIT)
             row["seeds"] = entry["seeds"]
-            attach_paper_numbers(row, entry["label"], task)
+            paper_method = PAPER_METHOD_OF.get(entry["label"], entry["label"])
+            if paper_method is not None:
+                attach_paper_numbers(row, paper_method, task)
             rows.append(row)
         ipo = {"method": PAPER_IPO, "env": task, "label": PAPER_IPO}
         if attach_paper_numbers(ipo, "IPO", task):
@@ -433,7 +488,10 @@ def table1_checks(rows: list[dict]) -> dict:
     for task in dict.fromkeys(row["env"] for row in rows):
         ours = [row for row in rows if row["env"] == task and "final_cost" in row]
         entry = {"safety": {row["method"]: row["safety"] for row in ours}}
-        ours_claims, paper_claims = task_claims(ours), task_claims(paper_rows(task))
+        # the claims on the methods the paper's Table 1 ran, under the paper's names (C-TRPO = its b_H = b runs)
+        named = [{**row, "label": PAPER_METHOD_OF.get(row["label"], row["label"])} for row in ours
+                 if PAPER_METHOD_OF.get(row["label"], row["label"]) is not None]
+        ours_claims, paper_claims = task_claims(named), task_claims(paper_rows(task))
         for name, value in ours_claims.items():
             entry[name] = {"ours": value, "paper": paper_claims.get(name), "agree": value == paper_claims.get(name)}
         checks[task] = entry

@@ -127,6 +127,38 @@ def test_p3o_exact_penalty_matches_its_definition():
     assert float(jnp.abs(grad).max()) == 0.0
 
 
+def _advantages_batch(cost, seed=3, n=64):
+    rng = np.random.default_rng(seed)
+    adv = np.stack([rng.normal(2.0, 3.0, n), rng.normal(5.0, 7.0, n)], 1).astype(np.float32)
+    return _episodes_batch(cost, jnp.asarray(adv)).replace(obs=jnp.zeros((n, 3))), adv
+
+
+def test_p3o_centred_cost_advantage_keeps_its_scale():
+    """cost_advantage centred (the C-TRPO authors' P3O): A_c - mean, against the paper's standardised A_c."""
+    batch, adv = _advantages_batch(LIMIT + 5.0)
+    for option, want in (("centred", adv[:, 1] - adv[:, 1].mean()),
+                         ("standardised", (adv[:, 1] - adv[:, 1].mean()) / adv[:, 1].std())):
+        algo = _algo("p3o", cost_advantage=option)
+        agent = algo.init(jax.random.PRNGKey(0), CONSTRAINT)
+        got = algo.loss_inputs(agent, batch)
+        np.testing.assert_allclose(np.asarray(got["cost_advantage"]), want, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(np.asarray(got["slack"]), 0.01 * 5.0, rtol=1e-5)  # (1 - gamma_c)(J_c - b)
+
+
+def test_focops_advantage_over_one_plus_nu():
+    """advantage_scaling one_plus_nu (SafePO's FOCOPS): (std(A_r) - nu (A_c - mean)) / (1 + nu)."""
+    batch, adv = _advantages_batch(LIMIT)
+    a_r = (adv[:, 0] - adv[:, 0].mean()) / adv[:, 0].std()
+    a_c = adv[:, 1] - adv[:, 1].mean()
+    for option, divisor in (("none", 1.0), ("one_plus_nu", 1.5)):
+        algo = _algo("focops", advantage_scaling=option)
+        agent = algo.init(jax.random.PRNGKey(0), CONSTRAINT)
+        agent = agent.replace(extra={**agent.extra, "lagrange": agent.extra["lagrange"].replace(
+            multiplier=jnp.float32(0.5))})
+        np.testing.assert_allclose(np.asarray(algo.policy_advantage(agent, batch)), (a_r - 0.5 * a_c) / divisor,
+                                   rtol=1e-4, atol=1e-4)
+
+
 def test_cup_projection_loss_is_eq_10():
     algo = _algo("cup")
     rng = np.random.default_rng(2)

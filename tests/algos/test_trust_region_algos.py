@@ -13,7 +13,7 @@ import pytest
 from jax.flatten_util import ravel_pytree
 
 from saferl import config
-from saferl.core import constraints
+from saferl.core import constraints, networks
 from saferl.core import cpo_dual as cd
 from saferl.envs import base as envs
 from saferl.envs.toy import ToyReach
@@ -285,3 +285,38 @@ def test_cpo_step_sees_the_limit_lowered_by_the_learned_margin():
     with pytest.raises(ValueError, match="cost_margin_lr must be >= 0"):
         make_algo("cpo", cost_margin_lr=-0.1).init_extra(
             constraints.Constraint(limit=jnp.float32(1.0), epsilon=jnp.float32(1.0), gamma_c=jnp.float32(1.0)))
+
+
+# --------------------------------------------------------------------------- the KL's reduction over action dims
+def _three_dim_algo(name, **hp):
+    from saferl.algos import base
+
+    cls = base.get(name)
+    return cls(cls.resolve_hparams({"cg_iters": 30, "fvp_subsample": 1, **hp}), networks.GaussianActor(3, 3, (16,)),
+               networks.Critics(3, 2, (8,)), "expected")
+
+
+@pytest.mark.parametrize("name, scaled", [("trpo", ("target_kl", "cg_damping")),
+                                          ("cpo", ("target_kl", "cg_damping")),
+                                          ("ctrpo", ("target_kl", "cg_damping", "beta"))])
+def test_the_per_dimension_kl_acts_as_delta_damping_and_beta_times_d_on_the_summed_one(name, scaled):
+    """kl_reduction mean_over_action_dims (the C-TRPO authors' KL) divides the KL by d = 3: the Fisher, the line
+    search and C-TRPO's divergence then take the step the summed KL takes with delta, damping and beta times 3."""
+    base_hp = {"target_kl": 0.01, "cg_damping": 0.1, **({"beta": 1.0} if name == "ctrpo" else {})}
+    per_dim = _three_dim_algo(name, **base_hp, kl_reduction="mean_over_action_dims")
+    summed = _three_dim_algo(name, **{k: (3 * v if k in scaled else v) for k, v in base_hp.items()})
+    plain = _three_dim_algo(name, **base_hp)
+    agents = [agent_for(algo, LIMIT) for algo in (per_dim, summed, plain)]  # the same networks; C-TRPO's beta in extra
+    agent = agents[0]
+    batch = make_batch(per_dim, agent.actor_params, cost=4.0)
+    moved = jax.tree.map(lambda p: p + 0.05, agent.actor_params)
+    np.testing.assert_allclose(float(per_dim.mean_kl(moved, batch)), float(plain.mean_kl(moved, batch)) / 3, rtol=1e-5)
+    steps = [jax.jit(algo.policy_step)(a, batch) for algo, a in zip((per_dim, summed, plain), agents)]
+    for (a, ma), (b, mb) in [(steps[0], steps[1])]:
+        assert float(ma["accepted"]) == float(mb["accepted"]) == 1.0
+        for x, y in zip(jax.tree.leaves(a.actor_params), jax.tree.leaves(b.actor_params)):
+            np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=2e-3, atol=1e-6)
+    # and the summed KL at the unscaled settings takes a smaller step
+    size = [float(np.linalg.norm(ravel_pytree(s[0].actor_params)[0] - ravel_pytree(agent.actor_params)[0]))
+            for s in steps]
+    assert size[2] < 0.9 * size[0], size
