@@ -271,7 +271,7 @@ def test_both_targets_train_their_plan_once_and_tabulate_it(tmp_path, fake_train
     # 64 (4000 / 64 = 62), the full-batch KL(pi_k || pi) against 0.02 itself, the rate decayed to 0 over 2 updates
     trust_region = {"fvp_subsample": 1, "critic_minibatches": 31, "kl_reduction": "mean_over_action_dims"}
     first_order = {"epochs": 40, "minibatches": 62, "kl_stop_estimate": "full_batch", "kl_stop_factor": 1.0,
-                   "target_kl": 0.02, "lr_schedule": "linear", "lr_decay_steps": 2}
+                   "target_kl": 0.02, "lr_schedule": "linear", "lr_decay_steps": 2, "grad_clip_scope": "joint"}
     hysteresis = {"ctrpo": {"hysteresis": 0.8}, "ctrpo_b": {"hysteresis": 1.0}}  # Fig. 3's C-TRPO and Table 1's
     expected = [configlib.resolve({"algo": algo[:5] if algo.startswith("ctrpo") else algo, "env": env, **smoke,
                                    "hparams": {"critic_l2": 1e-3, **(trust_region if algo != "ppo" else first_order),
@@ -337,7 +337,7 @@ def test_the_cpu_plan_trains_every_method_on_every_task_at_its_budget(tmp_path):
         else:  # SafePO's loop: 40 passes of 16,000 / 64 minibatches, KL(pi_k || pi) > 0.02 stops, LinearLR to 0
             assert "fvp_subsample" not in hp
             assert (hp["epochs"], hp["minibatches"], hp["kl_stop_estimate"], hp["kl_stop_factor"], hp["target_kl"],
-                    hp["lr_schedule"]) == (40, 250, "full_batch", 1.0, 0.02, "linear")
+                    hp["lr_schedule"], hp["grad_clip_scope"]) == (40, 250, "full_batch", 1.0, 0.02, "linear", "joint")
             assert hp["lr_decay_steps"] * 16_000 == cfg["total_steps"]
         if "lagrange_init" in hp:  # lagrangian_multiplier_init
             assert hp["lagrange_init"] == 0.001

@@ -78,6 +78,9 @@ class PPO(Algorithm):
         lr_schedule=choice("constant", ("constant", "linear"),
                            "the policy's learning-rate schedule: linear decays it to 0 over lr_decay_steps updates"),
         lr_decay_steps=integer(0, "[0, inf)", "updates (iterations) over which the linear schedule decays to 0"),
+        grad_clip_scope=choice("separate", ("separate", "joint"),
+                               "max_grad_norm on the policy's and the critics' gradients each (separate) or on all of "
+                               "them together, as one backward of the summed losses (joint: SafePO's first-order code)"),
     )
 
     # ---- hooks for the constrained variants -----------------------------------------
@@ -174,14 +177,22 @@ class PPO(Algorithm):
         def critic_loss(params, mb):
             return self.critic_objective(params, mb["obs"], mb["returns"])
 
+        joint_clip = fit_critics and hp["grad_clip_scope"] == "joint"
+
         def minibatch_step(state, mb):
             (a_loss, (kl, entropy)), a_grad = jax.value_and_grad(actor_loss, has_aux=True)(state.actor_params, mb)
-            a_upd, a_opt = actor_opt.update(a_grad, state.actor_opt_state, state.actor_params)
-            a_upd = jax.tree.map(lambda u: lr_factor * u, a_upd)
-            new = state.replace(actor_params=optax.apply_updates(state.actor_params, a_upd), actor_opt_state=a_opt)
             c_loss = jnp.zeros(())
             if fit_critics:
                 c_loss, c_grad = jax.value_and_grad(critic_loss)(state.critic_params, mb)
+            if joint_clip:  # torch's clip_grad_norm_ over every parameter; the optimisers' own clips then pass
+                max_norm = hp["max_grad_norm"]
+                scale = jnp.where(max_norm > 0, jnp.minimum(1.0, max_norm / (optax.tree.norm((a_grad, c_grad)) + 1e-6)),
+                                  1.0)
+                a_grad, c_grad = jax.tree.map(lambda g: scale * g, (a_grad, c_grad))
+            a_upd, a_opt = actor_opt.update(a_grad, state.actor_opt_state, state.actor_params)
+            a_upd = jax.tree.map(lambda u: lr_factor * u, a_upd)
+            new = state.replace(actor_params=optax.apply_updates(state.actor_params, a_upd), actor_opt_state=a_opt)
+            if fit_critics:
                 c_upd, c_opt = critic_opt.update(c_grad, state.critic_opt_state, state.critic_params)
                 new = new.replace(critic_params=optax.apply_updates(state.critic_params, c_upd), critic_opt_state=c_opt)
             return new, (a_loss, c_loss, kl, entropy)

@@ -94,9 +94,10 @@ AUTHORS_CRITIC_L2 = 1e-3
 #: cppo_pid.py, focops.py, cup.py, p3o.py, ipo.py): ``learning_iters`` 40 passes, each followed by the full-batch
 #: ``kl_divergence(old_distribution, new_distribution)`` against ``target_kl`` 0.02 (``if kl > target_kl: break``),
 #: and ``LinearLR(actor_optimizer, start_factor=1.0, end_factor=0.0, total_iters=epochs)`` stepped once per
-#: update.  saferl's defaults: 10 epochs, PPO's rule (the minibatch mean against 1.5 target_kl), a constant rate.
+#: update; one backward of loss_pi + loss_r + loss_c and ``clip_grad_norm_(policy.parameters(), 40)`` over the actor
+#: and both critics together.  saferl's defaults: 10 epochs, PPO's rule (the minibatch mean against 1.5 target_kl), a constant rate.
 AUTHORS_FIRST_ORDER = {"epochs": 40, "target_kl": 0.02, "kl_stop_estimate": "full_batch", "kl_stop_factor": 1.0,
-                       "lr_schedule": "linear"}
+                       "lr_schedule": "linear", "grad_clip_scope": "joint"}
 #: Samples per minibatch of the authors' first-order methods (``batch_size`` 64 in their default_cfg)
 AUTHORS_FIRST_ORDER_MINIBATCH = 64
 #: J_c as every method of the authors' code reads it (``logger.get_stats("Metrics/EpCost")``): the epoch's mean of
