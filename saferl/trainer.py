@@ -246,6 +246,8 @@ class Learner:
         }
         for i in range(1, self.env_cost_channels):
             metrics[f"episode_cost_{i}"] = mean(batch.episode_cost[:, i])
+        if "cost_window" in batch.episodes:  # J_c from the window (constraint.window): OmniSafe's / SafePO's EpCost
+            metrics["episode_cost_window"] = batch.episodes["discounted_cost"][0]
         if self.constraint.kind == "var":
             # empirical P(C(tau) >= rho) over the episodes finished in this iteration
             metrics["violation_probability"] = mean((cost >= agent.constraint.limit).astype(jnp.float32))

@@ -180,6 +180,12 @@ def test_seed_values_regret_is_eq2_over_iterations(tmp_path):
     values = table1.seed_values(tmp_path, cfg, summary)
     np.testing.assert_allclose(values["cost_regret"], [5.0 + 2.5, 15.0 + 1.0])
     np.testing.assert_allclose(values["final_return"], [1.0, np.nan])
+    # a run with the windowed J_c (the authors' smoothed EpCost, on which their notebooks sum the regret) uses it
+    window = {0: [26.0, 28.0, 24.0, 25.0], 1: [20.0, 30.0, 31.0, 22.0]}
+    for row in rows:
+        row["episode_cost_window"] = window[row["seed"]][row["iteration"] - 1]
+    runs.write_progress(tmp_path, rows)
+    np.testing.assert_allclose(table1.seed_values(tmp_path, cfg, summary)["cost_regret"], [1.0 + 3.0, 5.0 + 6.0])
 
 
 def test_table_rows_iqm_interval_paper_numbers_and_verdicts():

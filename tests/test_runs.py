@@ -169,6 +169,11 @@ def test_trainer_hands_the_algorithm_the_windowed_cost_estimate():
     assert len(finished) > window  # ToyReach's episodes are short: both batches contribute
     np.testing.assert_allclose(np.asarray(batch.episodes["discounted_cost"])[0], np.mean(finished[-window:]),
                                rtol=1e-5)
+    # and progress.csv logs that J_c as episode_cost_window beside the batch's own mean (the regret of ctrpo-table1)
+    logged = trainer.learner.iteration_metrics(batch, runner.agent)
+    np.testing.assert_allclose(float(logged["episode_cost_window"]), np.mean(finished[-window:]), rtol=1e-5)
+    done = np.asarray(batch.episode_done)
+    np.testing.assert_allclose(float(logged["episode_cost"]), np.asarray(batch.episode_cost)[done, 0].mean(), rtol=1e-5)
 
 
 def test_summary_records_provenance(uninterrupted):

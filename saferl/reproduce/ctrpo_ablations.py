@@ -172,7 +172,7 @@ def seed_values(rows: list[dict], final: dict, seeds: list[int], limit: float) -
     for name, key in (("final_return", "episode_return"), ("final_cost", "episode_cost")):
         per_seed = final.get(key, {}).get("per_seed", [None] * len(seeds))
         values[name] = np.array([np.nan if v is None else v for v in per_seed], float)
-    costs = deep_rl.per_seed_series(rows, "episode_cost", seeds)
+    costs = deep_rl.per_seed_series(rows, table1.regret_cost_column(rows), seeds)
     costs = np.where(np.isnan(costs), limit, costs)
     values["cost_regret"] = np.array([metrics.cost_regret(c, limit) for c in costs])
     return values

@@ -365,14 +365,23 @@ def plan(scale: Scale, out: Path) -> list[tuple[Path, dict]]:
 # --------------------------------------------------------------------------- per-seed values, rows
 
 
+def regret_cost_column(rows: list[dict]) -> str:
+    """The progress column whose per-iteration cost the regret sums: ``episode_cost_window`` (J_c of the windowed
+    estimate, the authors' ``Metrics/EpCost``, on which their plots/helpers.py sums [EpCost - 25]_+) where the run
+    logged it, else ``episode_cost`` (the mean over the iteration's finished episodes)."""
+    return "episode_cost_window" if rows and "episode_cost_window" in rows[0] else "episode_cost"
+
+
 def seed_values(run_dir: Path, cfg: dict, summary: dict) -> dict[str, np.ndarray]:
     """Per seed (NaN where unknown): final return and cost (summary.json's last-10% means) and the cost regret
-    (eq. 2 over the training iterations; an iteration without a finished episode counts as no violation)."""
+    (eq. 2 over the training iterations, on :func:`regret_cost_column`; an iteration without a cost estimate counts as
+    no violation)."""
     final = summary["final"]
     values = {name: np.array([np.nan if v is None else v for v in final[key]["per_seed"]], float)
               for name, key in (("final_return", "episode_return"), ("final_cost", "episode_cost"))}
     limit = cfg["constraint"]["limit"]
-    costs = deep_rl.per_seed_series(runs.read_progress(run_dir), "episode_cost", runs.seed_ids(cfg))
+    rows = runs.read_progress(run_dir)
+    costs = deep_rl.per_seed_series(rows, regret_cost_column(rows), runs.seed_ids(cfg))
     costs = np.where(np.isnan(costs), limit, costs)
     values["cost_regret"] = np.array([metrics.cost_regret(c, limit) for c in costs])
     return values
