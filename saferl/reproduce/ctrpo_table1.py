@@ -327,7 +327,8 @@ def authors_harness(cfg: dict) -> dict:
     first-order family (PPO's subclasses)
     SafePO's loop (:data:`AUTHORS_FIRST_ORDER`): up to 40 epochs of minibatches of
     :data:`AUTHORS_FIRST_ORDER_MINIBATCH` samples, the full-batch KL(pi_k || pi) after each epoch against
-    target_kl 0.02 itself, and the policy's rate decayed linearly to 0 over the run's iterations; and per method
+    target_kl 0.02 itself, and the policy's rate decayed linearly to 0 over the iterations of the paper's 10M-step
+    runs (at ``cpu`` the runs are those runs' first iterations, not shorter runs decayed faster); and per method
     :data:`AUTHORS_METHOD_HPARAMS`; for every method their cost estimate J_c (:data:`AUTHORS_COST_ESTIMATE`)."""
     import saferl.algos  # noqa: F401  (registers every algorithm)
     from saferl.algos import base as algos
@@ -341,7 +342,8 @@ def authors_harness(cfg: dict) -> dict:
         hparams.update(AUTHORS_TRUST_REGION, fvp_subsample=1,
                        critic_minibatches=max(1, batch // AUTHORS_CRITIC_MINIBATCH))
     elif issubclass(algo, PPO):
-        iterations = -(-int(cfg["total_steps"]) // batch)  # the trainer's ceil(total_steps / batch)
+        # the rate decays over the paper's 10M-step runs at every scale: a shorter run is their first iterations
+        iterations = -(-FULL_STEPS // batch)
         hparams.update(AUTHORS_FIRST_ORDER, minibatches=max(1, batch // AUTHORS_FIRST_ORDER_MINIBATCH),
                        lr_decay_steps=iterations)
     hparams.update(AUTHORS_METHOD_HPARAMS.get(cfg["algo"], {}))
