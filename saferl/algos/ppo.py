@@ -3,8 +3,8 @@
 The update is the template the first-order constrained methods reuse: they
 override :meth:`PPO.before_update` (multiplier updates), :meth:`PPO.policy_advantage`
 (how reward and cost advantages combine) and, where the loss itself differs (FOCOPS,
-P3O), :meth:`PPO.policy_loss` with :meth:`PPO.loss_inputs`; ``kl_stop_factor``, ``kl_stop_estimate``
-and :meth:`PPO.stop_kl` set the early stop.
+P3O), :meth:`PPO.policy_loss` with :meth:`PPO.loss_inputs`; the hparams ``kl_stop_estimate`` and
+``kl_stop_factor`` (with :meth:`PPO.stop_kl`) set the early stop.
 
 Early stop (``hparams.kl_stop_estimate``): with ``"minibatch_mean"`` (PPO, PPO-Lag, CPPO, P3O) an epoch's KL is
 the mean of its minibatches' estimates, each taken before that minibatch's update; with ``"full_batch"`` (CUP, as
@@ -69,7 +69,8 @@ class PPO(Algorithm):
         epochs=integer(10, "[1, inf)", "passes over the batch"),
         minibatches=integer(32, "[1, inf)", "minibatches per pass (at most num_envs * rollout_steps)"),
         entropy_coef=real(0.0, "[0, inf)", "weight of the entropy bonus"),
-        target_kl=real(0.02, "[0, inf)", "the passes stop once one's mean KL exceeds kl_stop_factor * target_kl; 0 = never"),
+        target_kl=real(0.02, "[0, inf)",
+                       "the passes stop once one's KL (kl_stop_estimate) exceeds kl_stop_factor * target_kl; 0 = never"),
         kl_stop_estimate=choice("minibatch_mean", KL_STOP_ESTIMATES,
                                 "the epoch's KL of the early stop: the mean of the minibatches' pre-update "
                                 "estimates, or after the epoch the batch mean of KL(pi_ref || pi) (full_batch) or "

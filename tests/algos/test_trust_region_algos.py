@@ -297,7 +297,6 @@ def _three_dim_algo(name, **hp):
 
 
 @pytest.mark.parametrize("name, scaled", [("trpo", ("target_kl", "cg_damping")),
-                                          ("cpo", ("target_kl", "cg_damping")),
                                           ("ctrpo", ("target_kl", "cg_damping", "beta"))])
 def test_the_per_dimension_kl_acts_as_delta_damping_and_beta_times_d_on_the_summed_one(name, scaled):
     """kl_reduction mean_over_action_dims (the C-TRPO authors' KL) divides the KL by d = 3: the Fisher, the line
