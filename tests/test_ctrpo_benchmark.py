@@ -76,6 +76,18 @@ def test_table1_claims_on_the_papers_numbers():
     assert goal["C-TRPO vs CPO, cost regret"] == "overlapping"  # [2017.0, 2690.5] against [2255.4, 2738.3]
 
 
+def test_table1_claims_name_a_tie_instead_of_the_first_method_listed():
+    """At --scale cpu every admissible method can have Reg+ 0 on a velocity task: no method has the lowest."""
+    rows = [{"label": label, "final_cost": cost, "final_return": ret, "cost_regret": regret}
+            for label, cost, ret, regret in (("C-TRPO", 3.0, 10.0, 0.0), ("CPO", 4.0, 12.0, 0.0),
+                                             ("P3O", 2.0, 8.0, 0.0), ("PPO-Lag", 30.0, 20.0, 5.0))]
+    claims = table1.task_claims(rows)
+    assert claims["lowest regret among admissible"] == "tie: C-TRPO, CPO, P3O"  # PPO-Lag is not admissible
+    assert claims["best return among admissible"] == "CPO"
+    rows[2]["cost_regret"] = -1.0  # not a real regret; just a unique minimum
+    assert table1.task_claims(rows)["lowest regret among admissible"] == "P3O"
+
+
 def test_every_fig3_claim_holds_on_the_papers_own_numbers():
     """Sec. 5 states each claim about Fig. 3; read the paper's numbers the way ours are read, each must hold."""
     claims = fig3.fig3_claims(fig3.paper_rows())

@@ -418,11 +418,19 @@ def task_claims(rows: list[dict]) -> dict:
         claims["C-TRPO vs CPO, cost regret"] = interval_order(ctrpo, cpo, "cost_regret")
     # the paper's bold and box: among the methods whose V_c IQM is below the limit (table_envs.ipynb, cell 2)
     admissible = [row for row in constrained if np.isfinite(row["final_cost"]) and row["final_cost"] < LIMIT]
-    claims["best return among admissible"] = (max(admissible, key=lambda r: r["final_return"])["label"]
-                                              if admissible else None)
-    claims["lowest regret among admissible"] = (min(admissible, key=lambda r: r["cost_regret"])["label"]
-                                                if admissible else None)
+    claims["best return among admissible"] = best_of(admissible, "final_return", max)
+    claims["lowest regret among admissible"] = best_of(admissible, "cost_regret", min)
     return claims
+
+
+def best_of(rows: list[dict], name: str, pick) -> str | None:
+    """The label of the row whose ``name`` IQM ``pick`` (max or min) chooses; ``"tie: A, B, ..."`` when several
+    share it (at --scale cpu every method can have Reg+ 0 on a task, and the first one listed is no winner)."""
+    if not rows:
+        return None
+    best = pick(row[name] for row in rows)
+    winners = [row["label"] for row in rows if row[name] == best]
+    return winners[0] if len(winners) == 1 else "tie: " + ", ".join(winners)
 
 
 def table1_checks(rows: list[dict]) -> dict:
