@@ -38,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
+from saferl.reproduce import ctrpo_ablations as ablations
 from saferl.reproduce import ctrpo_fig3 as fig3
 from saferl.reproduce import ctrpo_table1 as table1
 
@@ -48,6 +49,10 @@ AUTHORS_FOLDERS = {"C-TRPO": "ablation/{task}/c-trpo-hyst", table1.TABLE1_CTRPO:
                    "TRPO-Lag": "benchmark/{task}/trpo_lag", "FOCOPS": "benchmark/{task}/focops",
                    "CUP": "benchmark/{task}/cup", "IPO (the authors')": "benchmark/{task}/ipo",
                    "P3O": "benchmark/{task}/p3o", "PPO": "benchmark/{task}/ppo"}
+#: Fig. 10's runs (App. D.2; plots/helpers.py ``load_ablation_data``) under ctrpo-hysteresis's labels
+FIG10_FOLDERS = {"C-TRPO": "ablation/{task}/c-trpo-hyst", table1.TABLE1_CTRPO: "ablation/{task}/c-trpo",
+                 "CPO": "benchmark/{task}/cpo", "CPO (option: hysteresis)": "ablation/{task}/cpo-hyst",
+                 "PPO": "benchmark/{task}/ppo"}
 EPOCH_STEPS = 20_000  # the authors' steps_per_epoch (every run's config.json)
 
 
@@ -60,12 +65,13 @@ def _git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True).stdout
 
 
-def load_runs(repo: Path) -> dict[tuple[str, str], list[list[dict]]]:
+def load_runs(repo: Path, folders: dict[str, str] = AUTHORS_FOLDERS,
+              tasks=table1.TASKS) -> dict[tuple[str, str], list[list[dict]]]:
     """``{(task, label): [rows of one seed's progress.csv, sorted by steps], ...}`` for every task and label."""
     names = _git(repo, "ls-tree", "-r", "--name-only", "HEAD", "data/runs").split()
     out = {}
-    for task in table1.TASKS:
-        for label, folder in AUTHORS_FOLDERS.items():
+    for task in tasks:
+        for label, folder in folders.items():
             prefix = f"data/runs/{folder.format(task=authors_task_id(task))}/"
             files = sorted(n for n in names if n.startswith(prefix) and n.endswith("/progress.csv"))
             seeds = []
@@ -128,6 +134,14 @@ def self_check(runs: dict, reps: int) -> float:
         for (field, _, _), (value, _, _) in zip(fig3.SCORES, paper):
             worst = max(worst, abs(rows[label][field] - value))
     return worst
+
+
+def fig10_at(repo: Path, budget: dict[str, int], reps: int) -> tuple[list[dict], dict]:
+    """Fig. 10's aggregate rows (ctrpo-hysteresis's statistics) over the tasks of ``budget`` and its claims."""
+    entries, _ = entries_at(load_runs(repo, FIG10_FOLDERS, list(budget)), budget)
+    rows, _ = ablations.fig10_rows(entries, reps=reps)
+    checks = {k: v for k, v in ablations.hysteresis_checks(rows).items() if k.startswith("Fig. 10: ")}
+    return rows, checks
 
 
 def fmt(row: dict, field: str) -> str:
@@ -195,6 +209,15 @@ def main() -> None:
         print(f"| {task} | {c.get('C-TRPO final cost vs limit')} | {c.get('C-TRPO vs CPO, return')} | "
               f"{c.get('C-TRPO vs CPO, cost regret')} | {c['best return among admissible']} | "
               f"{c['lowest regret among admissible']} |")
+    fig10_tasks = list(table1.TASKS) if args.steps else list(ablations.CPU_TASKS)
+    fig10_rows, fig10_checks = fig10_at(args.mirror, {task: budget[task] for task in fig10_tasks}, args.reps)
+    print(f"\n| Fig. 10 (the authors' runs; {', '.join(fig10_tasks)}) | return / PPO's | cost / b | "
+          "regret / CPO (no hyst.)'s |\n|---|---|---|---|")
+    for row in fig10_rows:
+        print(f"| {row['method']} | {fmt(row, 'normalized_return')} | {fmt(row, 'normalized_cost')} | "
+              f"{fmt(row, 'normalized_regret')} |")
+    for name, value in fig10_checks.items():
+        print(f"- {name}: {value}")
     if args.ours:
         print_side_by_side(json.loads(args.ours.read_text())["rows"], table_rows)
     if args.json:
@@ -202,7 +225,8 @@ def main() -> None:
         payload = {"budget": budget, "read_at": read_at, "self_check_max_abs_diff": worst,
                    "fig3_rows": [{k: clean(v) for k, v in r.items()} for r in rows], "fig3_claims": claims,
                    "table1_rows": [{k: clean(v) for k, v in r.items() if k != "values"} for r in table_rows],
-                   "table1_claims": task_claims}
+                   "table1_claims": task_claims,
+                   "fig10_rows": [{k: clean(v) for k, v in r.items()} for r in fig10_rows], "fig10_claims": fig10_checks}
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(payload, indent=1, default=str) + "\n")
         print(f"\nwrote {args.json}")
