@@ -1,0 +1,36 @@
+"""benchmarks/authors_at_budget.py: the authors' published runs read at a budget as their notebook reads them."""
+
+import numpy as np
+
+from helpers import load_benchmark_script
+
+
+def _rows(costs, returns=None, epoch=20_000):
+    returns = returns or [float(i) for i in range(len(costs))]
+    return [{"Train/TotalSteps": str(epoch * (i + 1)), "Metrics/EpCost": str(c), "Metrics/EpRet": str(r)}
+            for i, (c, r) in enumerate(zip(costs, returns))]
+
+
+def test_values_at_the_nearest_epoch_with_the_regret_summed_up_to_it():
+    script = load_benchmark_script("authors_at_budget")
+    rows = _rows([30.0, 20.0, 40.0, 26.0])  # epochs at 20k, 40k, 60k, 80k; violations 5, 0, 15, 1
+    assert script.seed_values_at(rows, 58_000) == (60_000, 2.0, 40.0, 20.0)  # nearest epoch 60k: 5 + 0 + 15
+    assert script.seed_values_at(rows, 10_000_000) == (80_000, 3.0, 26.0, 21.0)  # past the end: the last epoch
+    assert script.seed_values_at(rows, 1) == (20_000, 0.0, 30.0, 5.0)
+
+
+def test_entries_take_each_tasks_own_budget():
+    script = load_benchmark_script("authors_at_budget")
+    runs = {("TaskA", "CPO"): [_rows([10.0, 30.0]), _rows([40.0, 50.0])], ("TaskB", "CPO"): [_rows([26.0, 27.0])]}
+    entries, read_at = script.entries_at(runs, {"TaskA": 20_000, "TaskB": 40_000})
+    assert read_at == {"TaskA": 20_000, "TaskB": 40_000}
+    by = {e["task"]: e["values"] for e in entries}
+    np.testing.assert_allclose(by["TaskA"]["cost_regret"], [0.0, 15.0])
+    np.testing.assert_allclose(by["TaskB"]["cost_regret"], [3.0])
+    np.testing.assert_allclose(by["TaskA"]["final_cost"], [10.0, 40.0])
+
+
+def test_task_ids_are_the_authors_folder_names():
+    script = load_benchmark_script("authors_at_budget")
+    assert script.authors_task_id("SafetyAntVelocity") == "SafetyAntVelocity-v1"
+    assert script.authors_task_id("PointGoal1") == "SafetyPointGoal1-v0"
