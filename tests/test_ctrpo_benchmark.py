@@ -340,8 +340,9 @@ def test_the_cpu_plan_trains_every_method_on_every_task_at_its_budget(tmp_path):
     planned = tgt.plan(tgt.scale("cpu"), tmp_path)
     assert len(planned) == 13 * 8 and len({run_dir for run_dir, _ in planned}) == 104
     for run_dir, cfg in planned:
-        assert run_dir.parent.parent.name == cfg["env"] and cfg["seeds"] == 5 and cfg["num_envs"] == 16
-        assert cfg["total_steps"] == table1.CPU_STEPS[cfg["env"]] and cfg["total_steps"] % 16_000 == 0
+        assert run_dir.parent.parent.name == cfg["env"] and cfg["seeds"] == 5
+        assert (cfg["num_envs"], cfg["rollout_steps"]) == (10, 2000)  # the authors' num_envs, steps_per_epoch 20k
+        assert cfg["total_steps"] == table1.CPU_STEPS[cfg["env"]] and cfg["total_steps"] % 20_000 == 0
         assert (cfg["constraint"]["type"], cfg["constraint"]["limit"]) == ("expected", 25.0)
         # J_c: the epoch's mean of SafePO's 50-episode deque means (logger.get_stats("Metrics/EpCost"))
         assert (cfg["constraint"]["window"], cfg["constraint"]["window_statistic"]) == (50, "snapshot_mean")
@@ -351,13 +352,13 @@ def test_the_cpu_plan_trains_every_method_on_every_task_at_its_budget(tmp_path):
         assert cfg["hparams"]["critic_l2"] == 1e-3  # their use_critic_norm
         hp = cfg["hparams"]
         if cfg["algo"] in ("ctrpo", "cpo", "pcpo", "trpo_lag", "trpo"):  # their fvp_obs[::1], critic batch 128
-            assert (hp["fvp_subsample"], hp["critic_minibatches"]) == (1, 125)
+            assert (hp["fvp_subsample"], hp["critic_minibatches"]) == (1, 156)  # 20,000 // 128
             assert hp["kl_reduction"] == "mean_over_action_dims"  # kl_divergence(Normal, Normal).mean()
-        else:  # SafePO's loop: 40 passes of 16,000 / 64 minibatches, KL(pi_k || pi) > 0.02 stops, LinearLR to 0
+        else:  # SafePO's loop: 40 passes of 20,000 // 64 minibatches, KL(pi_k || pi) > 0.02 stops, LinearLR to 0
             assert "fvp_subsample" not in hp
             assert (hp["epochs"], hp["minibatches"], hp["kl_stop_estimate"], hp["kl_stop_factor"], hp["target_kl"],
-                    hp["lr_schedule"], hp["grad_clip_scope"]) == (40, 250, "full_batch", 1.0, 0.02, "linear", "joint")
-            assert hp["lr_decay_steps"] * 16_000 == 10_000_000  # over the paper's runs, whatever the budget
+                    hp["lr_schedule"], hp["grad_clip_scope"]) == (40, 312, "full_batch", 1.0, 0.02, "linear", "joint")
+            assert hp["lr_decay_steps"] == 500  # LinearLR's total_iters = their 500 epochs, whatever the budget
         if "lagrange_init" in hp:  # lagrangian_multiplier_init
             assert hp["lagrange_init"] == 0.001
     by_method = {run_dir.name: cfg["hparams"] for run_dir, cfg in planned if run_dir.parent.parent.name == "PointGoal1"}

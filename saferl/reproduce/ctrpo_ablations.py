@@ -39,9 +39,8 @@ Where the values come from (the figures' values are not in the paper's text)
 
 Where it differs, and why
 -------------------------
-* Our C-TRPO, CPO and environments are saferl's (see ctrpo-table1's differences: 16 x 1000 steps per iteration
-  instead of 10 x 2000, "final" = the mean over the last 10% of iterations, Reg+ from each iteration's finished
-  episodes rather than a 50-episode window).  Intervals of a sweep point are the 95% bootstrap interval of the
+* Our C-TRPO, CPO and environments are saferl's, in the authors' harness (ctrpo-table1's docstring; its batch of
+  10 envs x 2,000 steps since session 17), "final" = the mean over the last 10% of iterations.  Intervals of a sweep point are the 95% bootstrap interval of the
   mean over seeds (:func:`deep_rl.bootstrap_mean`); Fig. 10's are IQMs over seeds x tasks as the authors'.
 * Our C-TRPO starts outside recovery (:mod:`saferl.algos.ctrpo`); the authors' starts in recovery.
 * The cost-value noise: see :mod:`saferl.algos.ctrpo` (each state's value corrupted once, as the authors'
@@ -86,13 +85,14 @@ BOOTSTRAP_REPS = table1.BOOTSTRAP_REPS  # the authors' notebooks: 50,000 resampl
 
 _SMOKE = {"env": "ToyReach", "num_envs": 4, "config": {"iterations_per_chunk": 1, "rollout_steps": 200},
           "tasks": ["ToyReach"], "reps": 2000}
-#: cpu, the Ant sweeps (16 envs x 1000 steps per iteration and runner): env steps per second over all runners, over
+#: cpu, the Ant sweeps (measured with 16 envs x 1000 steps per iteration and runner; the authors' 10 x 2000 since
+#: session 17): env steps per second over all runners, over
 #: the whole training time of the committed cpu sweeps (2026-12-02: beta, 6 points x 3 seeds x 320k steps in 779 s;
 #: cost noise, 5 points in 617 s; MuJoCo C physics).  Those two runs do not separate the compile from the rate, so
 #: the compile is counted inside the rate and not again.
 ANT_SWEEP_STEPS_PER_SECOND = 7_600
 ANT_SWEEP_COMPILE_SECONDS = 0
-CPU_SWEEP_STEPS, CPU_SWEEP_SEEDS = 320_000, 3  # 20 iterations per runner (the paper's: 500 of 20,000 steps)
+CPU_SWEEP_STEPS, CPU_SWEEP_SEEDS = 320_000, 3  # 16 updates of 20,000 steps per runner (the paper's: 500)
 #: cpu, Fig. 10 and phi: the four navigation tasks at ctrpo-table1's cpu budgets (800k steps, 5 seeds)
 CPU_TASKS = ["PointGoal1", "RacecarCircle1", "PointPush1", "CarButton1"]
 
@@ -143,7 +143,7 @@ def sweep_config(kind: str, scale: Scale) -> dict:
     """The resolved config of a sweep target's one run: C-TRPO on the scale's env, every value in one program."""
     key, _, fixed, _ = SWEEPS[kind]
     values = list(scale["values"])
-    settings = deep_rl.train_settings(scale)
+    settings = table1.harness_settings(scale)
     settings.update(total_steps=scale.get("sweep_steps", scale.steps), seeds=scale.get("sweep_seeds", scale.seeds))
     user = {"algo": "ctrpo", "env": scale["env"], **settings, "constraint": {"type": "expected", "limit": LIMIT},
             "hparams": dict(fixed)}

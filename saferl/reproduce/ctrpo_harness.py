@@ -18,6 +18,11 @@ from saferl.reproduce import deep_rl
 
 PAPER_STEPS = 10_000_000  # the paper's runs (Sec. 5)
 
+#: The authors' batch: ``num_envs`` 10 and ``steps_per_epoch`` 20,000 (every stored run's config.json), so 10 envs x
+#: 2,000 steps an update and 500 updates in a 10M-step run; the tasks' ``config_defaults`` are 16 x 1,000.  A
+#: trust-region method's progress is per update (each step is bounded by delta), so at equal env steps a 16,000-step
+#: batch is 25% more updates ahead, and Reg+ sums 625 iterations instead of 500 at 10M (docs/design.md, "The batch").
+AUTHORS_BATCH = {"num_envs": 10, "rollout_steps": 2_000}
 #: The authors' networks where saferl's defaults differ (milosen/ctrpo ``algorithms/baselines/common/model.py``,
 #: shared by all their methods): every actor starts at std 1 (``log_std = zeros``; saferl's default is exp(-0.5))
 #: and every layer has PyTorch's ``nn.Linear`` initialisation (saferl's default is orthogonal).  The rest of
@@ -96,6 +101,15 @@ def authors_harness(cfg: dict) -> dict:
     hparams.update(AUTHORS_METHOD_HPARAMS.get(cfg["algo"], {}))
     return configlib.resolve({**cfg, "network": {**cfg["network"], **HARNESS_NETWORK}, "hparams": hparams,
                               "constraint": {**cfg["constraint"], **AUTHORS_COST_ESTIMATE}})
+
+
+def harness_settings(scale) -> dict:
+    """:func:`deep_rl.train_settings` of ``scale`` with the authors' batch (:data:`AUTHORS_BATCH`) where the scale
+    leaves the batch to the task (``cpu``, ``full``); ``smoke`` keeps its own small one."""
+    settings = deep_rl.train_settings(scale)
+    if scale.get("num_envs") is None:
+        settings = {**AUTHORS_BATCH, **settings}
+    return settings
 
 
 def plan_with_harness(methods: list, task: str, out: Path, base: dict) -> list[tuple[Path, dict]]:

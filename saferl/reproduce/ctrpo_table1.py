@@ -34,10 +34,6 @@ What matches the paper (spec: /work/shared/specs/environments.md, 3.1)
 
 Where it differs, and why
 -------------------------
-* 16 environments x 1000 steps per iteration (the tasks' ``config_defaults``, whose throughput was
-  measured) instead of 10 x 2000 (20,000 steps per epoch): at 10M steps Reg+ sums 625 iterations, not 500,
-  so at the same violation per step our Reg+ is 1.25x the paper's.  Fig. 3's CPO-normalised regret
-  cancels the factor; Table 1's absolute Reg+ does not.
 * "Final" is the mean over the last 10% of iterations (``summary.json``, as every saferl table), the paper's
   the last epoch's value: ours is less noisy and lags a still-improving policy slightly.
 * The environments are saferl's ports (see each module's docstring; the velocity tasks step MuJoCo C on the
@@ -53,8 +49,10 @@ Where it differs, and why
   averaged over the action dimensions (:data:`AUTHORS_TRUST_REGION`), J_c as SafePO's logger reads it
   (:data:`AUTHORS_COST_ESTIMATE`) and the regret summed on it (:func:`regret_cost_column`), SafePO's first-order
   loop (:data:`AUTHORS_FIRST_ORDER`) and the per-method values of :data:`AUTHORS_METHOD_HPARAMS`; and Table 1's
-  C-TRPO row is the b_H = b run (:data:`TABLE1_CTRPO`).  Tables trained before these carry the differences and
-  say so in docs/design.md.
+  C-TRPO row is the b_H = b run (:data:`TABLE1_CTRPO`).  Then (session 17) the authors' batch of 10 envs x 2,000
+  steps (:data:`AUTHORS_BATCH`; until then the tasks' 16 x 1,000, 25% more updates at equal steps and Reg+ summed
+  over 625 iterations at 10M instead of 500).  Tables trained before these carry the differences and say so in
+  docs/design.md.
 * Not matched, by choice (docs/design.md, "Found third"): where the authors' code departs from the method it is
   named after, our row stays the method -- their PCPO steps along sqrt(2 delta / q) g (``fvp(x)`` where H^-1 g was
   meant), their FOCOPS's indicator scales the whole surrogate by the fraction of in-bound states (a (B, 1) x (B,)
@@ -76,8 +74,8 @@ from saferl import config as configlib
 from saferl import metrics, plotting, runs
 from saferl.reproduce import deep_rl
 from saferl.reproduce.ctrpo_harness import (  # noqa: F401  (the harness's names, as the targets read them)
-    AUTHORS_COST_ESTIMATE, AUTHORS_FIRST_ORDER, AUTHORS_METHOD_HPARAMS, AUTHORS_TRUST_REGION, HARNESS_NETWORK, PAPER_STEPS,
-    authors_harness, plan_with_harness)
+    AUTHORS_BATCH, AUTHORS_COST_ESTIMATE, AUTHORS_FIRST_ORDER, AUTHORS_METHOD_HPARAMS, AUTHORS_TRUST_REGION,
+    HARNESS_NETWORK, PAPER_STEPS, authors_harness, harness_settings, plan_with_harness)
 from saferl.reproduce.framework import Scale, target
 
 LIMIT = 25.0  # spec 3.1: cost_limit 25.0 for all eight tasks
@@ -235,14 +233,14 @@ CPU_STEPS_PER_SECOND = {"PointGoal1": 49_900, "PointPush1": 37_400, "CarButton1"
 COMPILE_SECONDS = {"PointGoal1": 22, "PointPush1": 31, "CarButton1": 44, "RacecarCircle1": 41,
                    "SafetyHalfCheetahVelocity": 28, "SafetyHopperVelocity": 25, "SafetyAntVelocity": 42,
                    "SafetyHumanoidVelocity": 55}
-#: cpu: env steps per seed per task, in whole 16,000-step iterations, chosen so that 12 methods x 8 tasks x 5 seeds
-#: fit a night on 2 cores at the rates first estimated (8.4 h; they took 3.3 h): the navigation tasks 800k (50
-#: iterations, 8% of the paper's 10M), the velocity tasks HalfCheetah 20 iterations, Hopper 15, Ant 7, Humanoid 6
-#: (1-3% of the paper's budget: early-training rows, not converged ones).  Until 2026-12-02 (MJX physics) they were
-#: 10, 5, 4 and 2 iterations.
+#: cpu: env steps per seed per task, in whole 20,000-step updates (the authors' epochs), chosen so that the methods x
+#: 8 tasks x 5 seeds fit a night on 2 cores: the navigation tasks 800k (40 updates, 8% of the paper's 10M), the
+#: velocity tasks HalfCheetah 16 updates, Hopper 12, Ant 6, Humanoid 5 (1-3% of the paper's budget: early-training
+#: rows, not converged ones).  Until session 17 (16,000-step iterations) Ant had 112k and Humanoid 96k; until
+#: 2026-12-02 (MJX physics) the velocity tasks had 10, 5, 4 and 2 iterations.
 CPU_STEPS = {"PointGoal1": 800_000, "PointPush1": 800_000, "CarButton1": 800_000, "RacecarCircle1": 800_000,
-             "SafetyHalfCheetahVelocity": 320_000, "SafetyHopperVelocity": 240_000, "SafetyAntVelocity": 112_000,
-             "SafetyHumanoidVelocity": 96_000}
+             "SafetyHalfCheetahVelocity": 320_000, "SafetyHopperVelocity": 240_000, "SafetyAntVelocity": 120_000,
+             "SafetyHumanoidVelocity": 100_000}
 SEEDS = 5  # the paper's (Sec. 5)
 FULL_STEPS = PAPER_STEPS  # the paper's (Sec. 5)
 
@@ -285,7 +283,7 @@ def task_steps(scale: Scale, task: str) -> int:
 
 def task_base(scale: Scale, task: str) -> dict:
     """The config every method trains with on ``task`` at ``scale`` (before its own overrides)."""
-    return {**deep_rl.train_settings(scale), "total_steps": task_steps(scale, task),
+    return {**harness_settings(scale), "total_steps": task_steps(scale, task),
             "constraint": {"type": "expected", "limit": LIMIT}}
 
 
