@@ -22,9 +22,10 @@ root, after ``fetch`` has mirrored milosen/ctrpo::
         --ours docs/results/ctrpo-table1-cpu/results.json     # + ours beside theirs, task by task
 
 With ``--ours`` (a ctrpo-table1 results.json trained at these budgets) it prints per task and method our IQM
-[interval] beside theirs and whether the intervals overlap.  Units differ in two places: our "final" is the mean
-of the last 10% of iterations (theirs one epoch's rolling mean), and our Reg+ sums 16,000-step iterations (theirs
-20,000-step epochs), so ours is also shown x 0.8, per 20,000 steps.
+[interval] beside theirs and whether the intervals overlap.  Our "final" is the mean of the last 10% of iterations
+(theirs one epoch's rolling mean).  Our Reg+ sums our iterations, theirs 20,000-step epochs: the runs trained since
+d92f081 take their batch (``--ours-batch`` 20000, the default); tables of 16 x 1000 iterations need
+``--ours-batch 16000``, which shows our Reg+ x 0.8, per 20,000 steps.
 """
 
 from __future__ import annotations
@@ -116,9 +117,7 @@ def fig3_at(entries: list[dict], reps: int) -> list[dict]:
     for label in dict.fromkeys(e["label"] for e in entries):
         row = {"method": label, "label": label}
         for field, _, _ in fig3.SCORES:
-            matrix = scores[field][label]
-            ci = fig3.metrics.stratified_bootstrap_ci(matrix, statistic=fig3.metrics.iqm, reps=reps)
-            row[field], row[f"{field}_lo"], row[f"{field}_hi"] = ci.estimate, ci.lower, ci.upper
+            row[field], row[f"{field}_lo"], row[f"{field}_hi"] = fig3.aggregate(scores[field][label], reps)
         row["group"] = fig3.group_of(row["normalized_final_cost_lo"], row["normalized_final_cost_hi"])
         rows.append(row)
     return rows
@@ -144,21 +143,19 @@ def fig10_at(repo: Path, budget: dict[str, int], reps: int) -> tuple[list[dict],
     return rows, checks
 
 
-def fmt(row: dict, field: str) -> str:
-    return f"{row[field]:.2f} [{row[f'{field}_lo']:.2f}, {row[f'{field}_hi']:.2f}]"
+def fmt(row: dict, field: str, digits: int = 2) -> str:
+    return f"{row[field]:.{digits}f} [{row[f'{field}_lo']:.{digits}f}, {row[f'{field}_hi']:.{digits}f}]"
 
 
-def overlap(a: tuple[float, float], b: tuple[float, float]) -> str:
-    return "above" if a[0] > b[1] else "below" if a[1] < b[0] else "overlap"
-
-
-def print_side_by_side(ours: list[dict], theirs: list[dict]) -> None:
-    """Per task and method: our V_r, V_c, Reg+ IQM [interval] beside the authors' at the same budget."""
+def print_side_by_side(ours: list[dict], theirs: list[dict], ours_batch: int) -> None:
+    """Per task and method: our V_r, V_c, Reg+ IQM [interval] beside the authors' at the same budget, our Reg+ per
+    20,000 steps (x ``ours_batch`` / 20,000)."""
     by = {(r["env"], r["label"]): r for r in theirs if "final_cost" in r}
-    iteration_to_epoch = 16_000 / EPOCH_STEPS
+    iteration_to_epoch = ours_batch / EPOCH_STEPS
     for task in table1.TASKS:
         print(f"\n#### {task}: ours / the authors' runs at the same budget (ours above/below/overlap theirs)")
-        print("| method | V_r ours | V_r authors' | | V_c ours | V_c authors' | | Reg+ ours (x 0.8) | Reg+ authors' | |")
+        print(f"| method | V_r ours | V_r authors' | | V_c ours | V_c authors' | | Reg+ ours (x {iteration_to_epoch:g}) | "
+              "Reg+ authors' | |")
         print("|---|---|---|---|---|---|---|---|---|---|")
         for row in (r for r in ours if r["env"] == task and "final_cost" in r):
             other = by.get((task, row["label"]))
@@ -167,10 +164,9 @@ def print_side_by_side(ours: list[dict], theirs: list[dict]) -> None:
             cells = []
             for name in table1.QUANTITIES:
                 scale = iteration_to_epoch if name == "cost_regret" else 1.0
-                mine = tuple(scale * row[k] for k in (name, f"{name}_lo", f"{name}_hi"))
-                ref = tuple(other[k] for k in (name, f"{name}_lo", f"{name}_hi"))
-                cells += [f"{mine[0]:.1f} [{mine[1]:.1f}, {mine[2]:.1f}]", f"{ref[0]:.1f} [{ref[1]:.1f}, {ref[2]:.1f}]",
-                          overlap(mine[1:], ref[1:])]
+                mine = {k: scale * row[k] for k in (name, f"{name}_lo", f"{name}_hi")}
+                order = table1.interval_order(mine, other, name)
+                cells += [fmt(mine, name, 1), fmt(other, name, 1), order]
             print(f"| {row['method']} | " + " | ".join(cells) + " |")
 
 
@@ -181,6 +177,8 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=table1.BOOTSTRAP_REPS, help="bootstrap resamples")
     parser.add_argument("--json", type=Path, help="also write the rows and claims here")
     parser.add_argument("--ours", type=Path, help="a ctrpo-table1 results.json to print beside the authors' runs")
+    parser.add_argument("--ours-batch", type=int, default=EPOCH_STEPS,
+                        help="env steps per iteration of the --ours runs (their Reg+ is shown per 20,000 steps)")
     args = parser.parse_args()
     runs = load_runs(args.mirror)
     worst = self_check(runs, args.reps)
@@ -219,7 +217,7 @@ def main() -> None:
     for name, value in fig10_checks.items():
         print(f"- {name}: {value}")
     if args.ours:
-        print_side_by_side(json.loads(args.ours.read_text())["rows"], table_rows)
+        print_side_by_side(json.loads(args.ours.read_text())["rows"], table_rows, args.ours_batch)
     if args.json:
         clean = lambda v: float(v) if isinstance(v, (np.floating, float)) else v  # noqa: E731
         payload = {"budget": budget, "read_at": read_at, "self_check_max_abs_diff": worst,

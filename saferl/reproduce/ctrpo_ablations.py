@@ -40,8 +40,8 @@ Where the values come from (the figures' values are not in the paper's text)
 Where it differs, and why
 -------------------------
 * Our C-TRPO, CPO and environments are saferl's, in the authors' harness (ctrpo-table1's docstring; its batch of
-  10 envs x 2,000 steps since session 17), "final" = the mean over the last 10% of iterations.  Intervals of a sweep point are the 95% bootstrap interval of the
-  mean over seeds (:func:`deep_rl.bootstrap_mean`); Fig. 10's are IQMs over seeds x tasks as the authors'.
+  10 envs x 2,000 steps since session 17), "final" = the mean over the last 10% of iterations.  Intervals of a
+  sweep point are the 95% bootstrap interval of the mean over seeds (:func:`deep_rl.bootstrap_mean`); Fig. 10's are IQMs over seeds x tasks as the authors'.
 * Our C-TRPO starts outside recovery (:mod:`saferl.algos.ctrpo`); the authors' starts in recovery.
 * The cost-value noise: see :mod:`saferl.algos.ctrpo` (each state's value corrupted once, as the authors'
   ``NoisyBuffer``; a terminal step's bootstrap differs).
@@ -86,10 +86,9 @@ BOOTSTRAP_REPS = table1.BOOTSTRAP_REPS  # the authors' notebooks: 50,000 resampl
 _SMOKE = {"env": "ToyReach", "num_envs": 4, "config": {"iterations_per_chunk": 1, "rollout_steps": 200},
           "tasks": ["ToyReach"], "reps": 2000}
 #: cpu, the Ant sweeps (measured with 16 envs x 1000 steps per iteration and runner; the authors' 10 x 2000 since
-#: session 17): env steps per second over all runners, over
-#: the whole training time of the committed cpu sweeps (2026-12-02: beta, 6 points x 3 seeds x 320k steps in 779 s;
-#: cost noise, 5 points in 617 s; MuJoCo C physics).  Those two runs do not separate the compile from the rate, so
-#: the compile is counted inside the rate and not again.
+#: session 17): env steps per second over all runners, over the whole training time of the committed cpu sweeps
+#: (2026-12-02: beta, 6 points x 3 seeds x 320k steps in 779 s; cost noise, 5 points in 617 s; MuJoCo C physics).
+#: Those two runs do not separate the compile from the rate, so the compile is counted inside the rate and not again.
 ANT_SWEEP_STEPS_PER_SECOND = 7_600
 ANT_SWEEP_COMPILE_SECONDS = 0
 CPU_SWEEP_STEPS, CPU_SWEEP_SEEDS = 320_000, 3  # 16 updates of 20,000 steps per runner (the paper's: 500)
