@@ -142,12 +142,19 @@ def test_normalisers_scores_and_aggregates_by_hand():
 def test_groups_and_the_figures_order():
     scores, _ = fig3.normalized_scores(_entries(), fig3.normalisers(_entries()))
     rows = fig3.fig3_rows(_entries(), scores)
-    assert [r["method"] for r in rows] == ["C-TRPO (u)", "CPO (u)", table1.PAPER_IPO, "PPO (u)"]
+    assert [r["method"] for r in rows] == ["C-TRPO (u)", "CPO (u)", "PPO (u)"]
     groups = {r["label"]: r["group"] for r in rows if "group" in r}
     # C-TRPO's normalised costs are all < 0, PPO's all > 0, CPO's from -0.04 to 0.4: safe, unsafe, undecided
     assert groups == {"C-TRPO": "probably_safe", "CPO": "undecided", "PPO": "probably_unsafe"}
     assert rows[1]["paper_group"] == "probably_unsafe" and rows[1]["paper_normalized_return"] == 0.6802
-    assert "group" not in rows[2] and rows[2]["paper_normalized_regret"] == 1.5257  # the paper's IPO, paper only
+    # a row of what the paper ran under a method's name (ctrpo_table1.AS_RUN) carries that name's numbers, and the
+    # claims read it under that name
+    as_run = [dict(e, label="IPO (reversed barrier)", method="IPO (reversed barrier)") for e in _entries()
+              if e["label"] == "CPO"]
+    scores, _ = fig3.normalized_scores(_entries() + as_run, fig3.normalisers(_entries()))
+    ipo = next(r for r in fig3.fig3_rows(_entries() + as_run, scores) if r["label"] == "IPO (reversed barrier)")
+    assert ipo["paper_normalized_regret"] == 1.5257 and ipo["normalized_regret"] == rows[1]["normalized_regret"]
+    assert fig3.paper_name("PCPO (step along g)") == "PCPO" and fig3.paper_name("CPO") == "CPO"
     # within a group, by return; a safe method with less return still comes before an undecided one
     shuffled = {k: v for k, v in VALUES.items()}
     shuffled[("A", "C-TRPO")] = ([1.0, 1.0], [10.0, 20.0], [50.0, 150.0])
@@ -211,7 +218,7 @@ def test_table_rows_iqm_interval_paper_numbers_and_verdicts():
     hyst["values"] = {**hyst["values"], "final_cost": np.array([40.0, 50.0])}
     rows = table1.table_rows(entries + [hyst])
     goal = [r for r in rows if r["env"] == "PointGoal1"]
-    assert [r["method"] for r in goal] == ["PPO (u)", "CPO (u)", "C-TRPO (u)", "C-TRPO (hyst)", table1.PAPER_IPO]
+    assert [r["method"] for r in goal] == ["PPO (u)", "CPO (u)", "C-TRPO (u)", "C-TRPO (hyst)"]
     assert goal[2]["paper_final_cost"] == 29.6 and not any(k.startswith("paper_") for k in goal[3])
     cpo = goal[1]
     # two seeds: the IQM is the mean, every bootstrap resample's mean lies in [min, max] and both occur (p = 1/4)
@@ -220,6 +227,8 @@ def test_table_rows_iqm_interval_paper_numbers_and_verdicts():
     assert (cpo["paper_final_cost"], cpo["paper_final_cost_lo"], cpo["paper_final_cost_hi"]) == pytest.approx(
         (28.2, 24.8, 32.3))
     assert "paper_final_cost" not in goal[0]  # the paper has no PPO row
+    pcpo = table1.table_rows([dict(entries[1], label="PCPO (step along g)")])[0]  # what the paper ran as PCPO
+    assert (pcpo["paper_final_return"], pcpo["paper_final_cost"]) == (18.8, 28.9)  # Table 1, PCPO on PointGoal
     checks = table1.table1_checks(rows)
     assert checks["PointGoal1"]["C-TRPO final cost vs limit"] == {"ours": "probably_safe", "paper": "probably_unsafe",
                                                                  "agree": False}
@@ -313,13 +322,11 @@ def test_both_targets_train_their_plan_once_and_tabulate_it(tmp_path, fake_train
     # the b_H = 0.8 b C-TRPO (Fig. 3's) carries no Table 1 numbers of the paper; the b_H = b one (Table 1's) does
     assert ctrpo["method"] == "C-TRPO (1/(1-gamma) units)" and "paper_final_cost" not in ctrpo
     assert rows[("PointGoal1", table1.TABLE1_CTRPO)]["paper_final_cost"] == 29.6
-    assert rows[("PointGoal1", table1.PAPER_IPO)]["paper_final_return"] == 6.6 and "final_return" not in rows[
-        ("PointGoal1", table1.PAPER_IPO)]
     assert first["checks"]["PointGoal1"]["C-TRPO vs CPO, cost regret"] == {"ours": "below", "paper": "overlapping",
                                                                           "agree": False}
 
     by = {r["label"]: r for r in second["rows"]}
-    assert [r["label"] for r in second["rows"]] == ["C-TRPO", "CPO", table1.PAPER_IPO, "PPO"]
+    assert [r["label"] for r in second["rows"]] == ["C-TRPO", "CPO", "PPO"]
     # normalised by PPO's mean return (12, 24) and CPO's regret IQM (7.5 on both): C-TRPO's returns 0.75, 1, 0.75, 1
     assert second["settings"]["normalisers"] == {"PointGoal1": {"ppo_return": 12.0, "cpo_regret": 7.5},
                                                  "RacecarCircle1": {"ppo_return": 24.0, "cpo_regret": 7.5}}
@@ -366,8 +373,12 @@ def test_the_cpu_plan_trains_every_method_on_every_task_at_its_budget(tmp_path):
             ) == (0.8, 1.0)  # Fig. 3's runs and Table 1's
     assert (by_method["P3O"]["kappa"], by_method["P3O"]["cost_advantage"]) == (10.0, "centred")
     assert (by_method["CUP"]["multiplier_max"], by_method["CUP"]["projection_epochs"]) == (0.2, 40)
-    assert (by_method["FOCOPS"]["lagrange_optimizer"], by_method["FOCOPS"]["lagrange_lr"],
-            by_method["FOCOPS"]["advantage_scaling"]) == ("adam", 0.035, "one_plus_nu")
+    focops = by_method["FOCOPS_in-bound_fraction"]
+    assert (focops["lagrange_optimizer"], focops["lagrange_lr"], focops["advantage_scaling"],
+            focops["indicator_scope"]) == ("adam", 0.035, "one_plus_nu", "in_bound_fraction")
+    # what the paper ran as PCPO and IPO (SafePO's pcpo.py, ipo.py), labelled so
+    assert by_method["PCPO_step_along_g_OmniSafe_units"]["reward_direction"] == "fisher_product"
+    assert by_method["IPO_reversed_barrier"]["barrier_form"] == "reversed_sign"
     assert {cfg["algo"] for _, cfg in planned} == {algo for _, algo, _ in table1.METHODS}
     assert [table1.task_steps(tgt.scale("full"), task) for task in table1.TASKS] == [10_000_000] * 8
 
@@ -401,7 +412,7 @@ def test_fig3_smoke_reuses_table1s_runs(smoke_out):
         reproduce.run("ctrpo-table1", "smoke", smoke_out)
     result = reproduce.run("ctrpo-fig3", "smoke", smoke_out)
     assert [r["status"] for r in result["runs"]] == ["reused"] * 8
-    assert {r["label"] for r in result["rows"]} == {"C-TRPO", "CPO", "PPO", table1.PAPER_IPO}  # b_H = b: Table 1's
+    assert {r["label"] for r in result["rows"]} == {"C-TRPO", "CPO", "PPO"}  # b_H = b: Table 1's
     assert (smoke_out / "ctrpo_fig3.png").read_bytes()[:4] == b"\x89PNG"
 
 

@@ -22,6 +22,16 @@ also an Adam multiplier at rate 0.035, ``lagrange_optimizer: adam``).
 Several constraints J_c,i <= b_i: the Lagrangian of the trust-region problem has one multiplier
 nu_i per constraint, so eq. 8 becomes pi* ∝ pi_k exp((A_r - sum_i nu_i A_c,i) / lambda), eq. 10-11
 weigh r (A_r - sum_i nu_i A_c,i), and each nu_i takes its projected step on J_c,i - b_i.
+
+``indicator_scope: in_bound_fraction`` is the loss the C-TRPO paper's FOCOPS runs minimised
+(milosen/ctrpo ``algorithms/baselines/focops.py``, SafePO's): there the per-state KL has shape
+(B, 1) and ``ratio * adv`` shape (B,), so ``(temp_kl - ratio * adv / lambda) * indicator``
+broadcasts to (B, B) and its mean is
+
+    mean_s(D_KL[s] 1{D_KL[s] <= eta}) - (fraction of states within eta) mean_(s,a)(r A) / lambda,
+
+the surrogate taken over every state, scaled by the in-bound fraction, instead of only over the
+states within eta.  The default ``per_state`` is eq. 10-11.  docs/design.md, "Found fourth".
 """
 
 from __future__ import annotations
@@ -36,6 +46,10 @@ from saferl.algos.ppo_lag import PPOLag
 from saferl.hparams import choice, declare, real
 
 
+#: the choices of ``hparams.indicator_scope`` (module docstring)
+INDICATOR_SCOPES = ("per_state", "in_bound_fraction")
+
+
 @register
 class FOCOPS(PPOLag):
     name = "focops"
@@ -48,7 +62,10 @@ class FOCOPS(PPOLag):
                        # (gaussian_kl(new, old)) against delta itself
                        kl_stop_estimate="full_batch_reverse", kl_stop_factor=1.0,
                        advantage_scaling=choice("none", ("none", "one_plus_nu"),
-                                                "A_r - nu A_c as eq. 8 (none) or divided by 1 + nu (SafePO's FOCOPS)"))
+                                                "A_r - nu A_c as eq. 8 (none) or divided by 1 + nu (SafePO's FOCOPS)"),
+                       indicator_scope=choice("per_state", INDICATOR_SCOPES,
+                                              "eq. 10's indicator on each state's term (per_state) or, on the "
+                                              "surrogate, the fraction of states within eta (the C-TRPO paper's runs)"))
 
     def policy_advantage(self, agent, batch):
         """A_r - sum_i nu_i A_c,i, the exponent of eq. 8 (not divided by 1 + nu as in PPO-Lag)."""
@@ -63,5 +80,9 @@ class FOCOPS(PPOLag):
         state_kl = self.actor.kl(dist, mb["dist"])
         ratio = jnp.exp(log_prob - mb["log_prob"])
         inside = jax.lax.stop_gradient(state_kl <= self.hp["state_kl_bound"]).astype(state_kl.dtype)
-        loss = jnp.mean((state_kl - ratio * mb["advantage"] / self.hp["temperature"]) * inside)
+        surrogate = ratio * mb["advantage"] / self.hp["temperature"]
+        if self.hp["indicator_scope"] == "in_bound_fraction":  # the broadcast (B, 1) - (B,) of SafePO's focops.py
+            loss = jnp.mean(state_kl * inside) - jnp.mean(inside) * jnp.mean(surrogate)
+        else:
+            loss = jnp.mean((state_kl - surrogate) * inside)
         return loss, jnp.mean(state_kl)

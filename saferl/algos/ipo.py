@@ -15,11 +15,13 @@ The barrier is undefined once J_c >= b, and the IPO paper starts from feasible p
 authors' IPO) takes PPO steps on -A_c alone -- the pessimistic clipped cost surrogate -- until
 J_c < b; ``cap`` keeps the penalty at ``penalty_max`` (OmniSafe's IPO).
 
-Not the C-TRPO authors' IPO.  Their feasible branch (milosen/ctrpo, ``algorithms/baselines/ipo.py``)
-adds ``mean(ratio * A_c) / (t (J_c - b))`` to the loss; with J_c < b that divides by a negative
-number, so their barrier term rewards cost where IPO's eq. 6-7 (and this module) penalise it.  Only
-the recovery branch matches, so our IPO rows are not comparable with the C-TRPO paper's IPO numbers,
-and every results table labels them as this module's IPO.
+``barrier_form: reversed_sign`` is the loss the C-TRPO paper's IPO runs minimised (milosen/ctrpo
+``algorithms/baselines/ipo.py``, SafePO's).  Where J_c < b their loss is PPO's clipped reward loss plus
+``mean(ratio * A_c) / (t (J_c - b))``: J_c - b is negative there, so the term rewards cost where
+IPO's barrier (eq. 6-7, the default ``log_barrier``) penalises it, with a weight 1 / (t (b - J_c))
+that is not capped, on the unclipped ratio, beside the reward advantage alone (not over 1 + kappa).
+Where J_c >= b they minimise ``mean(max(ratio A_c, clip(ratio) A_c))``: the recovery branch above, on
+the centred A_c (not standardised).  ``infeasible`` does not apply to it.  docs/design.md, "Found fourth".
 
 Several constraints J_c,i <= b_i (the IPO paper's multi-constraint objective, one barrier per
 constraint): L^CLIP + sum_i log(b_i - J_c,i) / t, whose gradient weighs grad J_c,i by
@@ -27,7 +29,8 @@ kappa_i = 1 / (t (b_i - J_c,i)), each capped at ``penalty_max``; the advantage i
 (A_r - sum_i kappa_i A_c,i) / (1 + sum_i kappa_i).  ``infeasible`` acts per channel: with ``cap`` an
 infeasible channel's kappa_i is ``penalty_max``; with ``recover`` any infeasible channel switches the
 update to recovery, PPO steps on -(sum of the infeasible channels' A_c,i) (standardised), until every
-J_c,i < b_i.
+J_c,i < b_i.  With ``reversed_sign`` the term is sum_i mean(ratio A_c,i) / (t (J_c,i - b_i)) while
+every J_c,i < b_i, and recovery otherwise as with ``recover``.
 """
 
 from __future__ import annotations
@@ -48,6 +51,10 @@ def barrier_penalty(cost, limit, t, penalty_max):
     return jnp.where(slack > 0, jnp.minimum(kappa, penalty_max), penalty_max)
 
 
+#: the choices of ``hparams.barrier_form`` (module docstring)
+BARRIER_FORMS = ("log_barrier", "reversed_sign")
+
+
 @register
 class IPO(PPO):
     name = "ipo"
@@ -56,7 +63,10 @@ class IPO(PPO):
     defaults = declare(PPO.defaults,
                        barrier_t=real(20.0, "(0, inf)", "t, the log barrier's sharpness"),
                        penalty_max=real(1.0, "(0, inf)", "cap of the barrier weight 1 / (t (b - J_c))"),
-                       infeasible=choice("recover", ("recover", "cap"), "where the barrier is undefined"))
+                       infeasible=choice("recover", ("recover", "cap"), "where the barrier is undefined"),
+                       barrier_form=choice("log_barrier", BARRIER_FORMS,
+                                           "IPO's barrier as a capped cost penalty (log_barrier) or the C-TRPO "
+                                           "paper's runs' term mean(r A_c) / (t (J_c - b)), which rewards cost"))
 
     def penalty(self, agent, batch):
         """kappa_i of every constraint (:func:`barrier_penalty`)."""
@@ -64,9 +74,15 @@ class IPO(PPO):
                                self.hp["penalty_max"])
 
     def recovering(self, agent, batch):
-        """Per constraint: whether it is infeasible (J_c,i >= b_i) and ``infeasible`` is ``recover``."""
+        """Per constraint: whether it is infeasible (J_c,i >= b_i) and ``infeasible`` is ``recover`` (always with
+        ``barrier_form: reversed_sign``)."""
         cost, limit = self.constraint_values(agent, batch)
-        return jnp.asarray(self.hp["infeasible"] == "recover") & (cost >= limit)
+        recover = self.hp["infeasible"] == "recover" or self.hp["barrier_form"] == "reversed_sign"
+        return jnp.asarray(recover) & (cost >= limit)
+
+    @property
+    def reversed_sign(self) -> bool:
+        return self.hp["barrier_form"] == "reversed_sign"
 
     def before_update(self, agent, batch):
         cost, _ = self.constraint_values(agent, batch)
@@ -75,13 +91,29 @@ class IPO(PPO):
                        "recovering": jnp.any(self.recovering(agent, batch)).astype(jnp.float32)}
 
     def policy_advantage(self, agent, batch):
-        kappa = self.penalty(agent, batch)
         cost_adv = centred_cost_advantage(batch)
-        barrier = penalised_advantage(normalize(batch.advantages[:, 0]), cost_adv, kappa)
-        # recovery: PPO's clipped surrogate on -A_c is the pessimistic clip of the cost surrogate
         violated = self.recovering(agent, batch)
-        if cost_adv.ndim == 1:  # one constraint
-            recovery = -normalize(cost_adv)
-        else:  # the infeasible channels' cost, summed
-            recovery = -normalize(jnp.sum(cost_adv * violated.astype(cost_adv.dtype), axis=-1))
-        return jnp.where(jnp.any(violated), recovery, barrier)
+        # recovery: PPO's clipped surrogate on -A_c is the pessimistic clip of the cost surrogate
+        recovery = -(cost_adv if cost_adv.ndim == 1 else jnp.sum(cost_adv * violated.astype(cost_adv.dtype), axis=-1))
+        if self.reversed_sign:  # the barrier is a separate term of the loss (loss_inputs); A_c centred, not standardised
+            return jnp.where(jnp.any(violated), recovery, normalize(batch.advantages[:, 0]))
+        barrier = penalised_advantage(normalize(batch.advantages[:, 0]), cost_adv, self.penalty(agent, batch))
+        return jnp.where(jnp.any(violated), normalize(recovery), barrier)
+
+    def loss_inputs(self, agent, batch) -> dict:
+        """With ``reversed_sign``: per sample, sum_i A_c,i / (t (J_c,i - b_i)) while every J_c,i < b_i, else 0."""
+        if not self.reversed_sign:
+            return {}
+        cost, limit = self.constraint_values(agent, batch)
+        cost_adv = centred_cost_advantage(batch)
+        gap = cost - limit
+        feasible = jnp.all(gap < 0)
+        weight = 1.0 / (self.hp["barrier_t"] * jnp.where(gap < 0, gap, -1.0))
+        term = cost_adv * weight if cost_adv.ndim == 1 else cost_adv @ weight
+        return {"barrier_term": jnp.where(feasible, term, 0.0)}
+
+    def policy_loss(self, agent, dist, log_prob, mb):
+        loss, kl = super().policy_loss(agent, dist, log_prob, mb)
+        if self.reversed_sign:
+            loss = loss + jnp.mean(jnp.exp(log_prob - mb["log_prob"]) * mb["barrier_term"])
+        return loss, kl

@@ -19,6 +19,18 @@ linearised constraints in the same KL metric,
 solved in its m-dimensional dual (:func:`saferl.core.cpo_dual.pcpo_projection_multi`; for m = 1 the
 closed form above), then scaled back onto the trust region as before; the line search asks every
 cost surrogate change to stay within ``max(0, -c_i)``.
+
+``reward_direction: fisher_product`` is the step the C-TRPO paper's PCPO runs took (milosen/ctrpo
+``algorithms/baselines/pcpo.py``, SafePO's): there the reward part of the step is
+``alpha * fvp(x)`` with x = H^-1 g from conjugate gradients, i.e. ``alpha * H H^-1 g ~ alpha g``,
+the Euclidean gradient at the natural step's length coefficient, while the projection coefficient
+is eq. 4-5's,
+
+    x = alpha g - max(0, (alpha g^T H^-1 b + c) / (b^T H^-1 b)) H^-1 b,   alpha = sqrt(2 delta / g^T H^-1 g),
+
+(their ``trpo.py`` and ``cpo.py`` step along ``x`` itself).  Here ``H g`` is taken as the damped
+Fisher product of H^-1 g, as theirs; the default ``natural`` is eq. 3-5.  docs/design.md, "Found
+fourth", has what this changes in the benchmark.
 """
 
 from __future__ import annotations
@@ -28,7 +40,28 @@ import jax.numpy as jnp
 from saferl.algos.base import channel_metrics, register
 from saferl.algos.second_order import TrustRegionAlgorithm, natural_step, onto_trust_region
 from saferl.core import cpo_dual as cd
-from saferl.hparams import declare
+from saferl.hparams import choice, declare
+
+
+#: the choices of ``hparams.reward_direction`` (module docstring)
+REWARD_DIRECTIONS = ("natural", "fisher_product")
+
+
+def projected_step(reward_step, cost_grads, c, hinv_cost_grads, matvec, reward_direction="natural"):
+    """The PCPO step before the trust-region scaling: the reward step ``reward_step`` = alpha H^-1 g projected onto
+    the linearised constraints ``cost_grads`` (rows b_i), ``c`` (J_c,i - b_i) in the KL metric (eq. 4-5; several
+    constraints: :func:`~saferl.core.cpo_dual.pcpo_projection_multi`).  With ``reward_direction`` ``fisher_product``
+    the reward part alpha H^-1 g is replaced by ``matvec(reward_step)`` = alpha H H^-1 g, the projection's
+    coefficient unchanged (module docstring).  ``reward_direction`` is static."""
+    if reward_direction not in REWARD_DIRECTIONS:
+        raise ValueError(f"reward_direction must be one of {', '.join(REWARD_DIRECTIONS)}, got {reward_direction!r}")
+    if cost_grads.shape[0] == 1:
+        step = cd.pcpo_projection(reward_step, cost_grads[0], c[0], hinv_cost_grad=hinv_cost_grads[0], norm="kl")
+    else:
+        step = cd.pcpo_projection_multi(reward_step, cost_grads, c, hinv_cost_grads)
+    if reward_direction == "fisher_product":
+        step = step + (matvec(reward_step) - reward_step)
+    return step
 
 
 @register
@@ -40,7 +73,10 @@ class PCPO(TrustRegionAlgorithm):
     # a violation then projects far outside the trust region and the step, scaled back onto it, descends the
     # cost.  On PointGoal1 (limit 25, 5 seeds x 2M) the occupancy scale 1 / (1 - gamma_c) settled at cost 39.8 /
     # return 21.3, this at 29.5 / 10.9 (docs/design.md); "episode" keeps the former.
-    defaults = declare(TrustRegionAlgorithm.defaults, cost_scale="per_sample")
+    defaults = declare(TrustRegionAlgorithm.defaults, cost_scale="per_sample",
+                       reward_direction=choice("natural", REWARD_DIRECTIONS,
+                                               "the reward step along H^-1 g (PCPO eq. 3) or along the Fisher product "
+                                               "H H^-1 g ~ g at the same coefficient (the C-TRPO paper's runs)"))
     max_constraints = cd.MAX_MULTI_CONSTRAINTS  # the projection enumerates 2^m active sets
 
     @staticmethod
@@ -56,10 +92,7 @@ class PCPO(TrustRegionAlgorithm):
         matvec = self.fisher_matvec(agent, batch)
         hinv = self.solve(matvec, jnp.concatenate([grads.g[None], grads.B]))
         reward_step = natural_step(grads.g, hinv[0], delta)
-        if grads.B.shape[0] == 1:
-            step = cd.pcpo_projection(reward_step, grads.B[0], grads.c[0], hinv_cost_grad=hinv[1], norm="kl")
-        else:
-            step = cd.pcpo_projection_multi(reward_step, grads.B, grads.c, hinv[1:])
+        step = projected_step(reward_step, grads.B, grads.c, hinv[1:], matvec, self.hp["reward_direction"])
         step = onto_trust_region(step, matvec, delta)
         tolerance = jnp.maximum(-grads.c, 0.0)
 

@@ -41,7 +41,7 @@ import numpy as np
 from saferl import metrics, plotting
 from saferl.reproduce import ctrpo_table1 as table1
 from saferl.reproduce import deep_rl
-from saferl.reproduce.ctrpo_table1 import LIMIT, PAPER_IPO, REFERENCES, interval_order
+from saferl.reproduce.ctrpo_table1 import AS_RUN, LIMIT, REFERENCES, interval_order
 from saferl.reproduce.framework import Scale, target
 
 #: (row field, per-run value it normalises, the figure's panel title)
@@ -50,7 +50,8 @@ SCORES = (("normalized_final_cost", "final_cost", "final cost, (V_c - b) / b"),
           ("normalized_regret", "cost_regret", "cost regret / CPO's"))
 GROUP_ORDER = ("probably_safe", "undecided", "probably_unsafe")
 #: The paper's Fig. 3 (see the module docstring): per method (IQM, lower, upper) of the normalised final cost,
-#: return and regret over 5 seeds x 8 tasks at 10M steps; "IPO" is the authors' IPO (PAPER_IPO's row)
+#: return and regret over 5 seeds x 8 tasks at 10M steps; PCPO, FOCOPS and IPO are carried by the rows of
+#: ctrpo_table1.AS_RUN (what the paper ran under those names)
 PAPER_FIG3 = {
     "C-TRPO": ((-0.2125, -0.3010, -0.1252), (0.6540, 0.6009, 0.7065), (0.5229, 0.4447, 0.6038)),
     "TRPO-Lag": ((-0.1851, -0.2974, -0.0596), (0.5978, 0.5145, 0.6755), (1.9283, 1.8105, 2.0371)),
@@ -141,15 +142,15 @@ def attach_paper(row: dict, paper_method: str) -> bool:
 
 
 def fig3_rows(entries: list[dict], scores: dict) -> list[dict]:
-    """One row per method, sorted as the figure (group, then return IQM, descending); the paper-only row of the
-    authors' IPO after the constrained methods, the unconstrained references last."""
+    """One row per method, sorted as the figure (group, then return IQM, descending), the unconstrained references
+    last."""
     rows = []
     for entry in {e["label"]: e for e in entries}.values():
         row = {"method": entry["method"], "label": entry["label"]}
         for field, _, _ in SCORES:
             row[field], row[f"{field}_lo"], row[f"{field}_hi"] = aggregate(scores[field][entry["label"]])
         row["group"] = group_of(row["normalized_final_cost_lo"], row["normalized_final_cost_hi"])
-        attach_paper(row, entry["label"])
+        attach_paper(row, paper_name(entry["label"]))
         rows.append(row)
 
     def order(row):
@@ -157,9 +158,12 @@ def fig3_rows(entries: list[dict], scores: dict) -> list[dict]:
         return GROUP_ORDER.index(row["group"]), -ret if np.isfinite(ret) else np.inf
 
     constrained = sorted((r for r in rows if r["label"] not in REFERENCES), key=order)
-    ipo = {"method": PAPER_IPO, "label": PAPER_IPO}
-    attach_paper(ipo, "IPO")
-    return constrained + [ipo] + sorted((r for r in rows if r["label"] in REFERENCES), key=order)
+    return constrained + sorted((r for r in rows if r["label"] in REFERENCES), key=order)
+
+
+def paper_name(label: str) -> str:
+    """The paper's name of a row's method: that of :data:`~saferl.reproduce.ctrpo_table1.AS_RUN`, else the label."""
+    return AS_RUN.get(label, label)
 
 
 # --------------------------------------------------------------------------- claims
@@ -168,7 +172,7 @@ def fig3_rows(entries: list[dict], scores: dict) -> list[dict]:
 def fig3_claims(rows: list[dict]) -> dict:
     """Sec. 5's reading of Fig. 3, on rows with ``group`` and the normalised scores (ours, or :func:`paper_rows`);
     a claim whose methods are missing is None."""
-    by = {r["label"]: r for r in rows if "group" in r and r["label"] not in REFERENCES}
+    by = {paper_name(r["label"]): r for r in rows if "group" in r and r["label"] not in REFERENCES}
     has = lambda *names: all(n in by for n in names)  # noqa: E731
     safe = [label for label, r in by.items() if r["group"] == "probably_safe"]
     claims = {}

@@ -4,7 +4,7 @@ defaults differ, applied to every config of the C-TRPO targets (``ctrpo-table1``
 The paper lists no hyper-parameters, so what it ran is its authors' code: ``algorithms/c-trpo.py`` and
 ``algorithms/baselines/*.py`` (SafePO's implementations), with the command-line defaults of
 ``baselines/common/utils/config.py`` that every stored run's ``config.json`` shows.  docs/design.md ("The C-TRPO
-benchmark at --scale cpu", items "Found next" and "Found third") has the survey behind each constant, what was
+benchmark at --scale cpu", items "Found next", "Found third" and "Found fourth") has the survey behind each constant, what was
 measured, and what is left different on purpose.  saferl's own defaults stay as they are: only these targets'
 configs change.
 """
@@ -58,11 +58,15 @@ AUTHORS_TRUST_REGION = {"kl_reduction": "mean_over_action_dims"}
 #: at ``lagrangian_multiplier_init`` 0.001; FOCOPS's is SafePO's Adam multiplier (rate 0.035) and its advantage is
 #: divided by 1 + nu (focops.py); CUP caps nu at ``CUP_NU`` 0.2, compares both stages with target_kl 0.02 and runs up
 #: to 40 projection passes (cup.py); P3O's kappa is 10 (p3o.py ``default_cfg``, the runs of Table 1) on the
-#: centred A_c of SafePO's buffer.
+#: centred A_c of SafePO's buffer.  Where their code departs from the method's own paper, the paper's runs are what it
+#: computed (docs/design.md, "Found fourth"): PCPO's reward step along ``fvp(x)`` = H H^-1 g (pcpo.py), FOCOPS's
+#: surrogate scaled by the in-bound fraction (the (B, 1) - (B,) broadcast of focops.py), IPO's feasible-side term
+#: mean(r A_c) / (t (J_c - b)) of the opposite sign (ipo.py); ctrpo_table1.AS_RUN labels those rows.
 AUTHORS_METHOD_HPARAMS = {
     "ppo_lag": {"lagrange_init": 0.001}, "trpo_lag": {"lagrange_init": 0.001}, "cppo_pid": {"lagrange_init": 0.001},
+    "pcpo": {"reward_direction": "fisher_product"}, "ipo": {"barrier_form": "reversed_sign"},
     "focops": {"lagrange_init": 0.001, "lagrange_optimizer": "adam", "lagrange_lr": 0.035,
-               "advantage_scaling": "one_plus_nu"},
+               "advantage_scaling": "one_plus_nu", "indicator_scope": "in_bound_fraction"},
     "cup": {"lagrange_init": 0.001, "multiplier_max": 0.2, "projection_epochs": 40},
     "p3o": {"kappa": 10.0, "cost_advantage": "centred"},
 }

@@ -37,9 +37,13 @@ Where it differs, and why
 * "Final" is the mean over the last 10% of iterations (``summary.json``, as every saferl table), the paper's
   the last epoch's value: ours is less noisy and lags a still-improving policy slightly.
 * The environments are saferl's ports (see each module's docstring; the velocity tasks step MuJoCo C on the
-  host, the navigation tasks are JAX) and the algorithms saferl's.  Our IPO's feasible-side barrier has the opposite
-  sign of the authors' (:mod:`saferl.algos.ipo`): its row is "IPO (not the C-TRPO authors' IPO)" without
-  paper numbers, and the paper's IPO is a row of its own (:data:`PAPER_IPO`) with the paper's numbers only.
+  host, the navigation tasks are JAX) and the algorithms saferl's.
+* PCPO, FOCOPS and IPO are what the paper ran under those names (:data:`AS_RUN`), not the methods of their own
+  papers: the authors' code (SafePO's) steps PCPO along sqrt(2 delta / q) g (``fvp(x)`` where H^-1 g was meant),
+  scales FOCOPS's whole surrogate by the fraction of in-bound states (a (B, 1) x (B,) broadcast), and gives IPO a
+  feasible-side term of the opposite sign, rewarding cost (:mod:`saferl.algos.pcpo`, :mod:`saferl.algos.focops`,
+  :mod:`saferl.algos.ipo`, their options set by :data:`AUTHORS_METHOD_HPARAMS`).  Their labels say so and they carry
+  the paper's numbers; saferl's defaults keep the methods' papers (ctrpo-pointgoal's rows).
 * The paper reports no PPO or TRPO row; ours have no paper numbers.
 * Corrected 2026-12-02 (docs/design.md, "The C-TRPO benchmark at --scale cpu"): the actors now start at the
   authors' std 1 and every layer at PyTorch's initialisation (:data:`HARNESS_NETWORK`), every critic takes the
@@ -53,10 +57,9 @@ Where it differs, and why
   steps (:data:`AUTHORS_BATCH`; until then the tasks' 16 x 1,000, 25% more updates at equal steps and Reg+ summed
   over 625 iterations at 10M instead of 500).  Tables trained before these carry the differences and say so in
   docs/design.md.
-* Not matched, by choice (docs/design.md, "Found third"): where the authors' code departs from the method it is
-  named after, our row stays the method -- their PCPO steps along sqrt(2 delta / q) g (``fvp(x)`` where H^-1 g was
-  meant), their FOCOPS's indicator scales the whole surrogate by the fraction of in-bound states (a (B, 1) x (B,)
-  broadcast) and their IPO's barrier has the opposite sign (above).  Small ones left: observations clipped to
+  Then (session 18, docs/design.md "Found fourth") PCPO, FOCOPS and IPO as the paper ran them (above): until then
+  their rows were the methods' papers', and ours and the authors' runs differed at equal steps in those rows only.
+* Small differences left (docs/design.md, "Found third"): observations clipped to
   +-10 (theirs unclipped), time-out bootstraps from the normalised final observation (theirs the raw one), Adam's
   eps 1e-5 (theirs 1e-8), CPPO-PID's start-up (their EMAs start at 0), C-TRPO's critic batch on PointPush1 (theirs
   256, the task missing from their env_configs), and their first update's J_c = 0 (ours: held until an episode ends).
@@ -85,10 +88,10 @@ TASKS = ("SafetyAntVelocity", "SafetyHalfCheetahVelocity", "SafetyHumanoidVeloci
 PAPER_COLUMNS = ("AntVelocity", "HalfCheetahVelocity", "HumanoidVelocity", "HopperVelocity", "CarButton",
                  "PointGoal", "RacecarCircle", "PointPush")
 #: (label, algorithm, config overrides): every method's default configuration; the labels of the paper's methods
-#: are the paper's names, "IPO (not ...)" says that ours is not the paper's IPO
-METHODS = [("C-TRPO", "ctrpo", {}), ("C-TRPO (b_H = b)", "ctrpo", {"hparams": {"hysteresis": 1.0}}), ("CPO", "cpo", {}), ("PCPO", "pcpo", {}), ("CPPO-PID", "cppo_pid", {}),
-           ("PPO-Lag", "ppo_lag", {}), ("TRPO-Lag", "trpo_lag", {}), ("FOCOPS", "focops", {}), ("CUP", "cup", {}),
-           ("IPO (not the C-TRPO authors' IPO)", "ipo", {}), ("P3O", "p3o", {}), ("PPO", "ppo", {}),
+#: are the paper's names, those of :data:`AS_RUN` say what the paper's runs of PCPO, FOCOPS and IPO were
+METHODS = [("C-TRPO", "ctrpo", {}), ("C-TRPO (b_H = b)", "ctrpo", {"hparams": {"hysteresis": 1.0}}), ("CPO", "cpo", {}), ("PCPO (step along g)", "pcpo", {}), ("CPPO-PID", "cppo_pid", {}),
+           ("PPO-Lag", "ppo_lag", {}), ("TRPO-Lag", "trpo_lag", {}), ("FOCOPS (in-bound fraction)", "focops", {}), ("CUP", "cup", {}),
+           ("IPO (reversed barrier)", "ipo", {}), ("P3O", "p3o", {}), ("PPO", "ppo", {}),
            ("TRPO", "trpo", {})]
 #: The row of ours that carries the paper's Table 1 C-TRPO numbers: C-TRPO without hysteresis.  The paper's text
 #: fixes b_H = 0.8 b "across all experiments" (Sec. 5), but its Table 1 is the authors' ``c-trpo`` runs (hyst_frac 1.0,
@@ -97,13 +100,14 @@ METHODS = [("C-TRPO", "ctrpo", {}), ("C-TRPO (b_H = b)", "ctrpo", {"hparams": {"
 #: "C-TRPO" (b_H = 0.8 b, the text's) is Fig. 3's row and has no Table 1 numbers of the paper beside it.
 TABLE1_CTRPO = "C-TRPO (b_H = b)"
 #: label -> the paper's Table 1 method whose numbers it carries (the identity for every other paper method)
-PAPER_METHOD_OF = {TABLE1_CTRPO: "C-TRPO", "C-TRPO": None}
+#: Rows that are what the paper ran under a method's name where that departs from the method's own paper (the options
+#: of AUTHORS_METHOD_HPARAMS, module docstring): label -> the paper's name, whose Table 1 and Fig. 3 numbers they carry
+AS_RUN = {"PCPO (step along g)": "PCPO", "FOCOPS (in-bound fraction)": "FOCOPS", "IPO (reversed barrier)": "IPO"}
+PAPER_METHOD_OF = {TABLE1_CTRPO: "C-TRPO", "C-TRPO": None, **AS_RUN}
 REFERENCES = ("PPO", "TRPO")  # unconstrained: no safety claims, the normalisers of Fig. 3
-PAPER_IPO = "IPO (the C-TRPO authors' IPO: paper only)"  # the row that carries the paper's IPO numbers
 QUANTITIES = ("final_return", "final_cost", "cost_regret")  # V_r, V_c, Reg+
 #: The C-TRPO paper, App. D.4, Table 1 (read from its text): per method and quantity, one (IQM, minus, plus) per
-#: task in PAPER_COLUMNS order, the interval being [IQM - minus, IQM + plus]; 5 seeds, 10M steps.  "IPO" is the
-#: authors' IPO (attached to PAPER_IPO's row, not to ours).
+#: task in PAPER_COLUMNS order, the interval being [IQM - minus, IQM + plus]; 5 seeds, 10M steps.
 PAPER_TABLE1 = {
     "C-TRPO": {
         "final_return": [(3099.0, 38.5, 46.5), (2833.8, 123.6, 70.9), (5513.1, 66.5, 53.8),
@@ -345,7 +349,7 @@ def iqm_interval(values, reps: int = BOOTSTRAP_REPS) -> tuple[float, float, floa
 
 def table_rows(entries: list[dict]) -> list[dict]:
     """One row per run: V_r, V_c, Reg+ as IQM [interval], the V_c verdict, then the paper's numbers (attached
-    by label) and, after each task's rows, the paper-only row of the authors' IPO."""
+    by label through :data:`PAPER_METHOD_OF`)."""
     rows = []
     for task in dict.fromkeys(e["task"] for e in entries):
         for entry in (e for e in entries if e["task"] == task):
@@ -358,9 +362,6 @@ def table_rows(entries: list[dict]) -> list[dict]:
             if paper_method is not None:
                 attach_paper_numbers(row, paper_method, task)
             rows.append(row)
-        ipo = {"method": PAPER_IPO, "env": task, "label": PAPER_IPO}
-        if attach_paper_numbers(ipo, "IPO", task):
-            rows.append(ipo)
     return rows
 
 
@@ -433,8 +434,8 @@ def best_of(rows: list[dict], name: str, pick) -> str | None:
 
 def table1_checks(rows: list[dict]) -> dict:
     """Per task: every method's safety verdict, and each claim of :func:`task_claims` on our rows beside the same
-    claim on the paper's whole column (:func:`paper_rows`), with whether they agree.  The admissible sets differ
-    in IPO (ours is not the paper's) and, at scales that train fewer methods, in the methods left out."""
+    claim on the paper's whole column (:func:`paper_rows`), with whether they agree.  The admissible sets differ,
+    at scales that train fewer methods, in the methods left out."""
     checks = {}
     for task in dict.fromkeys(row["env"] for row in rows):
         ours = [row for row in rows if row["env"] == task and "final_cost" in row]
