@@ -9,8 +9,8 @@ Table 1's per-task claims, as the paper's own code would have shown them had it 
 seed are the authors' notebook's (``plots/plots_benchmark.ipynb``, ``plots/helpers.py``): final return and cost =
 ``Metrics/EpRet`` and ``Metrics/EpCost`` of that epoch (their 50-episode rolling means), cost regret = the
 cumulative sum of [EpCost - 25]_+ over epochs up to it.  The labels are saferl's: "C-TRPO" the authors'
-``c-trpo-hyst`` (b_H = 0.8 b, Fig. 3's), "C-TRPO (b_H = b)" their ``c-trpo`` (Table 1's), IPO theirs (no TRPO:
-they ran none).
+``c-trpo-hyst`` (b_H = 0.8 b, Fig. 3's), "C-TRPO (b_H = b)" their ``c-trpo`` (Table 1's), PCPO, FOCOPS and IPO
+under the labels of ``ctrpo_table1.AS_RUN`` (their code's variants; no TRPO: they ran none).
 
 A self-check comes first: at 10M steps the aggregate must equal the paper's Fig. 3 (:data:`ctrpo_fig3.PAPER_FIG3`,
 computed from these same files by the authors' notebook) up to the bootstrap's noise.  Run from the repository
@@ -44,11 +44,13 @@ from saferl.reproduce import ctrpo_fig3 as fig3
 from saferl.reproduce import ctrpo_table1 as table1
 
 #: saferl's labels -> the authors' folders under data/runs ({task} is their environment id)
+#: (PCPO, FOCOPS and IPO under the labels of ctrpo_table1.AS_RUN: the authors' runs are those variants)
+AS_RUN_LABEL = {paper: label for label, paper in table1.AS_RUN.items()}
 AUTHORS_FOLDERS = {"C-TRPO": "ablation/{task}/c-trpo-hyst", table1.TABLE1_CTRPO: "ablation/{task}/c-trpo",
-                   "CPO": "benchmark/{task}/cpo", "PCPO": "benchmark/{task}/pcpo",
+                   "CPO": "benchmark/{task}/cpo", AS_RUN_LABEL["PCPO"]: "benchmark/{task}/pcpo",
                    "CPPO-PID": "benchmark/{task}/cppo_pid", "PPO-Lag": "benchmark/{task}/ppo_lag",
-                   "TRPO-Lag": "benchmark/{task}/trpo_lag", "FOCOPS": "benchmark/{task}/focops",
-                   "CUP": "benchmark/{task}/cup", "IPO (the authors')": "benchmark/{task}/ipo",
+                   "TRPO-Lag": "benchmark/{task}/trpo_lag", AS_RUN_LABEL["FOCOPS"]: "benchmark/{task}/focops",
+                   "CUP": "benchmark/{task}/cup", AS_RUN_LABEL["IPO"]: "benchmark/{task}/ipo",
                    "P3O": "benchmark/{task}/p3o", "PPO": "benchmark/{task}/ppo"}
 #: Fig. 10's runs (App. D.2; plots/helpers.py ``load_ablation_data``) under ctrpo-hysteresis's labels
 FIG10_FOLDERS = {"C-TRPO": "ablation/{task}/c-trpo-hyst", table1.TABLE1_CTRPO: "ablation/{task}/c-trpo",
@@ -129,7 +131,7 @@ def self_check(runs: dict, reps: int) -> float:
     rows = {r["label"]: r for r in fig3_at(entries, reps)}
     worst = 0.0
     for method, paper in fig3.PAPER_FIG3.items():
-        label = "IPO (the authors')" if method == "IPO" else method
+        label = AS_RUN_LABEL.get(method, method)
         for (field, _, _), (value, _, _) in zip(fig3.SCORES, paper):
             worst = max(worst, abs(rows[label][field] - value))
     return worst

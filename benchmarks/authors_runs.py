@@ -26,10 +26,10 @@ from saferl.reproduce import ctrpo_table1 as table1
 from saferl.reproduce.deep_rl import run_dir_name, units_label
 
 #: saferl's method labels -> the authors' directory names
-AUTHORS_ALGO = {table1.TABLE1_CTRPO: "ablation/{task}/c-trpo", "C-TRPO": "ablation/{task}/c-trpo-hyst", "CPO": "benchmark/{task}/cpo", "PCPO": "benchmark/{task}/pcpo",
+AUTHORS_ALGO = {table1.TABLE1_CTRPO: "ablation/{task}/c-trpo", "C-TRPO": "ablation/{task}/c-trpo-hyst", "CPO": "benchmark/{task}/cpo", "PCPO (step along g)": "benchmark/{task}/pcpo",
                 "CPPO-PID": "benchmark/{task}/cppo_pid", "PPO-Lag": "benchmark/{task}/ppo_lag",
-                "TRPO-Lag": "benchmark/{task}/trpo_lag", "FOCOPS": "benchmark/{task}/focops",
-                "CUP": "benchmark/{task}/cup", "P3O": "benchmark/{task}/p3o", "PPO": "benchmark/{task}/ppo"}
+                "TRPO-Lag": "benchmark/{task}/trpo_lag", "FOCOPS (in-bound fraction)": "benchmark/{task}/focops",
+                "CUP": "benchmark/{task}/cup", "IPO (reversed barrier)": "benchmark/{task}/ipo", "P3O": "benchmark/{task}/p3o", "PPO": "benchmark/{task}/ppo"}
 
 
 def _git(repo: Path, *args: str) -> str:
