@@ -1,6 +1,6 @@
 """The variants the C-TRPO paper's baseline runs took (milosen/ctrpo algorithms/baselines/, SafePO's code) where they
-differ from the methods' papers: PCPO's reward step along the Fisher product, FOCOPS's indicator as the in-bound
-fraction, IPO's reversed-sign barrier term.  Each against a numpy evaluation of the authors' expression."""
+differ from the methods' papers: PCPO's reward step along the Fisher product and IPO's reversed-sign barrier term,
+each against a numpy evaluation of the authors' expression (FOCOPS's in-bound fraction: test_first_order.py)."""
 
 from __future__ import annotations
 
@@ -84,34 +84,7 @@ def _algo(name, **hp):
     return cls(cls.resolve_hparams(hp), networks.GaussianActor(3, 2, (8,)), networks.Critics(3, 2, (8,)), "expected")
 
 
-def _gauss_kl(m1, s1, m2, s2):
-    """KL(N(m1, s1^2) || N(m2, s2^2)) summed over action dimensions."""
-    return np.sum(np.log(s2 / s1) + (s1**2 + (m1 - m2) ** 2) / (2 * s2**2) - 0.5, axis=-1)
-
-
-def test_focops_in_bound_fraction_is_the_authors_broadcast_loss():
-    """SafePO's focops.py: (temp_kl[:, None] - ratio * adv / lambda) * (temp_kl <= eta)[:, None], averaged over the
-    (B, B) broadcast."""
-    rng = np.random.default_rng(0)
-    n = 48
-    old = {"mean": rng.normal(size=(n, 2)).astype(np.float32), "log_std": np.full((n, 2), -0.5, np.float32)}
-    new = {"mean": old["mean"] + rng.normal(scale=0.1, size=(n, 2)).astype(np.float32),
-           "log_std": np.full((n, 2), -0.48, np.float32)}
-    action = rng.normal(size=(n, 2)).astype(np.float32)
-    adv = rng.normal(size=n).astype(np.float32)
-    algo = _algo("focops", indicator_scope="in_bound_fraction")
-    old_lp = np.asarray(algo.actor.log_prob(jax.tree.map(jnp.asarray, old), jnp.asarray(action)))
-    new_lp = algo.actor.log_prob(jax.tree.map(jnp.asarray, new), jnp.asarray(action))
-    mb = {"dist": jax.tree.map(jnp.asarray, old), "log_prob": jnp.asarray(old_lp), "advantage": jnp.asarray(adv)}
-    loss, _ = algo.policy_loss(None, jax.tree.map(jnp.asarray, new), new_lp, mb)
-    temp_kl = _gauss_kl(new["mean"], np.exp(new["log_std"]), old["mean"], np.exp(old["log_std"]))[:, None]
-    ratio = np.exp(np.asarray(new_lp) - old_lp)
-    inside = (temp_kl <= 0.02).astype(np.float32)
-    assert 0 < inside.sum() < n
-    authors = np.mean((temp_kl - (1 / 1.5) * ratio * adv) * inside)
-    np.testing.assert_allclose(float(loss), authors, rtol=1e-4, atol=1e-6)
-    per_state, _ = _algo("focops").policy_loss(None, jax.tree.map(jnp.asarray, new), new_lp, mb)
-    assert abs(float(per_state) - authors) > 1e-3  # the two scopes differ on this batch
+# FOCOPS's in-bound fraction: tests/algos/test_first_order.py, beside eq. 10's per-state indicator
 
 
 CONSTRAINT = constraints.Constraint(limit=jnp.float32(LIMIT), epsilon=jnp.float32(1.0), gamma_c=jnp.float32(1.0))

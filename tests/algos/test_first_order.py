@@ -39,10 +39,10 @@ def _gauss_kl(m1, s1, m2, s2):
     return np.sum(np.log(s2 / s1) + (s1**2 + (m1 - m2) ** 2) / (2 * s2**2) - 0.5, axis=-1)
 
 
-def test_focops_loss_is_eq_10_with_the_per_state_indicator():
-    algo = _algo("focops")
-    rng = np.random.default_rng(0)
-    n = 64
+def _focops_minibatch(algo, n=64, seed=0):
+    """A minibatch of old and new diagonal Gaussians with the per-state KL(pi || pi_k), ratios and advantages by numpy:
+    (policy_loss's arguments (new dist, new log-prob, minibatch), state KL, ratio, advantage)."""
+    rng = np.random.default_rng(seed)
     old = {"mean": rng.normal(size=(n, 2)).astype(np.float32), "log_std": np.full((n, 2), -0.5, np.float32)}
     new = {"mean": old["mean"] + rng.normal(scale=0.1, size=(n, 2)).astype(np.float32),
            "log_std": np.full((n, 2), -0.48, np.float32)}
@@ -51,14 +51,35 @@ def test_focops_loss_is_eq_10_with_the_per_state_indicator():
     old_lp = np.asarray(algo.actor.log_prob(jax.tree.map(jnp.asarray, old), jnp.asarray(action)))
     new_lp = algo.actor.log_prob(jax.tree.map(jnp.asarray, new), jnp.asarray(action))
     mb = {"dist": jax.tree.map(jnp.asarray, old), "log_prob": jnp.asarray(old_lp), "advantage": jnp.asarray(adv)}
-    loss, kl = algo.policy_loss(None, jax.tree.map(jnp.asarray, new), new_lp, mb)
     state_kl = _gauss_kl(new["mean"], np.exp(new["log_std"]), old["mean"], np.exp(old["log_std"]))  # KL(pi || pi_k)
     ratio = np.exp(np.asarray(new_lp) - old_lp)
+    return (jax.tree.map(jnp.asarray, new), new_lp, mb), state_kl, ratio, adv
+
+
+def test_focops_loss_is_eq_10_with_the_per_state_indicator():
+    algo = _algo("focops")
+    args, state_kl, ratio, adv = _focops_minibatch(algo)
+    loss, kl = algo.policy_loss(None, *args)
     inside = state_kl <= 0.02
-    assert 0 < inside.sum() < n  # both sides of the indicator occur
+    assert 0 < inside.sum() < len(adv)  # both sides of the indicator occur
     expected = np.mean((state_kl - ratio * adv / 1.5) * inside)
     np.testing.assert_allclose(float(loss), expected, rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(float(kl), state_kl.mean(), rtol=1e-4)
+
+
+def test_focops_in_bound_fraction_is_the_authors_broadcast_loss():
+    """indicator_scope in_bound_fraction, the C-TRPO paper's FOCOPS runs (SafePO's focops.py):
+    (temp_kl[:, None] - ratio * adv / lambda) * (temp_kl <= eta)[:, None], averaged over the (B, B) broadcast."""
+    algo = _algo("focops", indicator_scope="in_bound_fraction")
+    args, state_kl, ratio, adv = _focops_minibatch(algo, n=48)
+    loss, _ = algo.policy_loss(None, *args)
+    temp_kl = state_kl[:, None]
+    inside = (temp_kl <= 0.02).astype(np.float32)
+    assert 0 < inside.sum() < len(adv)
+    authors = np.mean((temp_kl - (1 / 1.5) * ratio * adv) * inside)
+    np.testing.assert_allclose(float(loss), authors, rtol=1e-4, atol=1e-6)
+    per_state, _ = _algo("focops").policy_loss(None, *args)
+    assert abs(float(per_state) - authors) > 1e-3  # the two scopes differ on this batch
 
 
 def test_focops_multiplier_takes_one_projected_step_onto_0_nu_max():
