@@ -25,11 +25,10 @@ from saferl import runs
 from saferl.reproduce import ctrpo_table1 as table1
 from saferl.reproduce.deep_rl import run_dir_name, units_label
 
-#: saferl's method labels -> the authors' directory names
-AUTHORS_ALGO = {table1.TABLE1_CTRPO: "ablation/{task}/c-trpo", "C-TRPO": "ablation/{task}/c-trpo-hyst", "CPO": "benchmark/{task}/cpo", "PCPO (step along g)": "benchmark/{task}/pcpo",
-                "CPPO-PID": "benchmark/{task}/cppo_pid", "PPO-Lag": "benchmark/{task}/ppo_lag",
-                "TRPO-Lag": "benchmark/{task}/trpo_lag", "FOCOPS (in-bound fraction)": "benchmark/{task}/focops",
-                "CUP": "benchmark/{task}/cup", "IPO (reversed barrier)": "benchmark/{task}/ipo", "P3O": "benchmark/{task}/p3o", "PPO": "benchmark/{task}/ppo"}
+from authors_at_budget import AUTHORS_FOLDERS  # noqa: E402  (a sibling script)
+
+#: saferl's method labels -> the authors' directory names (authors_at_budget's map; this script runs from benchmarks/)
+AUTHORS_ALGO = AUTHORS_FOLDERS
 
 
 def _git(repo: Path, *args: str) -> str:
