@@ -34,3 +34,11 @@ def test_task_ids_are_the_authors_folder_names():
     script = load_benchmark_script("authors_at_budget")
     assert script.authors_task_id("SafetyAntVelocity") == "SafetyAntVelocity-v1"
     assert script.authors_task_id("PointGoal1") == "SafetyPointGoal1-v0"
+
+
+def test_best_of_claims_name_the_rows_labels_not_the_papers_names():
+    script = load_benchmark_script("authors_at_budget")
+    assert script.with_row_labels("tie: C-TRPO, PCPO, CPO") == "tie: C-TRPO (b_H = b), PCPO (step along g), CPO"
+    assert script.with_row_labels("IPO") == "IPO (reversed barrier)"
+    assert script.with_row_labels("TRPO-Lag") == "TRPO-Lag"
+    assert script.with_row_labels(None) is None
