@@ -42,3 +42,23 @@ def test_best_of_claims_name_the_rows_labels_not_the_papers_names():
     assert script.with_row_labels("IPO") == "IPO (reversed barrier)"
     assert script.with_row_labels("TRPO-Lag") == "TRPO-Lag"
     assert script.with_row_labels(None) is None
+
+
+def test_authors_runs_rank_test_is_the_exact_two_sided_mann_whitney():
+    import itertools
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))  # its sibling import
+    script = load_benchmark_script("authors_runs")
+
+    def brute_force(mine, theirs):  # every split of the ten ranks into 5 and 5, as extreme in U as the one seen
+        u = lambda a, b: sum(x > y for x in a for y in b)  # noqa: E731
+        pooled, observed = mine + theirs, abs(u(mine, theirs) - 12.5)
+        splits = list(itertools.combinations(range(10), 5))
+        extreme = sum(abs(u([pooled[i] for i in s], [pooled[i] for i in range(10) if i not in s]) - 12.5) >= observed
+                      for s in splits)
+        return extreme / len(splits)
+
+    for mine, theirs in [([1, 2, 3, 4, 5], [6, 7, 8, 9, 10]), ([1, 3, 5, 7, 9], [2, 4, 6, 8, 10]),
+                         ([1, 2, 3, 6, 9], [4, 5, 7, 8, 10])]:
+        assert script.rank_test(mine, theirs) == f"{brute_force(mine, theirs):.2f}"
