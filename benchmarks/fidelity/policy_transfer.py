@@ -30,6 +30,9 @@ import numpy as np
 
 from saferl import api
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import racecar_sensor_noise  # noqa: E402,F401  (registers RacecarCircle1-SensorNoise, whose runs this may read)
+
 DEFAULT_SERVER_PYTHON = "benchmarks/fidelity/.venv/bin/python"
 SERVER = Path(__file__).resolve().parent / "env_server.py"
 RESET_SEED_BASE = 10_000  # the original's reset seeds: RESET_SEED_BASE + 100 * seed index + episode
