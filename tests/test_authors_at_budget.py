@@ -62,3 +62,20 @@ def test_authors_runs_rank_test_is_the_exact_two_sided_mann_whitney():
     for mine, theirs in [([1, 2, 3, 4, 5], [6, 7, 8, 9, 10]), ([1, 3, 5, 7, 9], [2, 4, 6, 8, 10]),
                          ([1, 2, 3, 6, 9], [4, 5, 7, 8, 10])]:
         assert script.rank_test(mine, theirs) == f"{brute_force(mine, theirs):.2f}"
+
+
+def test_fig3_leave_out_refuses_unknown_tasks_and_missing_runs(tmp_path):
+    """benchmarks/fig3_leave_out.py: a task that is not one of Table 1's, and a method without a finished run on a
+    task kept, end in one line naming them (before any bootstrap)."""
+    import sys
+    from pathlib import Path
+
+    import pytest
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))  # its sibling import
+    leave_out = load_benchmark_script("fig3_leave_out")
+    with pytest.raises(SystemExit, match="Racecar1"):
+        leave_out.main([str(tmp_path), str(tmp_path), "--leave-out", "Racecar1"])
+    (tmp_path / "PointGoal1" / "runs" / "C-TRPO_1_1-gamma_units").mkdir(parents=True)  # unfinished: no summary.json
+    with pytest.raises(SystemExit, match="no finished run of 'C-TRPO'"):
+        leave_out.our_entries(tmp_path, ["PointGoal1"])
