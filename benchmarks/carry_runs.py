@@ -11,8 +11,10 @@ checkpoints -- a table reads config.yaml, summary.json and progress.csv, and a f
 those alone (``saferl.reproduce.deep_rl.train_or_resume``) -- into a folder that is committed, and writes
 ``carried.yaml`` there: the commit(s) that trained the runs and, per run, its config hash.  ``restore`` puts
 them back under OUT in the same layout, so the next sitting's ``saferl reproduce TARGET --out OUT`` reuses them
-and trains only the rest.  Interrupted runs are not carried (a run of these tables is minutes; their
-checkpoints are megabytes).
+and trains only the rest.  Interrupted runs are carried only with ``save --interrupted`` (at the end of a sitting,
+where a run takes long: ctrpo-table1's PointPush1 runs took 10-30 min on a slow machine): with their checkpoints
+(~1.3 MB each) into ``.interrupted/`` beside the finished ones, the latest state of each, so that the next sitting
+resumes them; once a run finishes, its finished copy replaces the interrupted one.
 
 The table must still come from one code: ``restore`` refuses when the checkout that will train the rest
 (``--checkout``, default the current directory) has a saferl that differs from the commit that trained the
@@ -51,13 +53,35 @@ def finished_runs(out: Path) -> list[tuple[Path, dict]]:
     return found
 
 
-def _copy_run(src: Path, dst: Path) -> None:
-    """``src`` without its checkpoints into ``dst``, atomically (a temporary sibling renamed into place)."""
+INTERRUPTED = ".interrupted"  # under CARRIED: the interrupted runs, checkpoints included
+
+
+def interrupted_runs(out: Path, finished: list[Path]) -> list[Path]:
+    """Run directories under ``out`` with a config and a checkpoint that are not among ``finished``."""
+    done = set(finished)
+    return [c.parent.parent for c in sorted(Path(out).rglob("checkpoints/latest.npz"))
+            if (c.parent.parent / "config.yaml").is_file() and c.parent.parent not in done]
+
+
+def iterations_logged(run_dir: Path) -> int:
+    """The last iteration in progress.csv (0 without one)."""
+    path = run_dir / "progress.csv"
+    lines = path.read_text().splitlines() if path.is_file() else []
+    header = lines[0].split(",") if lines else []
+    if "iteration" not in header or len(lines) < 2:
+        return 0
+    column = header.index("iteration")
+    return max(int(line.split(",")[column]) for line in lines[1:] if line)
+
+
+def _copy_run(src: Path, dst: Path, checkpoints: bool = False) -> None:
+    """``src`` without its checkpoints (with them where ``checkpoints``) into ``dst``, atomically (a temporary
+    sibling renamed into place)."""
     dst.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{dst.name}-", dir=dst.parent))
     for path in sorted(src.rglob("*")):
         rel = path.relative_to(src)
-        if rel.parts[0] in SKIPPED_DIRS or not path.is_file():
+        if (rel.parts[0] in SKIPPED_DIRS and not checkpoints) or not path.is_file():
             continue
         (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(path, tmp / rel)
@@ -66,11 +90,12 @@ def _copy_run(src: Path, dst: Path) -> None:
     os.replace(tmp, dst)
 
 
-def save(out: Path, carried: Path) -> int:
+def save(out: Path, carried: Path, interrupted: bool = False) -> int:
     manifest = load_manifest(carried)
-    entries = manifest["runs"]
+    entries, partial = manifest["runs"], manifest["interrupted"]
     saved = 0
-    for run_dir, summary in finished_runs(out):
+    finished = finished_runs(out)
+    for run_dir, summary in finished:
         rel = run_dir.relative_to(out).as_posix()
         record = {"config_hash": summary.get("config_hash"), "git_commits": summary.get("git_commits")
                   or [summary.get("git_commit")], "training_seconds": summary.get("training_seconds")}
@@ -81,15 +106,31 @@ def save(out: Path, carried: Path) -> int:
         _copy_run(run_dir, carried / rel)
         entries[rel] = record
         saved += 1
+    for rel in [r for r in partial if r in entries]:  # finished since: the finished copy replaces it
+        shutil.rmtree(carried / INTERRUPTED / rel, ignore_errors=True)
+        del partial[rel]
+    resumable = 0
+    if interrupted:
+        head = _head_commit(out)
+        for run_dir in interrupted_runs(out, [d for d, _ in finished]):
+            rel = run_dir.relative_to(out).as_posix()
+            record = {"git_commit": head, "iterations_logged": iterations_logged(run_dir)}
+            if rel in entries or (rel in partial and partial[rel]["iterations_logged"] > record["iterations_logged"]):
+                continue  # never a finished run's place, never an earlier state over a later one
+            _copy_run(run_dir, carried / INTERRUPTED / rel, checkpoints=True)
+            partial[rel] = record
+            resumable += 1
     ignored = _ignored_by_git(carried, [carried / rel / "progress.csv" for rel in entries])
     if ignored:
         raise SystemExit(f"error: git ignores {ignored[0]} (and {len(ignored) - 1} more): the carried runs would not be "
                          "committed; un-ignore the folder (.gitignore) and save again")
-    commits = sorted({c for e in entries.values() for c in e["git_commits"] if c})
+    commits = sorted({c for e in entries.values() for c in e["git_commits"] if c}
+                     | {e["git_commit"] for e in partial.values() if e["git_commit"]})
     manifest["trained_by"] = commits
     _write_manifest(carried, manifest)
     print(f"carried {saved} new finished run(s) of {out} into {carried} ({len(entries)} in all; trained by "
-          f"{', '.join(commits) or 'unknown code'})")
+          f"{', '.join(commits) or 'unknown code'})"
+          + (f"; {resumable} interrupted run(s) with their checkpoints ({len(partial)} carried)" if interrupted else ""))
     return 0
 
 
@@ -115,7 +156,17 @@ def restore(carried: Path, out: Path, checkout: Path) -> int:
             continue
         _copy_run(carried / rel, dst)
         restored += 1
-    print(f"restored {restored} finished run(s) into {out}; {skipped} already there, left as they were")
+    resumed = 0
+    for rel in sorted(manifest["interrupted"]):
+        dst = Path(out) / rel
+        if dst.exists() or rel in manifest["runs"]:
+            skipped += 1
+            continue
+        _copy_run(carried / INTERRUPTED / rel, dst, checkpoints=True)
+        resumed += 1
+    print(f"restored {restored} finished run(s) into {out}"
+          + (f" and {resumed} interrupted one(s) with their checkpoints, to resume" if resumed else "")
+          + f"; {skipped} already there, left as they were")
     return 0
 
 
@@ -126,22 +177,34 @@ def show(carried: Path) -> int:
           f"{', '.join(manifest['trained_by']) or 'unknown code'}")
     for rel in sorted(manifest["runs"]):
         print(f"  {rel}")
+    for rel, record in sorted(manifest["interrupted"].items()):
+        print(f"  {rel} (interrupted at iteration {record['iterations_logged']}, with its checkpoint)")
     return 0
 
 
 def load_manifest(carried: Path) -> dict:
     path = Path(carried) / MANIFEST
     if not path.is_file():
-        return {"trained_by": [], "runs": {}}
+        return {"trained_by": [], "runs": {}, "interrupted": {}}
     data = yaml.safe_load(path.read_text()) or {}
-    return {"trained_by": list(data.get("trained_by") or []), "runs": dict(data.get("runs") or {})}
+    return {"trained_by": list(data.get("trained_by") or []), "runs": dict(data.get("runs") or {}),
+            "interrupted": dict(data.get("interrupted") or {})}
+
+
+def _head_commit(path: Path) -> str | None:
+    """The commit of the checkout holding ``path``, "-dirty" where its saferl has uncommitted changes; None outside."""
+    head = subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True, text=True)
+    if head.returncode != 0:
+        return None
+    dirty = subprocess.run(["git", "-C", str(path), "diff", "--quiet", "HEAD", "--", "saferl"], capture_output=True)
+    return head.stdout.strip() + ("-dirty" if dirty.returncode else "")
 
 
 def _write_manifest(carried: Path, manifest: dict) -> None:
     carried.mkdir(parents=True, exist_ok=True)
     text = ("# finished runs carried between sittings by benchmarks/carry_runs.py; restore them into a clone at\n"
             "# the commit in trained_by, then rerun the target with the same --out\n"
-            + yaml.safe_dump(manifest, sort_keys=True))
+            + yaml.safe_dump({k: v for k, v in manifest.items() if k != "interrupted" or v}, sort_keys=True))
     tmp = carried / (MANIFEST + ".tmp")
     tmp.write_text(text)
     os.replace(tmp, carried / MANIFEST)
@@ -171,6 +234,8 @@ def main(argv=None) -> int:
     p = sub.add_parser("save", help="copy OUT's finished runs, without checkpoints, into CARRIED")
     p.add_argument("out", type=Path)
     p.add_argument("carried", type=Path)
+    p.add_argument("--interrupted", action="store_true",
+                   help="also the interrupted runs, with their checkpoints (at the end of a sitting)")
     p = sub.add_parser("restore", help="put CARRIED's runs back under OUT")
     p.add_argument("carried", type=Path)
     p.add_argument("out", type=Path)
@@ -182,7 +247,7 @@ def main(argv=None) -> int:
     if args.command == "save":
         if not args.out.is_dir():
             raise SystemExit(f"error: {args.out} is not a directory")
-        return save(args.out, args.carried)
+        return save(args.out, args.carried, args.interrupted)
     if not (args.carried / MANIFEST).is_file():
         raise SystemExit(f"error: {args.carried} holds no {MANIFEST}; nothing was carried there")
     if args.command == "restore":

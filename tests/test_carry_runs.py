@@ -98,3 +98,40 @@ def test_save_refuses_a_folder_that_git_would_not_commit(tmp_path):
     (repo / ".gitignore").write_text("runs/\n!carried/**/runs/\n")
     carry.save(tmp_path / "out", repo / "carried")
     assert (repo / "carried" / "runs" / "PPO" / "progress.csv").is_file()
+
+
+def test_interrupted_runs_travel_with_their_checkpoint_and_give_way_once_finished(tmp_path):
+    """``save --interrupted``: an interrupted run goes with its checkpoint into .interrupted/, comes back under OUT
+    to be resumed, is not replaced by an earlier state of itself, and is dropped once the finished run is saved."""
+    carry = _module()
+    repo, commit = _checkout(tmp_path)
+    out = repo / "runs" / "out"  # inside the checkout, as a lane's runs are: its HEAD is the code training them
+    run = out / "TaskA" / "runs" / "CPO"
+    (run / "checkpoints").mkdir(parents=True)
+    (run / "checkpoints" / "latest.npz").write_bytes(b"\1" * 64)
+    (run / "config.yaml").write_text("algo: cpo\n")
+    (run / "progress.csv").write_text("iteration,seed,return\n1,0,0.5\n2,0,0.7\n")
+    carried = tmp_path / "carried"
+    carry.save(out, carried)  # without --interrupted: nothing
+    assert not carry.load_manifest(carried)["interrupted"]
+    carry.save(out, carried, interrupted=True)
+    manifest = carry.load_manifest(carried)
+    assert manifest["interrupted"] == {"TaskA/runs/CPO": {"git_commit": commit, "iterations_logged": 2}}
+    assert manifest["trained_by"] == [commit]
+
+    fresh = tmp_path / "next-sitting"
+    carry.restore(carried, fresh, repo)
+    assert (fresh / "TaskA/runs/CPO/checkpoints/latest.npz").read_bytes() == b"\1" * 64
+
+    (run / "progress.csv").write_text("iteration,seed,return\n1,0,0.5\n")  # an earlier state does not replace it
+    carry.save(out, carried, interrupted=True)
+    assert carry.load_manifest(carried)["interrupted"]["TaskA/runs/CPO"]["iterations_logged"] == 2
+
+    shutil_rm = __import__("shutil").rmtree
+    shutil_rm(run)
+    _run(run, commit)  # finished now
+    carry.save(out, carried, interrupted=True)
+    manifest = carry.load_manifest(carried)
+    assert sorted(manifest["runs"]) == ["TaskA/runs/CPO"] and not manifest["interrupted"]
+    assert not (carried / ".interrupted" / "TaskA/runs/CPO").exists()
+    assert not (carried / "TaskA/runs/CPO/checkpoints").exists()
