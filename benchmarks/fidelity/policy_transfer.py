@@ -1,7 +1,7 @@
 """Policies trained on a saferl port, run on the original task: does what they learned hold there?
 
     python benchmarks/fidelity/policy_transfer.py RUN_DIR [RUN_DIR ...] --original SafetyRacecarCircle1-v0 \
-        [--episodes 10] [--server-python benchmarks/fidelity/.venv/bin/python] [--json OUT.json] > OUT.md
+        [--episodes 10] [--blind] [--server-python benchmarks/fidelity/.venv/bin/python] [--json OUT.json] > OUT.md
 
 (the main venv; the original runs in the fidelity venv behind ``env_server.py``).  For every seed of every run
 it plays ``--episodes`` episodes of the final policy on the port (``saferl eval``: frozen observation
@@ -13,7 +13,7 @@ Why: a fidelity check with scripted or random actions (``suite_saferl.py``) test
 policies go; a learned policy goes where the task pays, and if the port is easier there (RacecarCircle1: our
 800k-step runs reach returns the authors' reach only at 7.5-10M steps, docs/design.md), the policy's return
 drops on the original.  If it holds, the port is faithful where the policy drives, and the difference in
-learning speed lies elsewhere.
+learning speed lies elsewhere.  Measured on RacecarCircle1: docs/results/fidelity/racecar_transfer.md.
 """
 
 from __future__ import annotations
