@@ -26,6 +26,7 @@ Nothing is overwritten: ``save`` replaces a carried run only by a finished run w
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
 import shutil
@@ -66,12 +67,10 @@ def interrupted_runs(out: Path, finished: list[Path]) -> list[Path]:
 def iterations_logged(run_dir: Path) -> int:
     """The last iteration in progress.csv (0 without one)."""
     path = run_dir / "progress.csv"
-    lines = path.read_text().splitlines() if path.is_file() else []
-    header = lines[0].split(",") if lines else []
-    if "iteration" not in header or len(lines) < 2:
+    if not path.is_file():
         return 0
-    column = header.index("iteration")
-    return max(int(line.split(",")[column]) for line in lines[1:] if line)
+    with open(path, newline="") as fh:
+        return max((int(row["iteration"]) for row in csv.DictReader(fh) if row.get("iteration")), default=0)
 
 
 def _copy_run(src: Path, dst: Path, checkpoints: bool = False) -> None:

@@ -19,35 +19,29 @@ import json
 import sys
 from pathlib import Path
 
-from saferl import runs
 from saferl.reproduce import ctrpo_fig3 as fig3
 from saferl.reproduce import ctrpo_table1 as table1
-from saferl.reproduce.deep_rl import run_dir_name, units_label
+from saferl.reproduce import deep_rl
 
 from authors_at_budget import entries_at, fig3_at, load_runs  # noqa: E402  (a sibling script)
 
 
 def our_entries(out: Path, tasks) -> list[dict]:
-    """ctrpo-table1's entries (task, label, values per seed) from the finished runs under ``out``, Fig. 3's methods
-    (every label but Table 1's b_H = b row); a one-line exit where a run is missing or unfinished."""
+    """ctrpo-table1's entries (task, label, values per seed) of the cpu plan's runs under ``out``
+    (:func:`ctrpo_table1.plan`, the directories and configs the target trains), Fig. 3's methods (every label but
+    Table 1's b_H = b row); a one-line exit where a run is missing or unfinished."""
+    scale = table1.SCALES["cpu"]
+    labels = [m[0] for m in deep_rl.methods_at(table1.METHODS, scale)] * len(table1.tasks_at(scale))
     entries = []
-    for task in tasks:
-        for label, _, _ in table1.METHODS:
-            if label == table1.TABLE1_CTRPO:
-                continue
-            found = None
-            for run_dir in sorted((out / task / "runs").glob("*")):
-                if not (run_dir / "summary.json").is_file():
-                    continue
-                cfg = runs.load_run_config(run_dir)
-                if run_dir.name == run_dir_name(units_label(label, cfg)):
-                    found = run_dir, cfg
-            if found is None:
-                sys.exit(f"{out / task}: no finished run of {label!r} (Fig. 3 needs every method on every task kept)")
-            run_dir, cfg = found
-            summary = json.loads((run_dir / "summary.json").read_text())
-            entries.append({"task": task, "label": label, "method": label, "algo": cfg["algo"], "seeds": cfg["seeds"],
-                            "values": table1.seed_values(run_dir, cfg, summary)})
+    for label, (run_dir, cfg) in zip(labels, table1.plan(scale, out)):
+        if cfg["env"] not in tasks or label == table1.TABLE1_CTRPO:
+            continue
+        summary_path = run_dir / "summary.json"
+        summary = json.loads(summary_path.read_text()) if summary_path.is_file() else {"interrupted": True}
+        if summary.get("interrupted"):
+            sys.exit(f"{run_dir}: no finished run of {label!r} (Fig. 3 needs every method on every task kept)")
+        entries.append({"task": cfg["env"], "label": label, "method": label, "algo": cfg["algo"],
+                        "seeds": cfg["seeds"], "values": table1.seed_values(run_dir, cfg, summary)})
     return entries
 
 

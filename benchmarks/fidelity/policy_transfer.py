@@ -115,7 +115,8 @@ def transfer(run_dir: Path, env_id: str, episodes: int, server_python: str, blin
     finally:
         env.close()
     constant = [np.flatnonzero(constant_dims(run.policy_for(s))[0]).tolist() for s in port["seeds"]]
-    return {"run": str(run_dir), "blind": blind, "constant_dims": constant, "algo": run.config["algo"], "env": run.config["env"], "seeds": port["seeds"],
+    return {"run": str(run_dir), "blind": blind, "constant_dims": constant, "algo": run.config["algo"],
+            "env": run.config["env"], "seeds": port["seeds"],
             "training_return": final["episode_return"].get("per_seed"),
             "training_cost": final["episode_cost"].get("per_seed"),
             "port_return": [s["episode_return"] for s in port["per_seed"]],
