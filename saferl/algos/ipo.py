@@ -21,7 +21,8 @@ J_c < b; ``cap`` keeps the penalty at ``penalty_max`` (OmniSafe's IPO).
 IPO's barrier (eq. 6-7, the default ``log_barrier``) penalises it, with a weight 1 / (t (b - J_c))
 that is not capped, on the unclipped ratio, beside the reward advantage alone (not over 1 + kappa).
 Where J_c >= b they minimise ``mean(max(ratio A_c, clip(ratio) A_c))``: the recovery branch above, on
-the centred A_c (not standardised).  ``infeasible`` does not apply to it.  docs/design.md, "Found fourth".
+the centred A_c (not standardised).  ``infeasible`` does not apply to it.  The logged ``penalty`` is then the
+term's weight 1 / (t (J_c - b)), negative, and 0 while recovering.  docs/design.md, "Found fourth".
 
 Several constraints J_c,i <= b_i (the IPO paper's multi-constraint objective, one barrier per
 constraint): L^CLIP + sum_i log(b_i - J_c,i) / t, whose gradient weighs grad J_c,i by
@@ -84,9 +85,20 @@ class IPO(PPO):
     def reversed_sign(self) -> bool:
         return self.hp["barrier_form"] == "reversed_sign"
 
+    def reversed_weight(self, agent, batch):
+        """With ``reversed_sign``: the weight 1 / (t (J_c,i - b_i)) of each constraint's term while every J_c,i < b_i
+        (negative: it rewards cost), 0 while recovering."""
+        cost, limit = self.constraint_values(agent, batch)
+        gap = cost - limit
+        feasible = ~jnp.any(self.recovering(agent, batch))
+        return jnp.where(feasible, 1.0 / (self.hp["barrier_t"] * jnp.where(gap < 0, gap, -1.0)), 0.0)
+
     def before_update(self, agent, batch):
+        """Logs ``penalty``: kappa_i (``log_barrier``), or the reversed term's weight (``reversed_sign``), which is the
+        weight on A_c,i in the loss, so its sign shows the term rewards cost."""
         cost, _ = self.constraint_values(agent, batch)
-        return agent, {**channel_metrics("penalty", self.penalty(agent, batch)),
+        penalty = self.reversed_weight(agent, batch) if self.reversed_sign else self.penalty(agent, batch)
+        return agent, {**channel_metrics("penalty", penalty),
                        **channel_metrics("cost_estimate", cost),
                        "recovering": jnp.any(self.recovering(agent, batch)).astype(jnp.float32)}
 
@@ -104,13 +116,9 @@ class IPO(PPO):
         """With ``reversed_sign``: per sample, sum_i A_c,i / (t (J_c,i - b_i)) while every J_c,i < b_i, else 0."""
         if not self.reversed_sign:
             return {}
-        cost, limit = self.constraint_values(agent, batch)
         cost_adv = centred_cost_advantage(batch)
-        gap = cost - limit
-        feasible = jnp.all(gap < 0)
-        weight = 1.0 / (self.hp["barrier_t"] * jnp.where(gap < 0, gap, -1.0))
-        term = cost_adv * weight if cost_adv.ndim == 1 else cost_adv @ weight
-        return {"barrier_term": jnp.where(feasible, term, 0.0)}
+        weight = self.reversed_weight(agent, batch)
+        return {"barrier_term": cost_adv * weight if cost_adv.ndim == 1 else cost_adv @ weight}
 
     def policy_loss(self, agent, dist, log_prob, mb):
         loss, kl = super().policy_loss(agent, dist, log_prob, mb)

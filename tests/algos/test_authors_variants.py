@@ -125,6 +125,21 @@ def test_ipo_reversed_sign_is_the_authors_loss(cost):
     np.testing.assert_allclose(float(loss), authors, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("cost", [4.0, 9.5, LIMIT, LIMIT + 3.0])
+def test_ipo_logged_penalty_is_the_weight_on_the_cost_advantage(cost):
+    """``penalty`` is the loss's weight on A_c: 1 / (t (J_c - b)) < 0 (reversed_sign) or min(1 / (t (b - J_c)), 1)
+    (log_barrier) while J_c < b; 0 (reversed_sign: recovery has no term) or the cap (log_barrier) from J_c = b on."""
+    batch, _ = _ipo_batch(cost)
+    feasible = cost < LIMIT
+    for form, expected in [("reversed_sign", 1.0 / (20.0 * (cost - LIMIT)) if feasible else 0.0),
+                           ("log_barrier", min(1.0 / (20.0 * (LIMIT - cost)), 1.0) if feasible else 1.0)]:
+        algo = _algo("ipo", barrier_form=form)
+        agent = algo.init(jax.random.PRNGKey(0), CONSTRAINT)
+        _, metrics = algo.before_update(agent, batch)
+        np.testing.assert_allclose(float(metrics["penalty"]), expected, rtol=1e-5)
+        assert float(metrics["recovering"]) == (0.0 if feasible else 1.0)
+
+
 def test_ipo_log_barrier_has_no_separate_term_and_rejects_unknown_forms():
     assert _algo("ipo").loss_inputs(None, None) == {}
     with pytest.raises(ValueError, match="hparams.barrier_form"):
