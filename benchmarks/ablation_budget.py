@@ -26,7 +26,7 @@ def budget_scale_name(steps: int) -> str:
 def add_budget_scale(target, steps: int) -> str:
     """Add to ``target``'s scales (a dict, so in place) its cpu scale with ``steps`` per sweep runner; return the
     new scale's name."""
-    from saferl.reproduce import ctrpo_ablations
+    from saferl.reproduce.ctrpo import ablations as ctrpo_ablations
 
     cpu = target.scales["cpu"]
     name = budget_scale_name(steps)

@@ -4,7 +4,7 @@ At ``--scale cpu`` saferl trains 1-8% of the paper's 10M steps per task, so a cl
 may simply not hold yet that early in training.  The authors published every run behind Table 1 and Fig. 3
 (milosen/ctrpo ``data/runs/{benchmark,ablation}/<task>/<algo>/seed-*/progress.csv``, one row per 20,000-step
 epoch); this script reads them at the epoch nearest a budget and computes, with saferl's own statistics
-(:mod:`saferl.reproduce.ctrpo_fig3`, :mod:`saferl.reproduce.ctrpo_table1`), Fig. 3's aggregate, its claims and
+(:mod:`saferl.reproduce.ctrpo.fig3`, :mod:`saferl.reproduce.ctrpo.table1`), Fig. 3's aggregate, its claims and
 Table 1's per-task claims, as the paper's own code would have shown them had it stopped there.  The values per
 seed are the authors' notebook's (``plots/plots_benchmark.ipynb``, ``plots/helpers.py``): final return and cost =
 ``Metrics/EpRet`` and ``Metrics/EpCost`` of that epoch (their 50-episode rolling means), cost regret = the
@@ -39,9 +39,9 @@ from pathlib import Path
 
 import numpy as np
 
-from saferl.reproduce import ctrpo_ablations as ablations
-from saferl.reproduce import ctrpo_fig3 as fig3
-from saferl.reproduce import ctrpo_table1 as table1
+from saferl.reproduce.ctrpo import ablations
+from saferl.reproduce.ctrpo import fig3
+from saferl.reproduce.ctrpo import table1
 
 #: saferl's labels -> the authors' folders under data/runs ({task} is their environment id)
 #: (PCPO, FOCOPS and IPO under the labels of ctrpo_table1.AS_RUN: the authors' runs are those variants)

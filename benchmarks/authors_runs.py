@@ -23,8 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
-from saferl import runs
-from saferl.reproduce import ctrpo_table1 as table1
+from saferl.training import runs
+from saferl.reproduce.ctrpo import table1
 from saferl.reproduce.deep_rl import run_dir_name, units_label
 
 from scipy.stats import mannwhitneyu

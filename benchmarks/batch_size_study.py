@@ -25,10 +25,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gradient_agreement import agreement  # noqa: E402
 
-from saferl import config as configlib  # noqa: E402
-from saferl import metrics, runs  # noqa: E402
+from saferl.training import config as configlib  # noqa: E402
+from saferl.analysis import metrics
+from saferl.training import runs  # noqa: E402
 from saferl.reproduce.deep_rl import SMALL_NETS, per_seed_series, train_or_resume  # noqa: E402
-from saferl.trainer import Trainer  # noqa: E402
+from saferl.training.trainer import Trainer  # noqa: E402
 
 BASE_ENVS = 16  # PointGoal1's default environments per seed
 SETTINGS = {

@@ -19,8 +19,8 @@ import json
 import sys
 from pathlib import Path
 
-from saferl.reproduce import ctrpo_fig3 as fig3
-from saferl.reproduce import ctrpo_table1 as table1
+from saferl.reproduce.ctrpo import fig3
+from saferl.reproduce.ctrpo import table1
 from saferl.reproduce import deep_rl
 
 from authors_at_budget import entries_at, fig3_at, load_runs  # noqa: E402  (a sibling script)

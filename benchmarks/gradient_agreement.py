@@ -23,8 +23,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from saferl import runs
-from saferl.trainer import Trainer
+from saferl.training import runs
+from saferl.training.trainer import Trainer
 
 
 def agreement(trainer: Trainer, runner, key):

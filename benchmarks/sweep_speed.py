@@ -3,7 +3,7 @@
     python benchmarks/sweep_speed.py swept|separate OUT_DIR [--steps N] [--seeds S]
 
 trains canary-fig5's grid (Canary on IcyLake, rho 15, eps in 0.01, 0.05, 0.1, 0.2, 64x64 networks) either as one
-swept run (saferl.grid: one compile, points x seeds runners vmapped) or as one run per eps in this process, as
+swept run (saferl.training.in_program_sweep: one compile, points x seeds runners vmapped) or as one run per eps in this process, as
 canary-fig5 did before the sweep (one compile per eps).  Time the two modes as whole processes, paired, e.g. with
 ``/usr/bin/time -v`` alternating A B A B; docs/design.md records the measurement.
 """
@@ -15,7 +15,8 @@ import shutil
 import time
 from pathlib import Path
 
-from saferl import config, runs
+from saferl.training import config
+from saferl.training import runs
 from saferl.reproduce.deep_rl import SMALL_NETS
 
 EPSILONS = [0.01, 0.05, 0.1, 0.2]

@@ -1,8 +1,8 @@
-"""Which real-valued hyper-parameters of each algorithm can be swept inside one program (saferl.grid).
+"""Which real-valued hyper-parameters of each algorithm can be swept inside one program (saferl.training.in_program_sweep).
 
 For every registered algorithm (on ToyReach; a VaR algorithm with its default VaR constraint) each real-valued
 hyper-parameter is swept over two values (its default and a nearby allowed one) and the trainer's trace check
-(:meth:`saferl.trainer.Trainer.check_sweep`) says whether the value reaches the program.  Prints a Markdown
+(:meth:`saferl.training.trainer.Trainer.check_sweep`) says whether the value reaches the program.  Prints a Markdown
 table; docs/design.md records it.  Traces only, compiles nothing (a few minutes on 2 cores).
 
     JAX_PLATFORMS=cpu python benchmarks/sweepable_hparams.py [ALGO ...]
@@ -13,9 +13,9 @@ from __future__ import annotations
 import sys
 
 from saferl import algos  # noqa: F401 -- registers every algorithm
-from saferl import config as configlib
+from saferl.training import config as configlib
 from saferl.algos import base
-from saferl.trainer import Trainer
+from saferl.training.trainer import Trainer
 
 ENV = "ToyReach"
 SMALL = {"num_envs": 2, "rollout_steps": 16, "total_steps": 32, "iterations_per_chunk": 1}

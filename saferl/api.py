@@ -9,9 +9,9 @@
 It is the layer under the command line, not beside it: ``saferl train`` and ``saferl eval``
 (:mod:`saferl.cli`) call :func:`train`, :meth:`Run.resume` and :meth:`Run.evaluate`, so a run made here is
 the run the CLI would make from the same config -- the same resolved ``config.yaml``
-(:func:`saferl.config.resolve`), the same driver (:func:`saferl.runs.train`, or
-:func:`saferl.bridge_train.run` for ``gym:`` environments), the same files, the same one-line errors
-(:class:`saferl.config.ConfigError` and :class:`saferl.runs.RunError`, both ``ValueError`` s), raised before
+(:func:`saferl.training.config.resolve`), the same driver (:func:`saferl.training.runs.train`, or
+:func:`saferl.training.gym_trainer.run` for ``gym:`` environments), the same files, the same one-line errors
+(:class:`saferl.training.config.ConfigError` and :class:`saferl.training.runs.RunError`, both ``ValueError`` s), raised before
 anything is written.
 
 Choices that are this module's own:
@@ -22,12 +22,12 @@ Choices that are this module's own:
   same entries of ``config``; ``constraint`` replaces ``config["constraint"]`` whole.  An argument left at
   ``None`` takes the config's value or its default (the CLI passes its flags this way, so that ``--set``
   keeps winning over ``--steps``).  ``seeds`` defaults to ``None`` = the config's ``seeds``, which defaults
-  to 1 (:data:`saferl.config.TOP_LEVEL`).
+  to 1 (:data:`saferl.training.config.TOP_LEVEL`).
 * Policies are per seed, named by the seed id of progress.csv and summary.json (the config's ``seed`` + i):
   :meth:`Run.policy_for`; :attr:`Run.policy` is the first seed's.  A policy returns the action the
   environment received in training: the actor's sample (or mode) clipped to the action box, as
   :class:`saferl.envs.wrappers.ClipAction` clips it, or unclipped for an environment that takes the raw
-  sample (``clip_actions = False``: the velocity tasks, :mod:`saferl.envs.locomotion`).
+  sample (``clip_actions = False``: the velocity tasks, :mod:`saferl.envs.velocity.locomotion`).
 * :meth:`Run.resume` with ``steps`` trains a run further (a new ``total_steps`` per seed, >= the old one):
   config.yaml gets the new ``total_steps`` and, where the automatic chunk size would change, the old one
   made explicit, so the iterations already done keep their chunk boundaries (the checkpoint counts chunks).
@@ -54,11 +54,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from saferl import config as configlib
-from saferl import grid, runs
-from saferl.errors import MissingExtraError
-from saferl.runs import RunError
-from saferl.spaces import Box
+from saferl.analysis import diagnostics
+from saferl.training import config as configlib
+from saferl.training import in_program_sweep
+from saferl.training import runs
+from saferl.foundation.errors import MissingExtraError
+from saferl.training.runs import RunError
+from saferl.foundation.spaces import Box
 
 __all__ = ["ConfigError", "Policy", "Run", "RunError", "default_run_dir", "load", "make_env", "train"]
 
@@ -84,12 +86,12 @@ def train(algo: str | None, env: str | None, *, steps: int | None, seeds: int | 
     "hparams": {"actor_lr": 1e-3}, "network": {"actor_hidden": [32]}}``; ``saferl list --algo NAME`` names
     the hyper-parameters).  ``None`` for ``algo``, ``env``, ``steps`` or ``seeds``: the value in ``config``,
     else its default (module docstring).  ``sweep``: a grid trained inside the same program,
-    ``{"constraint.limit": [10, 25, 50], "hparams.beta": [0.1, 1]}`` (:mod:`saferl.grid`: every point trains
+    ``{"constraint.limit": [10, 25, 50], "hparams.beta": [0.1, 1]}`` (:mod:`saferl.training.in_program_sweep`: every point trains
     ``seeds`` seeds; ``summary["grid"]`` has each point's statistics).  ``out``: the run directory (new or empty), default
     :func:`default_run_dir`.  ``progress``: the progress bar (one line per chunk off a terminal).
     ``on_chunk(run, chunk)``: called after every chunk (module docstring).
 
-    Bad input raises a ``ValueError`` (:class:`~saferl.config.ConfigError`, :class:`~saferl.runs.RunError`) with
+    Bad input raises a ``ValueError`` (:class:`~saferl.training.config.ConfigError`, :class:`~saferl.training.runs.RunError`) with
     the CLI's one-line message, before anything is written.  Ctrl-C (``KeyboardInterrupt``) leaves a
     checkpoint and a summary; continue with ``saferl.load(dir).resume()``.
     """
@@ -114,7 +116,7 @@ def train(algo: str | None, env: str | None, *, steps: int | None, seeds: int | 
 
 
 def load(run_dir: str | PathLike) -> Run:
-    """The run in ``run_dir``, finished or interrupted (raises :class:`~saferl.runs.RunError` if it is not one)."""
+    """The run in ``run_dir``, finished or interrupted (raises :class:`~saferl.training.runs.RunError` if it is not one)."""
     return Run(run_dir)
 
 
@@ -127,10 +129,9 @@ def make_env(name: str, **params: Any) -> tuple[Any, Any]:
     (:mod:`saferl.envs.base`); ``saferl list`` names the environments.
     """
     from saferl.envs import base as envs
-    from saferl.trainer import make_env_params
 
     env = envs.make(name)
-    return env, make_env_params(env, params)
+    return env, envs.make_env_params(env, params)
 
 
 class Policy:
@@ -165,7 +166,7 @@ class Policy:
 
 
 class Run:
-    """A run directory (``config.yaml``, ``progress.csv``, ``summary.json``, ``checkpoints/``): :mod:`saferl.runs`.
+    """A run directory (``config.yaml``, ``progress.csv``, ``summary.json``, ``checkpoints/``): :mod:`saferl.training.runs`.
 
     Every property reads the files as they are now, so a run being trained elsewhere, or resumed, shows
     its latest state.  ``Run(dir)`` is :func:`load`.
@@ -195,13 +196,13 @@ class Run:
 
     @property
     def config(self) -> dict:
-        """The resolved config (config.yaml, with the values older runs were trained with: :func:`saferl.runs.load_run_config`)."""
+        """The resolved config (config.yaml, with the values older runs were trained with: :func:`saferl.training.runs.load_run_config`)."""
         return copy.deepcopy(self._config)
 
     @property
     def summary(self) -> dict:
         """summary.json: algo, env, seeds, env_steps, timings, ``interrupted``, ``final`` (mean, std and per-seed
-        values over the last 10% of iterations), provenance.  A :class:`~saferl.runs.RunError` while the first
+        values over the last 10% of iterations), provenance.  A :class:`~saferl.training.runs.RunError` while the first
         sitting has not ended (still training, or killed: :meth:`resume` it)."""
         import json
 
@@ -236,7 +237,7 @@ class Run:
             if self._config["env"].startswith("gym:"):
                 raise RunError(f"policies of Gymnasium runs ({self._config['env']}, trained through the host bridge) "
                                "are not available from the API yet")
-            from saferl.trainer import Trainer
+            from saferl.training.trainer import Trainer
 
             trainer = Trainer(self._config)
             template = trainer.init_shapes()  # shapes only: nothing compiled
@@ -255,7 +256,7 @@ class Run:
     def policy_for(self, seed: int | None = None, point: int = 0) -> Policy:
         """The :class:`Policy` of seed ``seed`` (an id of progress.csv's ``seed`` column; ``None``: the first) at grid
         point ``point`` of a swept run (an index of summary.json's ``grid``; 0 on a run without a sweep)."""
-        points = len(grid.points(self._config))
+        points = len(in_program_sweep.points(self._config))
         if isinstance(point, bool) or not isinstance(point, int) or not 0 <= point < points:
             raise ValueError(f"point {point!r} is not a grid point index of this run: 0 to {points - 1}")
         seed_index = self._seed_index(seed)
@@ -286,9 +287,9 @@ class Run:
         Returns ``{"seeds": [ids], "per_seed": [{"episode_return", "episode_cost"} means over the episodes],
         "episode_return", "episode_cost"}`` (means over seeds).  ``seed``: the evaluation's random key;
         ``deterministic``: act with the policy's mode.  The defaults are ``saferl eval``'s (``--episodes 10``;
-        the key of :func:`saferl.evaluate.evaluate_run`).
+        the key of :func:`saferl.analysis.evaluate.evaluate_run`).
         """
-        from saferl import evaluate
+        from saferl.analysis import evaluate
 
         if isinstance(episodes, bool) or not isinstance(episodes, numbers.Integral) or episodes < 1:
             raise ValueError(f"episodes must be a whole number >= 1, got {episodes!r}")
@@ -297,10 +298,10 @@ class Run:
     def render(self, path: str | PathLike, *, seed: int | None = None, deterministic: bool = False, key: int = 0,
                max_steps: int | None = None, size: tuple[int, int] | None = None) -> Path:
         """One episode of the policy of ``seed`` (``None``: the first) drawn as a GIF or an MP4 at ``path``
-        (:func:`saferl.render.render_episode`: top-down for the navigation and ball tasks, a side view for
+        (:func:`saferl.analysis.render.render_episode`: top-down for the navigation and ball tasks, a side view for
         CartSafe, MuJoCo's renderer for the MJX tasks where a headless GL backend exists).  ``key``: the
         episode's random key; ``max_steps``: stop there if the episode has not ended.  Returns ``path``."""
-        from saferl import render
+        from saferl.analysis import render
 
         env, params = self.policy_env(seed)
         policy = self.policy_for(seed)
@@ -312,7 +313,7 @@ class Run:
     def plot(self, path: str | PathLike | None = None) -> Path:
         """``saferl plot``'s figure of this run (return, cost, violation probability); default ``DIR/curves.png``.
         Returns the PNG's path."""
-        from saferl import plotting
+        from saferl.analysis import plotting
 
         return plotting.plot_runs([self._dir], Path(path) if path is not None else None)
 
@@ -322,7 +323,7 @@ class Run:
         """Finish an interrupted run from its last checkpoint (``saferl train --resume``), with the same result as
         an uninterrupted one; with ``steps``, train further to ``steps`` environment steps per seed (module
         docstring).  ``logger``: this sitting's loggers instead of the config's.  Returns this run."""
-        from saferl import loggers as loggerlib
+        from saferl.training import loggers as loggerlib
 
         if not (self._dir / runs.CHECKPOINT).is_file():
             raise RunError(f"cannot resume {str(self._dir)!r}: it has no checkpoint")
@@ -337,7 +338,7 @@ class Run:
 
     def _extended(self, steps: int) -> dict:
         """The config trained to ``steps`` per seed, with the iterations done kept in their chunks."""
-        from saferl.trainer import iteration_schedule
+        from saferl.training.trainer import iteration_schedule
 
         cfg = self._config
         if isinstance(steps, bool) or not isinstance(steps, numbers.Integral) or steps < cfg["total_steps"]:
@@ -355,11 +356,12 @@ class Run:
         if cfg["env"].startswith("gym:"):
             if on_chunk is not None:
                 raise ValueError(f"on_chunk needs a JAX environment; {cfg['env']} is stepped on the host "
-                                 "(saferl.bridge_train), which has no per-chunk hook")
-            from saferl import bridge_train
+                                 "(saferl.training.gym_trainer), which has no per-chunk hook")
+            from saferl.training import gym_trainer as bridge_train
 
             bridge_train.run(cfg, run_dir, show_progress=progress, resume=resume, loggers=loggers)
         else:
             hook = None if on_chunk is None else (lambda chunk, _runners: on_chunk(self, chunk))
-            runs.train(cfg, run_dir, resume=resume, show_progress=progress, on_chunk=hook, loggers=loggers)
+            runs.train(cfg, run_dir, resume=resume, show_progress=progress, on_chunk=hook, loggers=loggers,
+                       on_resume=diagnostics.print_resume_warnings)
         self._cache = None

@@ -17,16 +17,16 @@ class UserError(Exception):
 
 
 def _setup_jax(args=None) -> None:
-    """The platform and the persistent compilation cache (:mod:`saferl.jaxsetup`); a command that only schedules
+    """The platform and the persistent compilation cache (:mod:`saferl.foundation.jaxsetup`); a command that only schedules
     Ray jobs (``sweep`` without ``--local``, ``reproduce --ray``) keeps its own JAX on the CPU."""
-    from saferl import jaxsetup
+    from saferl.foundation import jaxsetup
 
     jaxsetup.setup_process(driver=jaxsetup.is_ray_driver(args))
 
 
 def _cmd_train(args) -> int:
     from saferl import api
-    from saferl import config as configlib
+    from saferl.training import config as configlib
 
     if args.logger and len(args.logger) > 1:
         raise UserError(f"--logger given {len(args.logger)} times; name the loggers in one, separated by commas: "
@@ -45,11 +45,11 @@ def _cmd_train(args) -> int:
         # flags and --set all as config entries (no explicit arguments), so --set keeps winning over a flag
         user = configlib.merge(user, configlib.parse_set(args.set))
         if args.sweep:
-            from saferl import grid
+            from saferl.training import in_program_sweep
 
             try:
-                user["sweep"] = {**(user.get("sweep") or {}), **grid.parse_sweep_args(args.sweep)}
-            except grid.SweepError as err:
+                user["sweep"] = {**(user.get("sweep") or {}), **in_program_sweep.parse_sweep_args(args.sweep)}
+            except in_program_sweep.SweepError as err:
                 raise UserError(str(err)) from None
         run = api.train(None, None, steps=None, config=user, out=args.out or None, progress=not args.quiet)
     _print_summary(run.summary, run.dir)
@@ -79,7 +79,8 @@ def _print_summary(summary: dict, run_dir: Path) -> None:
 def _cmd_list(args) -> int:
     from saferl.algos import base as algos
     from saferl.envs import base as envs
-    from saferl import hparams, reproduce
+    from saferl import reproduce
+    from saferl.foundation import hparams
 
     if args.algo:
         try:
@@ -114,7 +115,7 @@ def _cmd_evaluate(args) -> int:
     if args.render:
         if "DISPLAY" not in os.environ:  # MuJoCo picks its GL backend on import: headless EGL unless told otherwise
             os.environ.setdefault("MUJOCO_GL", "egl")
-        from saferl import render
+        from saferl.analysis import render
 
         render.check_output(args.render)  # before any work
     result = run.evaluate(args.episodes, deterministic=args.deterministic)
@@ -128,7 +129,7 @@ def _cmd_evaluate(args) -> int:
 
 
 def _cmd_plot(args) -> int:
-    from saferl import plotting
+    from saferl.analysis import plotting
 
     out = plotting.plot_runs([Path(p) for p in args.run_dirs], Path(args.out) if args.out else None)
     print(f"wrote {out}")
@@ -136,9 +137,9 @@ def _cmd_plot(args) -> int:
 
 
 def _cmd_bench(args) -> int:
-    from saferl import bench
+    from saferl.analysis import bench
 
-    from saferl.config import parse_set
+    from saferl.training.config import parse_set
 
     overrides = parse_set(args.set)
     if args.chunks is not None and args.chunks < 1:
@@ -163,7 +164,7 @@ def _cmd_reproduce(args) -> int:
     if args.ray or args.address:
         _train_plan_on_ray(args, out)
     result = reproduce.run(args.target, args.scale, out, tune=args.tune)
-    from saferl import tables
+    from saferl.analysis import tables
 
     print(tables.render_result(result))
     print(f"results: {out / 'results.json'} ({result['wall_seconds']:.0f}s)")
@@ -187,7 +188,7 @@ def _train_part_of_plan(args, out: Path) -> int:
     Running the target afterwards into the same ``out`` reuses them."""
     import fnmatch
 
-    from saferl import sweep
+    from saferl.experiments import job_grid as sweep
 
     patterns = [p.strip() for p in args.only.split(",") if p.strip()]
     jobs = _planned_jobs(args, out, "train a part of them")
@@ -209,7 +210,7 @@ def _train_part_of_plan(args, out: Path) -> int:
 def _train_plan_on_ray(args, out: Path) -> None:
     """``reproduce TARGET --ray``: train every run of the target's plan as a Ray job first (finished ones skipped);
     the target then runs locally and reuses them."""
-    from saferl import sweep
+    from saferl.experiments import job_grid as sweep
 
     jobs = _planned_jobs(args, out, "train them on Ray")
     statuses = sweep.run_jobs(jobs, address=args.address, use_ray=True, show_progress=False)
@@ -220,7 +221,7 @@ def _train_plan_on_ray(args, out: Path) -> None:
 
 
 def _cmd_show(args) -> int:
-    from saferl import tables
+    from saferl.analysis import tables
 
     try:
         result = tables.load_result(args.path)
@@ -305,7 +306,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "'SafetyHopperVelocity/runs/C-TRPO*'; no table (the target without --only then reuses them)")
     p.set_defaults(func=_cmd_reproduce)
 
-    from saferl import sweep  # saferl sweep GRID.yaml: one job per (algo, env, overrides), locally or on Ray
+    from saferl.experiments import job_grid as sweep  # saferl sweep GRID.yaml: one job per (algo, env, overrides), locally or on Ray
 
     sweep.add_parser(sub)
     return parser
@@ -314,9 +315,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    from saferl.config import ConfigError
-    from saferl.errors import MissingExtraError
-    from saferl.runs import RunError
+    from saferl.training.config import ConfigError
+    from saferl.foundation.errors import MissingExtraError
+    from saferl.training.runs import RunError
 
     try:
         _setup_jax(args)

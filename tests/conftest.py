@@ -1,5 +1,5 @@
 """Test-session settings: CPU, and JAX's persistent compilation cache where saferl uses it
-(:mod:`saferl.jaxsetup`: accelerators; off on CPU with jaxlib's AOT-loader defect)."""
+(:mod:`saferl.foundation.jaxsetup`: accelerators; off on CPU with jaxlib's AOT-loader defect)."""
 
 import os
 from pathlib import Path
@@ -7,6 +7,6 @@ from pathlib import Path
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 _CACHE = os.environ.get("JAX_COMPILATION_CACHE_DIR", str(Path(__file__).resolve().parents[1] / ".jax_cache"))
 
-from saferl import jaxsetup  # noqa: E402
+from saferl.foundation import jaxsetup  # noqa: E402
 
 jaxsetup.configure_compilation_cache(_CACHE, min_compile_secs=0.5)

@@ -7,11 +7,11 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 
-from saferl import config
+from saferl.training import config
 from saferl.algos import base
 from saferl.core import constraints, networks
 from saferl.core.rollout import Batch
-from saferl.trainer import Trainer
+from saferl.training.trainer import Trainer
 
 HP = dict(cg_iters=30, cg_damping=0.0, target_kl=0.01, fvp_subsample=1)  # exact Fisher: tests compare with autodiff
 

@@ -3,7 +3,8 @@
 import pytest
 
 from helpers import load_benchmark_script
-from saferl.reproduce import ctrpo_ablations, framework
+from saferl.reproduce import framework
+from saferl.reproduce.ctrpo import ablations as ctrpo_ablations
 
 
 def test_the_budget_scale_is_the_cpu_scale_with_other_steps_and_its_own_name():

@@ -6,10 +6,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from saferl import api, config as configlib
+from saferl import api
+from saferl.training import config as configlib
 from saferl.envs import base
 from saferl.envs.toy import ToyReach
-from saferl.trainer import Trainer
+from saferl.training.trainer import Trainer
 
 
 class EchoAction(ToyReach):

@@ -48,7 +48,7 @@ def test_import_is_light_and_train_is_the_function():
     code = "import sys, saferl; print(sorted(m for m in ('jax', 'numpy', 'saferl.api') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
-    importlib.import_module("saferl.trainer")
+    importlib.import_module("saferl.training.trainer")
     assert callable(saferl.train) and saferl.train.__module__ == "saferl.api"
 
 

@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from saferl import bench, cli
+from saferl import cli
+from saferl.analysis import bench
 
 
 def test_parse_grid_reads_envs_by_seeds_and_names_bad_entries():

@@ -1,4 +1,4 @@
-"""canary-fig2 (saferl.reproduce.canary_fig2): estimators against numpy, the Cantelli bound, the
+"""canary-fig2 (saferl.reproduce.canary.fig2): estimators against numpy, the Cantelli bound, the
 exact DP truth against finite differences and Monte-Carlo, unbiasedness of the score-function and
 GAE(lambda = 1) gradients, and the smoke run's slopes."""
 
@@ -12,7 +12,7 @@ import pytest
 from saferl import reproduce
 from saferl.core import risk
 from saferl.envs.icy_lake import make_params
-from saferl.reproduce import canary_fig2 as cv
+from saferl.reproduce.canary import fig2 as cv
 
 TINY = make_params(("SFH", "HFF", "FHG"), max_steps=8)
 HORIZON = 8

@@ -98,7 +98,7 @@ def test_train_eval_plot_with_a_var_constraint(tmp_path, capsys):
     vp = summary["final"]["violation_probability"]
     assert len(vp["per_seed"]) == 2 and all(0.0 <= p <= 1.0 for p in vp["per_seed"])
     # the empirical violation probability is the fraction of episodes whose cost reached rho
-    from saferl import runs
+    from saferl.training import runs
 
     rows = runs.read_progress(run_dir)
     assert all(0.0 <= r["violation_probability"] <= 1.0 for r in rows)
@@ -112,8 +112,8 @@ def test_train_eval_plot_with_a_var_constraint(tmp_path, capsys):
     with Image.open(gif) as image:  # ToyReach's 50 steps and the initial state
         assert image.n_frames == 51 and image.size == (480, 480)
     # the episodes run where training ran: the augmented state reads y / rho with the run's rho, not the default 1
-    from saferl.evaluate import episode_env_params
-    from saferl.trainer import Trainer
+    from saferl.analysis.evaluate import episode_env_params
+    from saferl.training.trainer import Trainer
 
     trainer = Trainer(runs.load_run_config(run_dir))
     agent = jax.tree.map(lambda x: x[0], runs.load_checkpoint(run_dir, trainer.init_all())[0].agent)
@@ -125,11 +125,11 @@ def test_train_eval_plot_with_a_var_constraint(tmp_path, capsys):
 @pytest.mark.slow  # two subprocess compiles; test_the_compilation_cache_decision checks the rule itself
 def test_a_second_identical_run_prints_no_xla_log_lines(tmp_path):
     """jaxlib's CPU AOT loader logs a multi-kilobyte false alarm for each persistent-cache entry
-    it reads (``E1201 08:53:53.890551 4734 cpu_aot_loader.cc:220] ... SIGILL``; saferl.jaxsetup):
+    it reads (``E1201 08:53:53.890551 4734 cpu_aot_loader.cc:220] ... SIGILL``; saferl.foundation.jaxsetup):
     with the cache as saferl sets it, a second identical run prints only saferl's own output."""
     import re
 
-    from saferl import jaxsetup
+    from saferl.foundation import jaxsetup
 
     env = {key: value for key, value in os.environ.items() if key != jaxsetup.OVERRIDE}
     env.update(JAX_PLATFORMS="cpu", JAX_COMPILATION_CACHE_DIR=str(tmp_path / "cache"))
@@ -145,7 +145,7 @@ def test_a_second_identical_run_prints_no_xla_log_lines(tmp_path):
 
 
 def test_the_compilation_cache_decision():
-    from saferl.jaxsetup import cache_wanted
+    from saferl.foundation.jaxsetup import cache_wanted
 
     assert not cache_wanted("cpu", (0, 9, 2)) and not cache_wanted("cpu", (0, 10, 1))  # the AOT-loader defect
     assert cache_wanted("gpu", (0, 9, 2)) and cache_wanted("tpu", (0, 9, 2)) and cache_wanted("cpu", (0, 8, 1))
@@ -155,7 +155,7 @@ def test_the_compilation_cache_decision():
 
 
 def test_the_platform_decision():
-    from saferl.jaxsetup import platforms_for
+    from saferl.foundation.jaxsetup import platforms_for
 
     assert platforms_for(None, []) == "cpu"  # a CPU-only install never probes for accelerators
     assert platforms_for(None, ["cuda"]) is None  # jax[cuda12] installed: JAX's own choice, the GPU
@@ -170,7 +170,7 @@ def test_the_platform_decision():
     (["reproduce", "ctrpo-table1", "--ray"], True), (["reproduce", "ctrpo-table1", "--address", "h:6379"], True),
     (["reproduce", "ctrpo-table1"], False), (["train", "--algo", "ppo"], False)])
 def test_only_a_ray_driver_is_kept_off_the_accelerator(monkeypatch, argv, driver):
-    from saferl import jaxsetup
+    from saferl.foundation import jaxsetup
 
     seen = []
     monkeypatch.setattr(jaxsetup, "setup_process", lambda driver=False: seen.append(driver))

@@ -5,9 +5,10 @@ import sys
 
 import pytest
 
-from saferl import cli, hparams
+from saferl import cli
+from saferl.foundation import hparams
 from saferl.algos import base as algos
-from saferl.config import ConfigError, resolve
+from saferl.training.config import ConfigError, resolve
 
 BAD_TRAIN_INPUTS = [
     (["--algo", "ppo", "--set", "hparams.actor_lr=-1"], "hparams.actor_lr must be > 0, got -1"),

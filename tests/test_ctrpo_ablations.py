@@ -1,4 +1,4 @@
-"""C-TRPO's cost-value noise (App. D.3) and the ablation targets (saferl/reproduce/ctrpo_ablations.py).
+"""C-TRPO's cost-value noise (App. D.3) and the ablation targets (saferl/reproduce/ctrpo/ablations.py).
 
 Compile budget: every program here is a ToyReach rollout and the critics + GAE of a batch, except the one smoke of
 ``ctrpo-cost-noise`` (one swept C-TRPO program).
@@ -12,11 +12,13 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from saferl import config as configlib
-from saferl import grid, reproduce, runs
-from saferl.reproduce import ctrpo_ablations as abl
+from saferl.training import config as configlib
+from saferl import reproduce
+from saferl.training import in_program_sweep
+from saferl.training import runs
+from saferl.reproduce.ctrpo import ablations as abl
 from saferl.reproduce import deep_rl
-from saferl.trainer import Trainer
+from saferl.training.trainer import Trainer
 
 NOISE = reproduce.get("ctrpo-cost-noise")
 SMOKE = NOISE.scale("smoke")
@@ -49,7 +51,7 @@ def batches():
     runners = trainer.init_all()  # the program cache keeps it for the smoke test below
     _, metrics = jax.jit(jax.vmap(trainer.iteration))(runners, trainer.point_values())
     inputs = jax.tree.map(lambda x: x[2:], metrics.pop("inputs"))  # those of the SIGMA point's runners
-    alone = Trainer(grid.config_at(cfg, {KEY: SIGMA})).learner
+    alone = Trainer(in_program_sweep.config_at(cfg, {KEY: SIGMA})).learner
     separate = jax.jit(jax.vmap(alone.make_batch))(*inputs)
     return {"swept": {k: np.asarray(v) for k, v in metrics.items()}, "rollout": cfg["rollout_steps"],
             "envs": cfg["num_envs"], SIGMA: {"values": np.asarray(separate.values),
@@ -313,7 +315,7 @@ def test_cost_noise_smoke_end_to_end(tmp_path):
 def test_every_ablation_run_starts_its_actor_at_the_authors_std_1(tmp_path):
     """milosen/ctrpo common/model.py: ``log_std = zeros`` (saferl's default is -0.5); the sweeps and the
     per-task ablations (which reuse ctrpo-table1's runs) alike, and the actor's parameters follow."""
-    from saferl.trainer import Trainer
+    from saferl.training.trainer import Trainer
     configs = [cfg for name in ("ctrpo-beta", "ctrpo-hysteresis", "ctrpo-cost-noise", "ctrpo-phi")
                for _, cfg in reproduce.get(name).plan(reproduce.get(name).scale("cpu"), tmp_path)]
     assert len(configs) > 4 and all(cfg["network"]["init_log_std"] == 0.0 for cfg in configs)

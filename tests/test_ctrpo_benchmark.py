@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from saferl import config as configlib
-from saferl import reproduce, runs
-from saferl.reproduce import ctrpo_fig3 as fig3
-from saferl.reproduce import ctrpo_pointgoal
-from saferl.reproduce import ctrpo_table1 as table1
+from saferl.training import config as configlib
+from saferl import reproduce
+from saferl.training import runs
+from saferl.reproduce.ctrpo import fig3
+from saferl.reproduce.ctrpo import pointgoal as ctrpo_pointgoal
+from saferl.reproduce.ctrpo import table1
 
 PAPER_TEXT = Path("/work/shared/papers/c-trpo-constrained-trust-region.txt")
 PAPER_METHODS = ["C-TRPO", "TRPO-Lag", "CPPO-PID", "P3O", "PCPO", "CPO", "CUP", "FOCOPS", "PPO-Lag", "IPO"]
@@ -276,7 +277,7 @@ def _planned(name, out):
 
 
 def test_both_targets_train_their_plan_once_and_tabulate_it(tmp_path, fake_training):
-    from saferl.provenance import training_config
+    from saferl.training.provenance import training_config
 
     first = reproduce.run("ctrpo-table1", "smoke", tmp_path)
     planned = _planned("ctrpo-table1", tmp_path)

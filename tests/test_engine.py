@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from saferl import config as configlib
-from saferl import struct
+from saferl.training import config as configlib
+from saferl.foundation import struct
 from saferl.core import networks
 from saferl.core.rollout import gae
 from saferl.envs.base import Box, Environment

@@ -10,10 +10,12 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
-from saferl import bridge_train, cli, runs
-from saferl.bridge_train import GymTrainer
+from saferl import cli
+from saferl.training import gym_trainer as bridge_train
+from saferl.training import runs
+from saferl.training.gym_trainer import GymTrainer
 from saferl.envs.toy import ToyReach
-from saferl.trainer import Trainer
+from saferl.training.trainer import Trainer
 
 NET = {"actor_hidden": [16], "critic_hidden": [16], "activation": "tanh"}
 TOY = ToyReach()

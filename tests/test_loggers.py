@@ -15,7 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from saferl import cli, config, loggers, runs
+from saferl import cli
+from saferl.training import config
+from saferl.training import loggers
+from saferl.training import runs
 
 CFG = {
     "algo": "ppo_lag", "env": "ToyReach", "total_steps": 4 * 400, "seeds": 2, "num_envs": 4, "rollout_steps": 100,
@@ -33,7 +36,8 @@ FLOAT32_RTOL = 2.0**-24
 # the crashing sitting: killed (no clean-up, as a crash) once chunk 3's rows are written, before any checkpoint
 _CRASH = """if True:
     import os, sys
-    from saferl import config, runs
+    from saferl.training import config
+    from saferl.training import runs
     cfg = config.resolve({cfg})
     def crash(chunk, runners):
         if chunk == 3:

@@ -1,10 +1,10 @@
-"""saferl.metrics against hand-computed examples (derivations in the comments)."""
+"""saferl.analysis.metrics against hand-computed examples (derivations in the comments)."""
 
 import numpy as np
 import pytest
 import scipy.stats
 
-from saferl import metrics as M
+from saferl.analysis import metrics as M
 
 # --------------------------------------------------------------------------- cost regret (C-TRPO eq. 2)
 

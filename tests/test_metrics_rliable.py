@@ -1,4 +1,4 @@
-"""``saferl.metrics``' IQM and stratified bootstrap against rliable (Agarwal et al., 2021), the reference.
+"""``saferl.analysis.metrics``' IQM and stratified bootstrap against rliable (Agarwal et al., 2021), the reference.
 
 What should agree, and does:
 
@@ -27,7 +27,7 @@ import rliable.library as rliable_library  # the reference (test extra)
 import rliable.metrics as rliable_metrics
 from scipy import stats
 
-from saferl import metrics
+from saferl.analysis import metrics
 
 REPS = 10_000  # per interval, on both sides
 K = 16  # saferl's independent repeats: its Monte-Carlo spread

@@ -16,10 +16,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from saferl import config
+from saferl.training import config
 from saferl.algos import base
 from saferl.core.rollout import episode_estimates, make_batch
-from saferl.trainer import Trainer
+from saferl.training.trainer import Trainer
 
 NET = {"actor_hidden": [8], "critic_hidden": [8], "activation": "tanh", "value_normalization": True}
 CONSTRAINTS = {

@@ -19,13 +19,13 @@ ROOT = Path(__file__).resolve().parents[1]
 def _registered_in_files(package: str) -> set[str]:
     """Modules of ``saferl/<package>`` with a class or function decorated ``@register``/``@register(...)``."""
     modules = set()
-    for path in sorted((ROOT / "saferl" / package).glob("*.py")):
+    for path in sorted((ROOT / "saferl" / package).rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
                 for deco in node.decorator_list:
                     target = deco.func if isinstance(deco, ast.Call) else deco
                     if isinstance(target, ast.Name) and target.id == "register":
-                        modules.add(f"saferl.{package}.{path.stem}")
+                        modules.add(".".join(path.relative_to(ROOT).with_suffix("").parts))
     return modules
 
 
@@ -109,7 +109,7 @@ _WITHOUT_MUJOCO = "import sys; sys.modules['mujoco'] = None; sys.modules['mujoco
 def test_eco_ant_without_mujoco_names_the_extra():
     code = _WITHOUT_MUJOCO + """if True:
         from saferl.envs import base as envs
-        from saferl.errors import MissingExtraError
+        from saferl.foundation.errors import MissingExtraError
         assert "EcoAnt" in envs.registered() and envs.config_defaults("EcoAnt")["num_envs"] == 16
         try:
             envs.make("EcoAnt")

@@ -1,4 +1,4 @@
-"""Rendered episodes (saferl.render): frame count and size of the GIF read back with Pillow, objects at
+"""Rendered episodes (saferl.analysis.render): frame count and size of the GIF read back with Pillow, objects at
 the pixels their state puts them (mapped with the axis limits, not matplotlib's transform), the cost
 highlighting, the wrapped rollout's own costs, and the one-line errors (MuJoCo without GL, MP4
 without ffmpeg, an environment without a drawer, bad arguments)."""
@@ -12,18 +12,19 @@ import pytest
 from matplotlib.colors import to_rgb
 from PIL import Image
 
-from saferl import render, render_drawers
-from saferl.envs.ball import BallCircle, BallGather
-from saferl.envs.ball_physics import BallState
-from saferl.envs.ball_reach import BallReach, ReachState
+from saferl.analysis import render
+from saferl.analysis import render_drawers
+from saferl.envs.bullet_ball.ball import BallCircle, BallGather
+from saferl.envs.bullet_ball.physics import BallState
+from saferl.envs.bullet_ball.reach import BallReach, ReachState
 from saferl.envs.base import Environment
 from saferl.envs.cartsafe import CartSafe, CartSafeState
 from saferl.envs.eco_ant import EcoAnt
 from saferl.envs.icy_lake import ICE, IcyLake
-from saferl.envs.point_goal import PointGoal
+from saferl.envs.safety_nav.point_goal import PointGoal
 from saferl.envs.risk import RiskAugmentation
 from saferl.envs.wrappers import AutoReset, EpisodeStatistics
-from saferl.errors import MissingExtraError
+from saferl.foundation.errors import MissingExtraError
 
 C = render_drawers.COLORS
 PG_SIZE, PG_STEPS = (320, 280), 12

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from saferl import plotting, provenance, reproduce
+from saferl import reproduce
+from saferl.analysis import plotting
+from saferl.training import provenance
 from saferl.reproduce import deep_rl, framework
 
 RUN_KEYS = {"run", "status", "reused", "algo", "env", "seeds", "env_steps", "wall_seconds", "config_hash", "git_commit"}
@@ -153,7 +155,7 @@ def test_checks_are_computed_by_the_framework_and_targets_may_not_return_them(tm
 
 
 def test_reusing_a_run_written_before_a_config_key_existed_is_said(tmp_path, capsys):
-    from saferl import config as configlib
+    from saferl.training import config as configlib
     from saferl.reproduce.deep_rl import train_or_resume
 
     cfg = configlib.resolve({"algo": "canary", "env": "IcyLake"})
@@ -168,7 +170,8 @@ def test_reusing_a_run_written_before_a_config_key_existed_is_said(tmp_path, cap
 
 def test_a_cpo_run_from_before_cost_scale_is_not_taken_for_todays_cpo(tmp_path):
     """It was trained with the episode scale; today's CPO defaults to per_sample (runs.LEGACY_VALUES)."""
-    from saferl import config as configlib, runs
+    from saferl.training import config as configlib
+    from saferl.training import runs
     from saferl.reproduce.deep_rl import train_or_resume
 
     cfg = configlib.resolve({"algo": "cpo", "env": "ToyReach"})
@@ -184,7 +187,7 @@ def test_a_cpo_run_from_before_cost_scale_is_not_taken_for_todays_cpo(tmp_path):
 
 def test_a_reused_run_without_provenance_gets_its_hash_from_config_yaml(tmp_path, monkeypatch):
     """An old run (summary.json without config_hash / git_commit): hashed from config.yaml, commit null."""
-    from saferl import config as configlib
+    from saferl.training import config as configlib
     from saferl.reproduce.deep_rl import train_or_resume
 
     cfg = configlib.resolve({"algo": "ppo", "env": "ToyReach"})
@@ -217,7 +220,7 @@ def test_config_hash_is_canonical():
 
 
 def test_code_changes_since_names_the_library_files_changed_since_a_commit(tmp_path, monkeypatch):
-    root = Path(provenance.__file__).resolve().parents[1]
+    root = Path(provenance.__file__).resolve().parents[2]
     if not (root / ".git").exists():
         pytest.skip("not a git checkout")
     git = ["git", "-C", str(root)]
@@ -238,7 +241,7 @@ def test_code_changes_since_names_the_library_files_changed_since_a_commit(tmp_p
 
 def test_git_commit_names_this_checkout_or_none(monkeypatch):
     commit = provenance.git_commit()
-    root = Path(provenance.__file__).resolve().parents[1]
+    root = Path(provenance.__file__).resolve().parents[2]
     if (root / ".git").exists():
         head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
         assert commit is not None and commit.removesuffix("-dirty") == head.strip()
@@ -259,8 +262,8 @@ def test_git_commit_names_this_checkout_or_none(monkeypatch):
 
 
 def test_ctrpo_pointgoal_checks_and_methods():
-    from saferl import config as configlib
-    from saferl.reproduce import ctrpo_pointgoal as ctrpo
+    from saferl.training import config as configlib
+    from saferl.reproduce.ctrpo import pointgoal as ctrpo
 
     names = [deep_rl.units_label(label, configlib.resolve({"algo": algo, "env": "PointGoal1", **over}))
              for label, algo, over in ctrpo.POINTGOAL_METHODS]
@@ -306,7 +309,7 @@ def test_safety_verdict_reads_the_interval_against_the_limit(lo, hi, verdict):
 
 
 def test_the_loggers_are_not_part_of_a_runs_identity():
-    from saferl import config as configlib
+    from saferl.training import config as configlib
 
     plain = configlib.resolve({"algo": "ppo", "env": "ToyReach"})
     logged = configlib.resolve({"algo": "ppo", "env": "ToyReach", "logger": ["csv", "tensorboard"]})
@@ -320,7 +323,9 @@ def test_scpo_claims_are_read_from_curves_and_intervals():
     """The SCPO targets' statistics on hand-made curves, and their verdicts on synthetic rows (no training)."""
     import math
 
-    from saferl.reproduce import scpo_cartsafe, scpo_fig5 as f5, scpo_fig15
+    from saferl.reproduce.scpo import cartsafe as scpo_cartsafe
+    from saferl.reproduce.scpo import fig5 as f5
+    from saferl.reproduce.scpo import fig15 as scpo_fig15
 
     # safe_from: the fraction of training before the first iteration from which the mean cost stays <= limit
     curves = [[30, 20, 26, 24, 10], [10, 20, 25, 25, 0], [10, 20, 10, 10, 30], [10, math.nan, 5, 5, 5]]
@@ -407,7 +412,7 @@ def test_git_commit_is_dirty_only_when_code_differs_not_results(tmp_path, monkey
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "x"]):
         subprocess.run(git + args, check=True, capture_output=True)
     head = subprocess.run(git + ["rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
-    monkeypatch.setattr(provenance, "__file__", str(tmp_path / "saferl" / "provenance.py"))
+    monkeypatch.setattr(provenance, "__file__", str(tmp_path / "saferl" / "training" / "provenance.py"))
     assert provenance.git_commit() == head
     (tmp_path / "docs" / "results" / "results.json").write_text('{"rows": []}\n')
     assert provenance.git_commit() == head

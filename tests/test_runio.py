@@ -5,7 +5,7 @@ import stat
 
 import pytest
 
-from saferl import runio
+from saferl.foundation import atomic_files as runio
 
 
 def test_an_atomic_write_gets_the_mode_of_a_plain_open(tmp_path):

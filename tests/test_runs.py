@@ -5,7 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from saferl import config, runs
+from saferl.training import config
+from saferl.training import runs
 
 CFG = {
     "algo": "ppo_lag", "env": "ToyReach", "total_steps": 4 * 400, "seeds": 2, "num_envs": 4, "rollout_steps": 100,
@@ -76,7 +77,7 @@ def test_corrupted_checkpoint_is_reported(uninterrupted, tmp_path):
     (bad / "config.yaml").write_text((full_dir / "config.yaml").read_text())
     (bad / "checkpoints").mkdir()
     (bad / runs.CHECKPOINT).write_bytes(b"not a zip file")
-    from saferl.trainer import Trainer
+    from saferl.training.trainer import Trainer
 
     template = Trainer(runs.load_run_config(bad)).init_all()
     with pytest.raises(runs.RunError, match="corrupted"):
@@ -116,7 +117,7 @@ def test_final_statistics_use_last_ten_percent():
 def test_a_run_written_before_a_key_existed_keeps_what_it_was_trained_with(tmp_path):
     """hparams.cost_scale did not exist when the first trust-region runs were written; they used the
     episode scale, which is no longer CPO's default: loading such a run must not switch it."""
-    from saferl import config as configlib
+    from saferl.training import config as configlib
 
     old, new = tmp_path / "old", tmp_path / "new"
     old.mkdir(), new.mkdir()
@@ -152,7 +153,7 @@ def test_trainer_hands_the_algorithm_the_windowed_cost_estimate():
     of the last ``window`` episodes of both batches, not of the second batch alone."""
     import jax
 
-    from saferl.trainer import RunnerState, Trainer
+    from saferl.training.trainer import RunnerState, Trainer
 
     window = 6
     cfg = config.resolve({**CFG, "seeds": 1, "constraint": {"type": "expected", "limit": 10.0, "window": window}})
@@ -177,7 +178,7 @@ def test_trainer_hands_the_algorithm_the_windowed_cost_estimate():
 
 
 def test_summary_records_provenance(uninterrupted):
-    from saferl import provenance
+    from saferl.training import provenance
 
     run_dir, _ = uninterrupted
     saved = json.loads((run_dir / "summary.json").read_text())
@@ -202,12 +203,12 @@ def test_progress_off_a_terminal_is_one_line_per_update(capsys):
 
 
 def test_a_second_trainer_of_the_same_program_runs_the_executable_the_first_compiled(uninterrupted):
-    """The process's program cache (saferl.trainer.compiled_program): a trainer of the same config but its base seed
+    """The process's program cache (saferl.training.trainer.compiled_program): a trainer of the same config but its base seed
     gets the executable the uninterrupted run compiled, which computes what a fresh compile of its own computes;
     a change of any training entry (here one hyper-parameter) or of the number of seeds is another program."""
     import jax
 
-    from saferl.trainer import Trainer, program_key
+    from saferl.training.trainer import Trainer, program_key
 
     other_seed = Trainer(config.resolve({**CFG, "seed": 7}))
     runners = other_seed.init_all()

@@ -24,7 +24,9 @@ import numpy as np
 import pytest
 import yaml
 
-from saferl import config, runs, sweep
+from saferl.training import config
+from saferl.training import runs
+from saferl.experiments import job_grid as sweep
 
 RAY_MISSING = importlib.util.find_spec("ray") is None
 #: one iteration = 2 envs x 32 steps per seed; with iterations_per_chunk 1 every iteration is a chunk and a checkpoint
@@ -95,7 +97,7 @@ BAD_GRIDS = [
     ({"algos": ["ppo_lag"], "envs": ["ToyReach"], "seeds": 1, "steps": 64, "set": [{}, 3]},
      "set entry 1 must be a mapping of overrides, got 3"),
     ({"algos": ["ppo_lag"], "envs": ["ToyReach"], "seeds": 1, "steps": 64, "name": "a/b"}, "name must be letters"),
-    # overrides are checked by saferl.config.resolve, per job
+    # overrides are checked by saferl.training.config.resolve, per job
     ({"algos": ["ppo_lag"], "envs": ["ToyReach"], "seeds": 1, "steps": 64, "set": [{}, {"hparams": {"nope": 1}}]},
      "set entry 1 for ppo_lag on ToyReach: "),
     ({"algos": ["ppo_lag"], "envs": ["ToyReach"], "seeds": 1, "steps": 64, "set": {"num_envs": -2}},
@@ -373,14 +375,14 @@ def _assert_readable(run_dir: Path) -> None:
 @pytest.fixture
 def cached_programs(tmp_path):
     """The environment of the sweep's drivers, with JAX's persistent compilation cache on (on CPU off by default,
-    :mod:`saferl.jaxsetup`) and filled, while the cluster starts, by a one-iteration ``--local`` sweep of the test's
+    :mod:`saferl.foundation.jaxsetup`) and filled, while the cluster starts, by a one-iteration ``--local`` sweep of the test's
     config: the chunk program does not depend on the steps or the base seed, so the workers load it instead of
     compiling it (the compile is most of the test's time otherwise)."""
     env = {**os.environ, "JAX_PLATFORMS": "cpu", "RAY_USAGE_STATS_ENABLED": "0", "SAFERL_COMPILATION_CACHE": "on",
            "JAX_COMPILATION_CACHE_DIR": str(tmp_path / "jax_cache")}
     grid = write_grid(tmp_path / "warm.yaml", {"algos": ["ppo_lag"], "envs": ["ToyReach"], "seeds": 2,
                                                "steps": STEPS_PER_ITERATION, "set": {**TINY, "seed": 0}})
-    warm = subprocess.Popen([sys.executable, "-m", "saferl.sweep", str(grid), "--local", "--out", str(tmp_path / "warm")],
+    warm = subprocess.Popen([sys.executable, "-m", "saferl.experiments.job_grid", str(grid), "--local", "--out", str(tmp_path / "warm")],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         yield env, warm
@@ -407,7 +409,7 @@ def test_ray_sweep_killed_midway_resumes_without_repeating_finished_runs(tmp_pat
     env = {**env, **cluster.auth}
     warm_output = warm.communicate(timeout=240)[0]
     assert warm.returncode == 0 and "1 jobs: 1 trained" in warm_output, warm_output  # --local, real training
-    command = [sys.executable, "-m", "saferl.sweep", str(grid), "--address", cluster.address, "--out", str(out)]
+    command = [sys.executable, "-m", "saferl.experiments.job_grid", str(grid), "--address", cluster.address, "--out", str(out)]
     with open(tmp_path / "driver1.log", "w") as log:
         driver = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:

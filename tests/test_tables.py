@@ -1,4 +1,4 @@
-"""Readable results tables (saferl/tables.py) and ``saferl show``."""
+"""Readable results tables (saferl/analysis/tables.py) and ``saferl show``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from saferl import tables
+from saferl.analysis import tables
 from saferl.cli import main
 
 
@@ -49,7 +49,7 @@ def test_rows_without_a_method_keep_their_label():
 def test_saferl_show_prints_a_results_json_and_refuses_what_is_not_one(tmp_path, capsys):
     result = {"target": "ctrpo-pointgoal", "scale": "cpu", "git_commit": "0123456789abcdef", "rows": _rows(),
               "checks": {"safety": {"TRPO": "probably_unsafe"}},
-              "runs": [{"run": "runs/TRPO", "reused": True, "code_changes_since_training": ["saferl/trainer.py"]}],
+              "runs": [{"run": "runs/TRPO", "reused": True, "code_changes_since_training": ["saferl/training/trainer.py"]}],
               "runs_training_seconds": 758.2, "settings": {"paper": "C-TRPO paper Table 1"}}
     (tmp_path / "results.json").write_text(json.dumps(result))
     assert main(["show", str(tmp_path)]) == 0
@@ -75,7 +75,7 @@ def test_every_committed_results_json_renders(path):
 
 
 def test_step_ticks_read_in_k_and_m_units():
-    from saferl.plotting import step_label
+    from saferl.analysis.plotting import step_label
 
     assert [step_label(v) for v in (0, 999, 120_000, 1_500_000, 2e6)] == ["0", "999", "120k", "1.5M", "2M"]
 

@@ -39,13 +39,13 @@ FINDINGS = {
                   "wall, and its episodes agree.",
     "BallReach": "The original differs in three ways. (1) Its 1.4.0 reset keeps the puddles away from the previous "
                  "episode's ball, so the ball often starts inside a puddle's cost zone (the reset probe below); "
-                 "saferl keeps them away from the new ball (saferl/envs/ball_reach.py docstring). This raises the "
+                 "saferl keeps them away from the new ball (saferl/envs/bullet_ball/reach.py docstring). This raises the "
                  "random policy's cost, since a random ball moves slowly. (2) The box moves with wall-clock time, and "
                  "the box is a dynamic body with friction; saferl moves it with simulation time, as a kinematic "
                  "square without friction ('steps touching the box'). (3) The walls differ: the trajectory check is "
                  "exact until the ball reaches the corner.",
     "PointGoal1": "saferl's point robot has no MuJoCo contact solver, no centre-of-mass offset and no chatter of the "
-                  "explicit turning servo (saferl/envs/point_goal.py docstring). Under the same actions the two "
+                  "explicit turning servo (saferl/envs/safety_nav/point_goal.py docstring). Under the same actions the two "
                   "robots stay within centimetres (trajectory tables), and saferl's turns about 10% more under "
                   "random actions. The random policy's cost is heavy-tailed: most episodes cost 0, and a robot that "
                   "drifts into a hazard can cost hundreds. So its mean moves by more than 10% between two samples "
@@ -201,7 +201,7 @@ def bounce_section(ours: dict, orig: dict) -> list[str]:
               "with the depth reached in the sub-step where the contact is found. So the bounce is scattered at one "
               "speed (the min-max column), and it vanishes with contact ERP 0 (the last row). The wall contact "
               "also takes about a third of the speed along the wall, at any ERP: the contact friction (wall lateral "
-              "0.5, ball 1.1) acts on the spinning ball. saferl's walls (saferl/envs/ball_physics.py `wall_contact`) "
+              "0.5, ball 1.1) acts on the spinning ball. saferl's walls (saferl/envs/bullet_ball/physics.py `wall_contact`) "
               "remove the normal velocity and keep the tangential one. A port that matches would need the ERP "
               "push-out (about ERP x depth / h, from the sub-step of penetration) and a wall friction law, both "
               "fitted to this probe.", ""]
@@ -286,7 +286,7 @@ def speed_md(ours: dict, orig: dict) -> tuple[str, dict]:
              f"{orig.get('date', '?')} (original side), {ours.get('date', '?')} (saferl side).", "",
              "## Random-action environment stepping", "",
              "Original: one environment, a Python loop of `env.step` with uniform random actions, reset at episode "
-             "end. saferl: the loop of `saferl.bench.env_only` (AutoReset(EpisodeStatistics(env)), VecEnv, one "
+             "end. saferl: the loop of `saferl.analysis.bench.env_only` (AutoReset(EpisodeStatistics(env)), VecEnv, one "
              "`lax.scan`; the compile and the first reset and pool draw are not timed) on the environment built "
              "with the same version (`version=\"1.4.0\"`), "
              "with the environment's default reset pool (`reset_pool`, 0 for the ball tasks: AutoReset then computes "
@@ -315,7 +315,7 @@ def speed_md(ours: dict, orig: dict) -> tuple[str, dict]:
     if changed:
         lines += ["", "Since this run " + ", ".join(f"{label} defaults to a reset pool of {now} (measured with {then})"
                                                     for label, _, then, now in changed)
-                  + " (saferl/envs/ball.py), so the \"1024 envs\" column is their rate without a pool and the last "
+                  + " (saferl/envs/bullet_ball/ball.py), so the \"1024 envs\" column is their rate without a pool and the last "
                   "column is close to today's default; the numbers were not re-measured."]
     training = {}
     if "ppo" in orig and "scpo" in ours:

@@ -25,9 +25,10 @@ import jax
 import jax.numpy as jnp
 import yaml
 
-from saferl import api, struct
+from saferl import api
+from saferl.foundation import struct
 from saferl.envs.base import register
-from saferl.envs.racecar_circle import RacecarCircle, RacecarCircleState
+from saferl.envs.safety_nav.racecar_circle import RacecarCircle, RacecarCircleState
 
 #: observation index -> noise std: accelerometer x, y, z; velocimeter z; gyro x, y (std original / port over
 #: the constant action (1, 0.3): 1.367 / 0.200, 0.386 / 0.053, 1.621 / 0, 0.003 / 0, 0.007 / 0, 0.014 / 0)

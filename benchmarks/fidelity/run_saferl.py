@@ -36,10 +36,10 @@ sys.path.insert(0, str(HERE))
 import common  # noqa: E402
 
 from saferl.envs import base as envs  # noqa: E402
-from saferl.envs.ball import GatherState  # noqa: E402
-from saferl.envs.ball_physics import BallState  # noqa: E402
-from saferl.envs.ball_reach import ALTERNATE_GOALS, ReachState  # noqa: E402
-from saferl.envs.point_goal import PointGoalState  # noqa: E402
+from saferl.envs.bullet_ball.ball import GatherState  # noqa: E402
+from saferl.envs.bullet_ball.physics import BallState  # noqa: E402
+from saferl.envs.bullet_ball.reach import ALTERNATE_GOALS, ReachState  # noqa: E402
+from saferl.envs.safety_nav.point_goal import PointGoalState  # noqa: E402
 from saferl.envs.wrappers import AutoReset, EpisodeStatistics, VecEnv  # noqa: E402
 
 #: Bullet-Safety-Gym 1.4.0's SafetyBallRun-v0 (BSG14 __init__.py, builder.py): 100 steps of 4 x 1/120 s
@@ -204,7 +204,7 @@ def reach_reset_probe(env, params, resets: int = 2000) -> dict:
 
 def env_stepping(name: str, env, params, num_envs: int, steps: int, pool: int | None = None) -> dict:
     """Random-action env-steps/s of ``num_envs`` vmapped, auto-resetting copies: the loop of
-    ``saferl.bench.env_only`` on an environment built with the version's kwargs, timed without
+    ``saferl.analysis.bench.env_only`` on an environment built with the version's kwargs, timed without
     the compile and without the first reset and pool draw (``refresh``, once per rollout in
     training), which are timed apart.  ``pool``: AutoReset's reset pool (default: the
     environment's ``reset_pool`` config default)."""

@@ -37,7 +37,7 @@ FINDINGS = {
                     "versions, small per step (about 1e-6 in qvel within one step from the original's own state, "
                     "before any contact) but amplified at every foot contact, which was not identified here. With MJX "
                     "physics (`mjx_tasks` in suite_saferl.json) saferl parted at step 3 / 5, earlier than MuJoCo 4.0, "
-                    "through MJX's contact frame for capsules steeper than 60 degrees (saferl/envs/ant_velocity.py "
+                    "through MJX's contact frame for capsules steeper than 60 degrees (saferl/envs/velocity/ant_velocity.py "
                     "docstring), and its scripted return was 388."),
     "HalfCheetahVelocity": "The statistics agree to 1% (the scripted cost is 76.57 on both sides). The HalfCheetah's "
                            "geoms have no margin, so the pair-margin rule does not touch it: MuJoCo 4.0 reproduces "
@@ -64,13 +64,13 @@ FINDINGS = {
                         "above 1e-3) through `cfrc_ext`, whose entries are sensitive and reach the hundreds on impact."),
     "PointPush1": "The scripted return and cost agree within 4%, the pushes that reach the goal within one standard "
                   "deviation (1.2 against 1.4 an episode). saferl's 2-D quasi-static box contact "
-                  "(saferl/envs/point_push.py docstring: the box turns less under an off-centre push and is not "
+                  "(saferl/envs/safety_nav/point_push.py docstring: the box turns less under an off-centre push and is not "
                   "tipped round) does not show at this level. The random policy's cost is heavy-tailed: most "
                   "episodes cost 0 and one long stay in a hazard costs hundreds, so its mean moves by a factor "
                   "between two samples of 30 layouts.",
     "CarButton1": ("The scripted return agrees within 3% and the cost within one standard deviation; the cost is "
                   "29% higher. saferl's button contact has Coulomb friction 1, MuJoCo's default, which neither car.xml "
-                  "nor buttons.py changes (saferl/envs/car.py docstring); before it had none, and the car slid off a "
+                  "nor buttons.py changes (saferl/envs/safety_nav/car.py docstring); before it had none, and the car slid off a "
                   "wrong button at once: return 25.3 (+36%), cost 215.8 (-33%), wrong-button steps 93 against the "
                   "original's 217, goal presses 13.5 against 9.7. With friction the car is held and rolls round a "
                   "button as the original does: presses 9.5 against 9.7, hazards 25 against 30, gremlins 67 against "
@@ -225,7 +225,7 @@ def assets_section(orig: dict, ours: dict) -> list[str]:
     p, q = orig["margin_probe"], ours["margin_probe"]
     lines += ["", f"The physics engines differ: the originals run MuJoCo {orig['versions']['mujoco']} (float64); saferl's "
               f"velocity tasks run MuJoCo {ours['versions']['mujoco']} on the host by default (float64, the state "
-              f"rounded to float32 between env steps; saferl/envs/mujoco_host.py), or MJX "
+              f"rounded to float32 between env steps; saferl/envs/velocity/mujoco_host.py), or MJX "
               f"{ours['versions']['mujoco-mjx']} (float32) with `env_params.physics=mjx`, whose earlier results are "
               "quoted in the findings below. One difference between those versions matters here, the contact "
               "margin of a geom pair (`suite_tasks.margin_probe`: a sphere 0.015 above a plane, both with margin "
@@ -235,7 +235,7 @@ def assets_section(orig: dict, ours: dict) -> list[str]:
               f"(the sum), and MJX's candidate contact has margin {q['mjx']['includemargin'][0]:.3g} "
               "(`mujoco/mjx/_src/collision_driver.py`: `geom_margin[geom1] + geom_margin[geom2]`). The Ant's geoms "
               "have margin 0.01, the Hopper's and the Humanoid's 0.001, the HalfCheetah's 0, the same on every "
-              "geom of a model, so saferl halves each (`saferl.envs.locomotion.match_margin_rule`) and every pair "
+              "geom of a model, so saferl halves each (`saferl.envs.velocity.locomotion.match_margin_rule`) and every pair "
               "gets 2.3.3's margin; with the file's margins the Ant's feet felt the floor from 2 cm instead of 1 cm, "
               "the Hopper's and the Humanoid's from 2 mm instead of 1 mm. The MuJoCo 4.0 rows below read the file's "
               "margins (and halve them where they say so).", ""]

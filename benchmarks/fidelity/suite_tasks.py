@@ -184,7 +184,7 @@ CAR_TURN_GAIN = 2.0
 def car_button_controller(xp, pos, yaw, goal):
     """CarButton1: differential drive to the goal button.  ``yaw`` is the world angle of body +x;
     the car drives along body -y (angle ``yaw - pi/2``), and motor 0 alone turns it counter-
-    clockwise (saferl/envs/car.py docstring), so ``(forward + turn, forward - turn)``, scaled
+    clockwise (saferl/envs/safety_nav/car.py docstring), so ``(forward + turn, forward - turn)``, scaled
     to the motors' force limit so that the command stays proportional."""
     error = wrap(xp, xp.arctan2(goal[1] - pos[1], goal[0] - pos[0]) - (yaw - 0.5 * math.pi))
     forward = xp.clip(xp.cos(error), 0.0, 1.0)

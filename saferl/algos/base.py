@@ -28,7 +28,8 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from saferl import hparams, struct
+from saferl.foundation import hparams
+from saferl.foundation import struct
 from saferl.core.constraints import Constraint
 
 
@@ -57,7 +58,7 @@ COMMON_HPARAMS = hparams.declare(
 class Algorithm:
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
-    #: the declared hyper-parameters (:mod:`saferl.hparams`); ``--set hparams.KEY=VALUE`` changes them
+    #: the declared hyper-parameters (:mod:`saferl.foundation.hparams`); ``--set hparams.KEY=VALUE`` changes them
     defaults: ClassVar[dict[str, hparams.Param]] = {}
     #: constraint kinds the algorithm accepts ("none" means it ignores constraints)
     constraint_kinds: ClassVar[tuple[str, ...]] = ("expected",)
@@ -73,7 +74,7 @@ class Algorithm:
     #: VaR surrogates it accepts for a "var" constraint (the first is the default)
     risk_surrogates: ClassVar[tuple[str, ...]] = ("cantelli", "indicator", "cvar")
     #: whether the update reads the batch's episode cost estimates (J_c, violation fraction, ...); while
-    #: they are unknown (no episode finished yet) the learner holds the step (:meth:`saferl.trainer.Learner.learn`).
+    #: they are unknown (no episode finished yet) the learner holds the step (:meth:`saferl.training.trainer.Learner.learn`).
     #: Declared per class, not inherited (``__init_subclass__`` resets it to True in every subclass that does
     #: not set it): PPO-Lag (a PPO) needs them although PPO, which ignores the constraint, does not.
     needs_cost_estimate: ClassVar[bool] = True
@@ -93,7 +94,7 @@ class Algorithm:
     # ---- declarations -------------------------------------------------------------
     @classmethod
     def resolve_hparams(cls, overrides: dict | None) -> dict:
-        """The declared defaults with ``overrides`` checked and applied (:func:`saferl.hparams.resolve`)."""
+        """The declared defaults with ``overrides`` checked and applied (:func:`saferl.foundation.hparams.resolve`)."""
         return hparams.resolve(cls.defaults, overrides, cls.name)
 
     @classmethod
@@ -115,7 +116,7 @@ class Algorithm:
 
     def prepare_trajectory(self, agent: "AgentState", traj):
         """The trajectory whose reward and cost channels the critics and GAE see (called by
-        :meth:`saferl.trainer.Learner.make_batch` before GAE); unchanged by default."""
+        :meth:`saferl.training.trainer.Learner.make_batch` before GAE); unchanged by default."""
         return traj
 
     def prepare_batch(self, agent: "AgentState", batch):
@@ -161,7 +162,7 @@ class Algorithm:
 
     def channel_value_noise(self):
         """A standard deviation per critic channel (reward first) of white noise added to the critics' values before
-        GAE (:meth:`saferl.trainer.Learner.make_batch`; C-TRPO's cost-noise ablation), or None: no noise."""
+        GAE (:meth:`saferl.training.trainer.Learner.make_batch`; C-TRPO's cost-noise ablation), or None: no noise."""
         return None
 
     def channel_ends_at_truncation(self) -> tuple[float, ...] | None:

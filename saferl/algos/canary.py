@@ -30,7 +30,7 @@ from saferl.algos.base import register
 from saferl.algos.cantelli_theory import theorem42_metrics
 from saferl.algos.cpo import CPO
 from saferl.algos.second_order import mean_episode_length
-from saferl.hparams import declare
+from saferl.foundation.hparams import declare
 
 
 @register

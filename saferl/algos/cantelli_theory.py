@@ -15,8 +15,8 @@ and, costs being non-negative (mu >= 0), only if sigma <= rho / sqrt(beta) (eq. 
 A policy whose cost-return variance exceeds rho^2 / beta cannot be certified by Cantelli at any mean;
 if the environment's irreducible variance does, the regime (rho, eps) is out of Cantelli's reach.
 :func:`floor_metrics` gives the per-iteration metrics every VaR run with the ``cantelli`` surrogate logs
-(:meth:`saferl.algos.risk.RiskConstrained.risk_terms`); :func:`variance_floor_warning` reads them back
-from a run directory (``saferl train --resume`` prints it).
+(:meth:`saferl.algos.risk.RiskConstrained.risk_terms`); :func:`saferl.analysis.diagnostics.variance_floor_warning`
+reads them back from a run directory (``saferl train --resume`` prints it).
 
 Theorem 4.2 (eq. 33).  A policy pi_{k+1} in the trust region (mean KL <= delta) satisfies
 
@@ -33,15 +33,10 @@ K is infinite at gamma_c = 1 (the paper's experiments): the bound is then void.
 
 from __future__ import annotations
 
-import math
 
 import jax.numpy as jnp
 
 from saferl.core import risk
-
-#: the fraction of a run's last iterations :func:`variance_floor_warning` reads (as the summary's ``final``)
-WARNING_FRACTION = 0.1
-
 
 # --------------------------------------------------------------------------- Prop. 4.1
 
@@ -137,44 +132,3 @@ def theorem42_metrics(ratio, adv_c, adv_tilde, timestep, length, mu, mu2, rho, e
 
 
 # --------------------------------------------------------------------------- the start-up warning
-
-
-def variance_floor_warning(run_dir) -> str | None:
-    """One warning line when ``run_dir`` is a VaR run with the ``cantelli`` surrogate whose progress says
-    its regime is out of Cantelli's reach: over the last 10% of its logged iterations (all seeds) the
-    measured variance exceeded Prop. 4.1's floor rho^2 / beta in more than half of the rows.  None when
-    the run is another kind, its rows lack the metrics, or anything cannot be read."""
-    from saferl import runs
-
-    try:
-        cfg = runs.load_run_config(run_dir)
-        constraint = cfg.get("constraint") or {}
-        if constraint.get("type") != "var" or constraint.get("surrogate", "cantelli") != "cantelli":
-            return None
-        rho, eps = float(constraint["rho"]), float(constraint["epsilon"])
-        rows = [r for r in runs.read_progress(run_dir) if "cantelli_feasible" in r]
-    except (runs.RunError, KeyError, TypeError, ValueError, OSError):
-        return None
-    if not rows:
-        return None
-    last = max(r["iteration"] for r in rows)
-    cutoff = last - max(1, math.ceil(WARNING_FRACTION * last))
-    tail = [r for r in rows if r["iteration"] > cutoff and not math.isnan(r["cantelli_feasible"])]
-    if not tail:
-        return None
-    feasible = sum(r["cantelli_feasible"] for r in tail) / len(tail)
-    if feasible >= 0.5:
-        return None
-
-    def mean_of(name):
-        values = [r[name] for r in tail if name in r and not math.isnan(r[name])]
-        return sum(values) / len(values) if values else math.nan
-
-    sd = math.sqrt(max(mean_of("cantelli_variance"), 0.0))
-    mu = mean_of("episode_discounted_cost")
-    iterations = len({r["iteration"] for r in tail})
-    return (f"saferl: warning: rho = {rho:g}, epsilon = {eps:g} looks out of Cantelli's reach for this run: "
-            f"over its last {iterations} iteration(s) the cost return had mean {mu:.4g} and SD {sd:.4g}, above "
-            f"the variance floor of Canary's Prop. 4.1 (SD <= rho / sqrt(1/eps - 1) = {sd_floor(rho, eps):.4g}) "
-            f"in {100.0 * (1.0 - feasible):.0f}% of rows; no policy with that variance can satisfy the Cantelli "
-            "constraint (eq. 20) at any mean")

@@ -28,7 +28,7 @@ import jax.numpy as jnp
 from saferl.algos.base import register
 from saferl.algos.second_order import TrustRegionAlgorithm
 from saferl.core import cpo_dual as cd
-from saferl.hparams import declare, real
+from saferl.foundation.hparams import declare, real
 
 
 @register

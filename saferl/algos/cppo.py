@@ -62,7 +62,7 @@ import jax.numpy as jnp
 from saferl.algos.base import register
 from saferl.algos.ppo_lag import PPOLag
 from saferl.core import risk
-from saferl.hparams import declare, real
+from saferl.foundation.hparams import declare, real
 
 
 def eta_step(eta, costs, mask, epsilon, lr, scale):

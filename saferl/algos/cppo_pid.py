@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from saferl.algos.base import register
 from saferl.algos.ppo_lag import PPOLag
-from saferl.hparams import declare
+from saferl.foundation.hparams import declare
 
 
 @register

@@ -32,7 +32,7 @@ from saferl.algos.base import register
 from saferl.algos.lagrangian import weighted_cost_advantage
 from saferl.algos.ppo import centred_cost_advantage, normalize
 from saferl.algos.ppo_lag import PPOLag
-from saferl.hparams import declare, integer, real
+from saferl.foundation.hparams import declare, integer, real
 
 
 @register

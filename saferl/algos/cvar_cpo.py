@@ -40,7 +40,7 @@ import jax.numpy as jnp
 from saferl.algos.base import register
 from saferl.algos.cpo import CPO
 from saferl.core import quantile
-from saferl.hparams import declare, integer, real
+from saferl.foundation.hparams import declare, integer, real
 
 
 def remaining_cost_targets(batch, bootstrap, gamma_c):

@@ -43,7 +43,7 @@ from saferl.algos.base import register
 from saferl.algos.lagrangian import weighted_cost_advantage
 from saferl.algos.ppo import centred_cost_advantage, normalize
 from saferl.algos.ppo_lag import PPOLag
-from saferl.hparams import choice, declare, real
+from saferl.foundation.hparams import choice, declare, real
 
 
 #: the choices of ``hparams.indicator_scope`` (module docstring)

@@ -41,7 +41,7 @@ import jax.numpy as jnp
 from saferl.algos.base import channel_metrics, register
 from saferl.algos.lagrangian import penalised_advantage
 from saferl.algos.ppo import PPO, centred_cost_advantage, normalize
-from saferl.hparams import choice, declare, real
+from saferl.foundation.hparams import choice, declare, real
 
 
 def barrier_penalty(cost, limit, t, penalty_max):

@@ -24,7 +24,7 @@ import jax.numpy as jnp
 
 from saferl.algos.base import channel_metrics
 from saferl.core import lagrange
-from saferl.hparams import choice, declare, integer, real
+from saferl.foundation.hparams import choice, declare, integer, real
 
 OPTIMIZERS = ("adam", "sgd", "pid")
 LAGRANGE_DEFAULTS = declare(

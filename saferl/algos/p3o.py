@@ -26,7 +26,7 @@ import jax.numpy as jnp
 
 from saferl.algos.base import channel_metrics, register
 from saferl.algos.ppo import PPO, centred_cost_advantage, normalize
-from saferl.hparams import choice, declare, real
+from saferl.foundation.hparams import choice, declare, real
 
 
 def exact_penalty_cost_loss(ratio, cost_advantage, slack, clip, kappa):

@@ -40,7 +40,7 @@ import jax.numpy as jnp
 from saferl.algos.base import channel_metrics, register
 from saferl.algos.second_order import TrustRegionAlgorithm, natural_step, onto_trust_region
 from saferl.core import cpo_dual as cd
-from saferl.hparams import choice, declare
+from saferl.foundation.hparams import choice, declare
 
 
 #: the choices of ``hparams.reward_direction`` (module docstring)

@@ -59,7 +59,7 @@ from saferl.algos.base import register
 from saferl.algos.lagrangian import weighted_cost_advantage
 from saferl.algos.second_order import natural_step
 from saferl.algos.trpo_lag import TRPOLag
-from saferl.hparams import choice, declare, real
+from saferl.foundation.hparams import choice, declare, real
 
 _REF = "RL-Safety-Algorithms "
 

@@ -26,7 +26,7 @@ import jax.numpy as jnp
 import optax
 
 from saferl.algos.base import COMMON_HPARAMS, AgentState, Algorithm, normalize, register
-from saferl.hparams import choice, declare, integer, real
+from saferl.foundation.hparams import choice, declare, integer, real
 
 
 def clipped_surrogate_loss(log_prob, old_log_prob, advantage, clip):

@@ -14,7 +14,7 @@ from saferl.algos.base import register
 from saferl.algos.lagrangian import LAGRANGE_DEFAULTS, Lagrangian
 from saferl.algos.ppo import PPO, centred_cost_advantage, normalize
 from saferl.algos.risk import RiskConstrained
-from saferl.hparams import declare
+from saferl.foundation.hparams import declare
 
 
 @register

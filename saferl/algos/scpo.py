@@ -117,7 +117,7 @@ import jax.numpy as jnp
 from saferl.algos.base import register
 from saferl.algos.ppo import PPO, approx_kl
 from saferl.envs.cost_state import CostStateAugmentation
-from saferl.hparams import choice, declare, flag, integer, real
+from saferl.foundation.hparams import choice, declare, flag, integer, real
 
 #: orthogonal-init gain of the safety critic's last layer (the authors' sqrt(0.01))
 SAFETY_HEAD_GAIN = 0.1

@@ -53,7 +53,7 @@ from saferl.algos.base import COMMON_HPARAMS, AgentState, Algorithm, channel_met
 from saferl.algos.risk import RiskConstrained
 from saferl.core import trust_region as tr
 from saferl.core.fitting import minibatch_epochs
-from saferl.hparams import choice, declare, integer, real
+from saferl.foundation.hparams import choice, declare, integer, real
 
 
 #: the cost surrogate's scales (``hparams.cost_scale``) and the label a results table gives each

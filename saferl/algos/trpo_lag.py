@@ -13,7 +13,7 @@ from saferl.algos.base import register
 from saferl.algos.lagrangian import LAGRANGE_DEFAULTS, Lagrangian
 from saferl.algos.risk import RiskConstrained
 from saferl.algos.trpo import TRPO
-from saferl.hparams import declare
+from saferl.foundation.hparams import declare
 
 
 @register

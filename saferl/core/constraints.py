@@ -34,7 +34,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from saferl import struct
+from saferl.foundation import struct
 
 KINDS = ("expected", "var")
 SURROGATES = ("cantelli", "indicator", "cvar")

@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from saferl import struct
+from saferl.foundation import struct
 
 
 @struct.dataclass

@@ -23,7 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from saferl.spaces import Discrete
+from saferl.foundation.spaces import Discrete
 
 ACTIVATIONS = {"tanh": jnp.tanh, "relu": jax.nn.relu, "elu": jax.nn.elu, "gelu": jax.nn.gelu, "silu": jax.nn.silu}
 

@@ -20,9 +20,10 @@ import copy
 from typing import Any, Callable, ClassVar, NamedTuple
 
 import jax
+import jax.numpy as jnp
 
-from saferl import struct
-from saferl.spaces import Box, Discrete, Space  # noqa: F401  (re-exported: environments import them from here)
+from saferl.foundation import struct
+from saferl.foundation.spaces import Box, Discrete, Space  # noqa: F401  (re-exported: environments import them from here)
 
 
 @struct.dataclass
@@ -55,7 +56,7 @@ class Environment:
     #: whether the trainer clips a continuous action to the action box before this environment
     #: (:class:`saferl.envs.wrappers.ClipAction`, as Gymnasium's ``ClipAction`` and most harnesses do).  False for a
     #: port whose paper's harness passed the policy's sample unclipped and whose reward reads it (the velocity
-    #: tasks' control cost, :mod:`saferl.envs.locomotion`): such an environment takes any real action and clamps
+    #: tasks' control cost, :mod:`saferl.envs.velocity.locomotion`): such an environment takes any real action and clamps
     #: it for its physics itself, as the original does.
     clip_actions: ClassVar[bool] = True
 
@@ -216,3 +217,31 @@ def risk_defaults(name: str) -> dict:
     """A copy of the registered environment's VaR-constraint numbers (``Environment.risk_defaults``:
     rho, epsilon, gamma_c); the environment is not built."""
     return copy.deepcopy(_entry(name).risk_defaults)
+
+
+def make_env_params(env, overrides: dict):
+    """``env``'s default parameters with ``overrides`` (the config's ``env_params``), each checked against the
+    field it replaces: a one-line ValueError names an unknown field or a value of the wrong type or shape."""
+    params = env.default_params()
+    if not overrides:
+        return params
+    names = {f for f in getattr(params, "__dataclass_fields__", {})}
+    changes = {}
+    for key, value in overrides.items():
+        if key not in names:
+            raise ValueError(f"unknown env_params.{key} for {env.name}; allowed: {', '.join(sorted(names))}")
+        old = getattr(params, key)
+        if isinstance(old, (int, float, bool, str, tuple)):
+            try:
+                changes[key] = type(old)(value) if not isinstance(old, tuple) else tuple(value)
+            except (TypeError, ValueError):
+                raise ValueError(f"env_params.{key} must be a {type(old).__name__}, got {value!r}") from None
+        else:
+            try:
+                new = jnp.asarray(value, dtype=jnp.asarray(old).dtype)
+            except (TypeError, ValueError):
+                raise ValueError(f"env_params.{key} must be a number or array, got {value!r}") from None
+            if new.shape != jnp.shape(old):
+                raise ValueError(f"env_params.{key} must have shape {jnp.shape(old)}, got {new.shape}")
+            changes[key] = new
+    return params.replace(**changes)

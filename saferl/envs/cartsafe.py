@@ -40,7 +40,7 @@ Where it differs, and why
   float32 Box): saferl's networks and rollouts are float32.  One step agrees with a float64 step
   of the same equations to float32 rounding (``tests/envs/test_cartsafe.py``).
 * The velocity bounds of the observation Box are +-inf, not +-float32 max (a uniform sample over
-  +-3.4e38 overflows; :class:`saferl.spaces.Box` samples infinite bounds from [-1, 1]).
+  +-3.4e38 overflows; :class:`saferl.foundation.spaces.Box` samples infinite bounds from [-1, 1]).
 * A ``step`` after termination continues the dynamics with the usual reward; the original returns
   reward -1 on such calls, which it calls undefined behaviour.  saferl's :class:`AutoReset`
   never makes them.
@@ -66,7 +66,7 @@ import math
 import jax
 import jax.numpy as jnp
 
-from saferl import struct
+from saferl.foundation import struct
 from saferl.envs.base import Box, Discrete, EnvParams, Environment, register
 
 TWO_PI = 2.0 * math.pi

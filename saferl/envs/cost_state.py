@@ -23,7 +23,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from saferl import struct
+from saferl.foundation import struct
 from saferl.envs.base import Box, Environment, Wrapper
 
 

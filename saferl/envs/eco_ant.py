@@ -125,15 +125,15 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 
-from saferl import struct
+from saferl.foundation import struct
 from saferl.envs.base import Box, EnvParams, Environment, register
-from saferl.errors import require
+from saferl.foundation.errors import require
 
 ASSET = Path(__file__).parent / "assets" / "eco_ant.xml"
 
 
 def _import_mjx():
-    """``(mujoco, mujoco.mjx)``, or :class:`saferl.errors.MissingExtraError` naming the ``mjx`` extra."""
+    """``(mujoco, mujoco.mjx)``, or :class:`saferl.foundation.errors.MissingExtraError` naming the ``mjx`` extra."""
     mujoco = require("mujoco", "mjx", "EcoAnt (MuJoCo MJX)")
     # mujoco.mjx prints "Failed to import warp" when the optional Warp backend is
     # absent; EcoAnt uses the JAX backend, so keep that message off stdout.

@@ -3,7 +3,7 @@
 saferl's own environments are functional and run inside the compiled loop.  A
 Gymnasium environment (MuJoCo, PyBullet, ...) runs in Python, so it is stepped
 here, on the host, one copy after the other; the policy and the update stay
-compiled (``saferl/bridge_train.py``).  :class:`HostVecEnv` does on the host what
+compiled (``saferl/training/gym_trainer.py``).  :class:`HostVecEnv` does on the host what
 ``EpisodeStatistics``, ``AutoReset`` and ``VecEnv`` (``saferl/envs/wrappers.py``)
 do in JAX, so the arrays it returns fill the same ``Trajectory`` fields.
 
@@ -36,7 +36,7 @@ from typing import Any, Callable
 import numpy as np
 
 from saferl.envs.base import Box, Discrete
-from saferl.errors import require
+from saferl.foundation.errors import require
 
 PREFIX = "gym:"
 COST_SOURCES = ("auto", "step", "info")
@@ -52,7 +52,7 @@ class NonFiniteError(ValueError):
 
 
 def _gymnasium():
-    """The ``gymnasium`` module, or :class:`~saferl.errors.MissingExtraError` naming the ``gym`` extra."""
+    """The ``gymnasium`` module, or :class:`~saferl.foundation.errors.MissingExtraError` naming the ``gym`` extra."""
     return require("gymnasium", "gym", "Gymnasium environments (env gym:...)")
 
 

@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from saferl import struct
+from saferl.foundation import struct
 from saferl.envs.base import Environment, EnvParams
 
 

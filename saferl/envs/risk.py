@@ -25,7 +25,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from saferl import struct
+from saferl.foundation import struct
 from saferl.core import risk
 from saferl.envs.base import Box, Environment, Wrapper
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from saferl import struct
+from saferl.foundation import struct
 from saferl.envs.base import Box, EnvParams, Environment, register
 
 

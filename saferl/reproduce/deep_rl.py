@@ -12,16 +12,17 @@ papers' metrics and bootstrap confidence intervals, and the learning-curve figur
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 
 import numpy as np
 
-from saferl import config as configlib
-from saferl import metrics, plotting, runs
-from saferl.provenance import training_config
-from saferl.reproduce.framework import Scale, record_run
+from saferl.training import config as configlib
+from saferl.analysis import metrics
+from saferl.analysis import plotting
+from saferl.training import runs
+from saferl.training import reuse
+from saferl.analysis import diagnostics
+from saferl.reproduce.framework import Scale
 
 #: Per scale: environment steps per seed, seeds (vmapped in one program), environments per seed
 #: (None: the environment's default, 16 on PointGoal1, EcoAnt and IcyLake), further config entries,
@@ -106,41 +107,9 @@ def bootstrap_mean(values, reps: int = 2000, seed: int = 0) -> tuple[float, floa
 
 
 def train_or_resume(cfg: dict, run_dir: Path, show_progress: bool) -> dict:
-    """Reuse the finished run in ``run_dir`` (its config must be ``cfg``), finish an interrupted one,
-    or train it; the running target's results.json records which (``runs``)."""
-    run_dir = Path(run_dir)
-    if (run_dir / "config.yaml").is_file():
-        # resolved again, so a run written before a new config key existed compares equal: say so
-        existing = runs.load_run_config(run_dir)
-        filled = sorted(set(_flat_keys(training_config(existing)))
-                        - set(_flat_keys(configlib.load_yaml(run_dir / "config.yaml"))))
-        legacy = {".".join(path) for path in runs.LEGACY_VALUES}
-        same = training_config(existing) == training_config(cfg)  # the loggers may differ
-        if same and filled:
-            said = [k + (" (the value it was trained with)" if k in legacy else "") for k in filled]
-            print(f"note: reusing {run_dir}, written before {', '.join(said)} existed; it is taken to have "
-                  "had today's defaults for them (move it away to retrain)", file=sys.stderr)
-        if not same:
-            raise runs.RunError(f"{run_dir} holds a run with another config; choose another --out")
-        summary_path = run_dir / "summary.json"
-        if summary_path.is_file():
-            summary = json.loads(summary_path.read_text())
-            if not summary.get("interrupted"):
-                record_run(run_dir, cfg, summary, "reused")
-                return summary
-        if (run_dir / runs.CHECKPOINT).is_file():
-            summary = runs.train(cfg, run_dir, resume=True, show_progress=show_progress)
-            record_run(run_dir, cfg, summary, "resumed")
-            return summary
-    summary = runs.train(cfg, run_dir, show_progress=show_progress)
-    record_run(run_dir, cfg, summary, "trained")
-    return summary
-
-
-def _flat_keys(node, prefix=""):
-    if not isinstance(node, dict):
-        return [prefix.rstrip(".")]
-    return [k for key, value in node.items() for k in _flat_keys(value, f"{prefix}{key}.")]
+    """:func:`saferl.training.reuse.train_or_resume`, printing the resume diagnostics of
+    :mod:`saferl.analysis.diagnostics` when it finishes an interrupted run."""
+    return reuse.train_or_resume(cfg, run_dir, show_progress, on_resume=diagnostics.print_resume_warnings)
 
 
 def plan_runs(methods: list[tuple[str, str, dict]], env: str, out: Path, base: dict) -> list[tuple[Path, dict]]:

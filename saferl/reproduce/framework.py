@@ -37,7 +37,7 @@ other JSON-serialisable entries (settings, fitted slopes).  The framework writes
     figures, options (only when one was given), then the target's other entries.
 
 Each entry of ``runs`` -- one per run directory trained, resumed or reused through
-:func:`record_run` (``deep_rl.train_or_resume`` calls it) -- holds ``run`` (its directory,
+:func:`saferl.training.reuse.record_run` (``train_or_resume`` calls it) -- holds ``run`` (its directory,
 relative to ``out``), ``status`` (``trained``: trained now; ``resumed``: an interrupted run
 finished now; ``reused``: finished earlier, not trained now), ``reused`` (status == reused),
 ``algo``, ``env``, ``seeds``, ``env_steps``, ``wall_seconds`` (its training time from its
@@ -49,13 +49,15 @@ summary.json recorded it; ``git_commits`` too where summary.json lists one per s
 
 from __future__ import annotations
 
-import contextvars
 import math
 import os
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
+
+from saferl.foundation.atomic_files import write_json_atomic
+from saferl.training import provenance, reuse
 
 #: the scale names a target may declare, smallest first; every target declares ``smoke`` (the tests run it)
 SCALE_NAMES = ("smoke", "demo", "cpu", "full")
@@ -206,63 +208,12 @@ def get(name: str) -> Target:
 # --------------------------------------------------------------------------- runs a target used
 
 
-class _RunLog:
-    def __init__(self, out: Path):
-        self.out = Path(out)
-        self.entries: dict[str, dict] = {}
-
-
-_CURRENT: contextvars.ContextVar[_RunLog | None] = contextvars.ContextVar("saferl_reproduce_runlog", default=None)
-
-
-def record_run(run_dir: Path, cfg: dict, summary: dict, status: str) -> None:
-    """Note a training run the running target used; ``status``: trained, resumed or reused.
-    Outside :func:`run` (a helper called directly) it does nothing."""
-    log = _CURRENT.get()
-    if log is None:
-        return
-    if status not in ("trained", "resumed", "reused"):
-        raise ValueError(f"run status must be trained, resumed or reused, got {status!r}")
-    from saferl import provenance
-
-    run_dir = Path(run_dir)
-    try:
-        rel = os.path.relpath(run_dir.resolve(), log.out.resolve())
-        where = rel if not rel.startswith("..") else str(run_dir)
-    except ValueError:  # another drive
-        where = str(run_dir)
-    entry = {
-        "run": where, "status": status, "reused": status == "reused",
-        "algo": cfg.get("algo"), "env": cfg.get("env"), "seeds": cfg.get("seeds"),
-        "env_steps": summary.get("env_steps"),
-        "wall_seconds": summary.get("training_seconds", summary.get("wall_seconds")),
-        "config_hash": summary.get("config_hash") or provenance.config_hash(_run_config(run_dir, cfg)),
-        "git_commit": summary.get("git_commit"),
-    }
-    if summary.get("git_commits"):
-        entry["git_commits"] = summary["git_commits"]
-    log.entries[where] = entry
-
-
-def _run_config(run_dir: Path, cfg: dict) -> dict:
-    """The run's resolved config as its config.yaml says (the config it was trained with)."""
-    from saferl import runs
-
-    try:
-        return runs.load_run_config(run_dir)
-    except runs.RunError:
-        return cfg
-
-
 # --------------------------------------------------------------------------- running a target
 
 
 def run(name: str, scale: str, out: Path, **options) -> dict:
     """Run target ``name`` at ``scale`` into ``out``; write and return results.json's content.
     ``options`` (e.g. ``tune=True``) must be declared by the target; false ones are ignored."""
-    from saferl import provenance
-    from saferl.runio import write_json_atomic
-
     tgt = get(name)
     chosen = tgt.scale(scale)
     unsupported = [k for k, v in options.items() if v and k not in tgt.options]
@@ -272,18 +223,14 @@ def run(name: str, scale: str, out: Path, **options) -> dict:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     commit = provenance.git_commit()
-    log = _RunLog(out)
-    token = _CURRENT.set(log)
     start = time.time()
-    try:
+    with reuse.recording(out) as ledger:
         result = tgt.fn(chosen, out, **options)
-    finally:
-        _CURRENT.reset(token)
     wall = time.time() - start
     result = _validated(tgt, result, out)
     rows = result.pop("rows")
     figures = result.pop("figures")
-    used = list(log.entries.values())
+    used = list(ledger.entries.values())
     for entry in used:
         # what of the library changed between the (oldest) code that trained each run and the code writing this
         # table: [] means the table's code trained it

@@ -1,7 +1,7 @@
 """``safety-demo``: what saferl is for, in a few minutes on 2 cores (``make demo``).
 
 PPO and PPO-Lag (Ray et al. 2019), both with their defaults, on SafetyBallRun (Bullet-Safety-Gym's ball
-running along +x; cost 1 on every step faster than 2.5 or beyond |y| > 2; saferl/envs/ball.py) with the
+running along +x; cost 1 on every step faster than 2.5 or beyond |y| > 2; saferl/envs/bullet_ball/ball.py) with the
 SCPO paper's cost limit for it, 25 per 250-step episode (Mhamed & Gu, arXiv:2311.00880, App. G Table 1).
 The reward pays for distance, so the unconstrained PPO learns to run as fast as it can and pays on most
 steps; PPO-Lag's multiplier makes it hold its speed under the limit.  Seeds train in parallel (one

@@ -29,7 +29,7 @@ Status (issue 5 numbered points)
    Unvisited pairs follow App. B.1 (uniform P^ at zero count, ``zero_count="uniform"``; option
    ``"cap"``); H.5 pays each branch's return at its last step (option ``reward_layout="spread"``).
    The paper's MVP-V figures (34-47 x 10^3 regret) are not reproduced.
-11. paper multipliers (App. H.6) are the defaults; ``saferl reproduce svae-table1 --tune`` runs the development/validation selection (saferl/reproduce/svae_tune.py).
+11. paper multipliers (App. H.6) are the defaults; ``saferl reproduce svae-table1 --tune`` runs the development/validation selection (saferl/reproduce/svae/tune.py).
 Tests: tests/tabular (brute-force safe subgraph, MC evaluation, C(M), Var*, bonus, Lemma 1, H.4/H.5
 behaviour, smoke runs of every target; test_planner: Q of the planner against eq. 10 by hand, Sigma_V
 (eq. 5) by hand, MVP-V against a reference replay, fingerprints of the four studies).

@@ -62,8 +62,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from saferl import struct
-from saferl.hashing import fmix32
+from saferl.foundation import struct
+from saferl.foundation.hashing import fmix32
 from saferl.tabular import cmdp as cm
 from saferl.tabular.baselines import (  # noqa: F401  (re-exported)
     BONUS_HOEFFDING, BONUS_HOEFFDING_P, BONUS_MVP, BONUS_SUCBVI, BONUS_SUCBVI_BF, BONUS_SVAE, bonus, value_cap)

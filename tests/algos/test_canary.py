@@ -15,7 +15,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from saferl import config, struct
+from saferl.training import config
+from saferl.foundation import struct
 from saferl.algos import base
 from saferl.algos.risk import episode_cost_weights
 from saferl.core import constraints, networks, risk
@@ -317,8 +318,8 @@ def _train_tail(algo, seeds=2, steps=150_000):
     """Seed-mean of the first three iterations' return (episode-weighted: 384 steps, past the 200-step time
     limit, so that truncated episodes count, not only the quick successes) and of the last third's return,
     cost and violation rate."""
-    from saferl.config import resolve
-    from saferl.trainer import Trainer
+    from saferl.training.config import resolve
+    from saferl.training.trainer import Trainer
 
     user = {"algo": algo, "env": "IcyLake", "total_steps": steps, "seeds": seeds, "iterations_per_chunk": 15,
             "network": {"actor_hidden": [64, 64], "critic_hidden": [64, 64], "value_normalization": True},
@@ -353,8 +354,8 @@ def test_canary_learns_the_task_with_fewer_violations_than_ppo():
 @pytest.mark.parametrize("algo", ["ppo_lag", "trpo_lag", "ctrpo", "cpo", "pcpo"])
 @pytest.mark.parametrize("surrogate,channels", [("cantelli", 2), ("indicator", 1), ("cvar", 1)])
 def test_risk_surrogates_plug_into_the_constrained_algorithms(algo, surrogate, channels):
-    from saferl.config import resolve
-    from saferl.trainer import Trainer
+    from saferl.training.config import resolve
+    from saferl.training.trainer import Trainer
 
     cfg = resolve({"algo": algo, "env": "ToyReach", "constraint": {"type": "var", "rho": 20, "surrogate": surrogate}})
     trainer = Trainer(cfg)

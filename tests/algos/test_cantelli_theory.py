@@ -19,10 +19,11 @@ import numpy as np
 import pytest
 from scipy import optimize
 
-from saferl import config as configlib
-from saferl import runs
+from saferl.training import config as configlib
+from saferl.training import runs
 from saferl.algos import base
 from saferl.algos import cantelli_theory as theory
+from saferl.analysis import diagnostics
 from saferl.core import constraints, networks, risk
 from saferl.core.rollout import Batch
 
@@ -263,24 +264,24 @@ def _run_dir(tmp_path, feasible_tail, constraint=None, with_metrics=True, iterat
 
 def test_variance_floor_warning_reads_the_last_iterations(tmp_path, capsys):
     run_dir = _run_dir(tmp_path, feasible_tail=False)
-    warning = theory.variance_floor_warning(run_dir)
+    warning = diagnostics.variance_floor_warning(run_dir)
     assert warning is not None and "\n" not in warning
     for text in ("rho = 15", "epsilon = 0.05", "mean 6", "SD 4", "3.441", "last 2 iteration"):
         assert text in warning, text
-    runs._warn_variance_floor(run_dir)  # the resume hook of runs.train
+    diagnostics.print_resume_warnings(run_dir)  # the resume hook of the run drivers
     assert capsys.readouterr().err.strip() == warning
     # infeasible early on, feasible over the last 10%: nothing to say
-    assert theory.variance_floor_warning(_run_dir(tmp_path / "b", feasible_tail=True)) is None
+    assert diagnostics.variance_floor_warning(_run_dir(tmp_path / "b", feasible_tail=True)) is None
 
 
 def test_variance_floor_warning_is_silent_without_its_statistics(tmp_path, capsys):
-    assert theory.variance_floor_warning(tmp_path / "missing") is None
-    assert theory.variance_floor_warning(_run_dir(tmp_path / "a", False, with_metrics=False)) is None
+    assert diagnostics.variance_floor_warning(tmp_path / "missing") is None
+    assert diagnostics.variance_floor_warning(_run_dir(tmp_path / "a", False, with_metrics=False)) is None
     cvar = {"type": "var", "rho": 15.0, "epsilon": 0.05, "surrogate": "cvar"}
-    assert theory.variance_floor_warning(_run_dir(tmp_path / "b", False, constraint=cvar, algo="cpo")) is None
+    assert diagnostics.variance_floor_warning(_run_dir(tmp_path / "b", False, constraint=cvar, algo="cpo")) is None
     expected = _run_dir(tmp_path / "c", False, constraint={"type": "expected", "limit": 3.0}, algo="cpo")
-    assert theory.variance_floor_warning(expected) is None
-    runs._warn_variance_floor(tmp_path / "missing")
+    assert diagnostics.variance_floor_warning(expected) is None
+    diagnostics.print_resume_warnings(tmp_path / "missing")
     assert capsys.readouterr().err == ""
 
 
@@ -288,7 +289,7 @@ def test_variance_floor_warning_is_silent_without_its_statistics(tmp_path, capsy
 
 
 def test_theorem42_step_table_pairs_step_k_with_iteration_k_plus_1():
-    from saferl.reproduce.canary_theory import step_table, theorem42_checks
+    from saferl.reproduce.canary.theory import step_table, theorem42_checks
 
     values = {"cantelli_value": [0.0, 10.0, 30.0, 20.0], "theorem42_predicted_change": [5.0, 5.0, -4.0, 0.0],
               "theorem42_bound": [6.0, 14.0, 100.0, 1.0], "theorem42_bound_max_adv": [9.0, 90.0, 900.0, 9.0],

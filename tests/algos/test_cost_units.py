@@ -23,7 +23,7 @@ from saferl.algos import base
 from saferl.core import cpo_dual as cd
 from saferl.core import networks
 from saferl.core.rollout import Batch
-from saferl.spaces import Discrete
+from saferl.foundation.spaces import Discrete
 
 from helpers import HP, agent_for, linearise, make_algo, make_batch  # noqa: E402  (shared synthetic-batch helpers)
 

@@ -18,11 +18,11 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from saferl import config
+from saferl.training import config
 from saferl.algos.cppo import eta_step
 from saferl.algos.cvar_cpo import remaining_cost_targets
 from saferl.core import quantile
-from saferl.trainer import Trainer
+from saferl.training.trainer import Trainer
 
 
 def test_quantile_huber_loss_by_hand():

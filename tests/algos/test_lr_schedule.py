@@ -14,7 +14,7 @@ import numpy as np
 import optax
 import pytest
 
-from saferl import config as configlib
+from saferl.training import config as configlib
 from saferl.algos import base
 from saferl.core import constraints, networks
 

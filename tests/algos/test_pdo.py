@@ -178,8 +178,8 @@ def test_acceptance_is_kl_within_one_and_a_half_delta_and_no_reward_decrease():
 def test_trains_on_cartsafe_end_to_end():
     """A short run of the whole pipeline on CartSafe (discrete actions; SCPO's task for PDO): random policies
     leave |x| <= 1 on most episodes, so J_c > b = 1 and Adam raises lambda by at most lr = 0.001 a batch."""
-    from saferl import config
-    from saferl.trainer import Trainer
+    from saferl.training import config
+    from saferl.training.trainer import Trainer
 
     cfg = config.resolve({"algo": "pdo", "env": "CartSafe", "seeds": 1, "num_envs": 4, "rollout_steps": 400,
                           "total_steps": 3 * 1600, "iterations_per_chunk": 3,

@@ -14,11 +14,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from saferl import config
+from saferl.training import config
 from saferl.algos import base
 from saferl.core import constraints, networks, risk
 from saferl.core.rollout import Batch, Trajectory, episode_estimates, initial_episodes
-from saferl.trainer import Trainer
+from saferl.training.trainer import Trainer
 
 
 def _var_algo(name, surrogate, **hp):

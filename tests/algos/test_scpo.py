@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
-from saferl import config
-from saferl.bridge_train import GymTrainer
+from saferl.training import config
+from saferl.training.gym_trainer import GymTrainer
 from saferl.algos import base
 from saferl.algos.ppo import clipped_surrogate_loss
 from saferl.algos.scpo import (SCPO, authors_safety_q, cumulative_cost_before, nstep_safety_q, reshaped_reward,
@@ -22,7 +22,7 @@ from saferl.core.rollout import Trajectory, gae
 from saferl.envs.base import make
 from saferl.envs.cost_state import CostStateAugmentation, cost_state_feature
 from saferl.envs.wrappers import AutoReset, EpisodeStatistics
-from saferl.trainer import Learner, Trainer
+from saferl.training.trainer import Learner, Trainer
 from helpers import train_toy  # noqa: E402  (the ToyReach training helper)
 
 GAMMA_S = 0.9

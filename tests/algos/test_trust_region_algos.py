@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 from jax.flatten_util import ravel_pytree
 
-from saferl import config
+from saferl.training import config
 from saferl.core import constraints, networks
 from saferl.core import cpo_dual as cd
 from saferl.envs import base as envs
 from saferl.envs.toy import ToyReach
-from saferl.trainer import Trainer
+from saferl.training.trainer import Trainer
 
 from helpers import agent_for, linearise, make_algo, make_batch  # noqa: E402  (shared synthetic-batch helpers)
 

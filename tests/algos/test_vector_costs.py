@@ -13,14 +13,14 @@ import numpy as np
 import pytest
 from jax.flatten_util import ravel_pytree
 
-from saferl import config
+from saferl.training import config
 from saferl.algos import base
 from saferl.algos.lagrangian import penalised_advantage, weighted_cost_advantage
 from saferl.algos.p3o import exact_penalty_cost_loss
 from saferl.algos.second_order import onto_trust_region, natural_step
 from saferl.core import constraints, cpo_dual as cd, lagrange, networks
 from saferl.core.rollout import Batch
-from saferl.trainer import Trainer
+from saferl.training.trainer import Trainer
 
 from helpers import agent_for, linearise, make_algo, make_batch  # noqa: E402  (synthetic trust-region batches)
 

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from saferl.envs import base
-from saferl.envs.ball import BallCircle, BallGather, BallRun
-from saferl.envs.ball_physics import pseudo_lidar
-from saferl.envs.ball_reach import ALTERNATE_GOALS, BallReach
+from saferl.envs.bullet_ball.ball import BallCircle, BallGather, BallRun
+from saferl.envs.bullet_ball.physics import pseudo_lidar
+from saferl.envs.bullet_ball.reach import ALTERNATE_GOALS, BallReach
 
 RUN, RUN14 = BallRun(), BallRun(version="1.4.0")
 CIRCLE, GATHER = BallCircle(), BallGather()

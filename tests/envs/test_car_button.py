@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from saferl.envs import base
-from saferl.envs.car import MEASURED, car_at, forward_direction, left_direction
-from saferl.envs.car_button import CarButton, CarButtonState
+from saferl.envs.safety_nav.car import MEASURED, car_at, forward_direction, left_direction
+from saferl.envs.safety_nav.car_button import CarButton, CarButtonState
 
 ENV = CarButton()
 PARAMS = ENV.default_params()

@@ -56,7 +56,7 @@ def test_registered():
 
 
 def test_missing_mujoco_names_the_extra(monkeypatch):
-    from saferl.errors import MissingExtraError
+    from saferl.foundation.errors import MissingExtraError
 
     monkeypatch.setitem(sys.modules, "mujoco", None)  # makes ``import mujoco`` fail
     with pytest.raises(MissingExtraError, match=r"pip install 'saferl\[mjx\]'"):

@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
-from saferl.bridge_train import GymTrainer, run
+from saferl.training.gym_trainer import GymTrainer, run
 from saferl.core.rollout import collect
 from saferl.envs.gym_bridge import HostVecEnv, NonFiniteError, make_gym_env
 from saferl.envs.toy import ToyReach
-from saferl.runs import read_progress
-from saferl.errors import MissingExtraError
-from saferl.trainer import Trainer
+from saferl.training.runs import read_progress
+from saferl.foundation.errors import MissingExtraError
+from saferl.training.trainer import Trainer
 
 FAST = {"epochs": 2, "minibatches": 2}
 NET = {"actor_hidden": [16], "critic_hidden": [16], "activation": "tanh"}

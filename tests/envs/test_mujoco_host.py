@@ -15,13 +15,13 @@ mujoco = pytest.importorskip("mujoco")
 pytest.importorskip("mujoco.mjx")
 pytest.importorskip("gymnasium")
 
-from saferl.config import ConfigError, resolve  # noqa: E402
-from saferl.envs import locomotion  # noqa: E402
-from saferl.envs.ant_velocity import AntVelocity  # noqa: E402
-from saferl.envs.hopper_velocity import HopperVelocity  # noqa: E402
-from saferl.envs.humanoid_velocity import HumanoidVelocity  # noqa: E402
-from saferl.envs.mujoco_host import HostPhysics  # noqa: E402
-from saferl.trainer import make_env_params  # noqa: E402
+from saferl.training.config import ConfigError, resolve  # noqa: E402
+from saferl.envs.velocity import locomotion  # noqa: E402
+from saferl.envs.velocity.ant_velocity import AntVelocity  # noqa: E402
+from saferl.envs.velocity.hopper_velocity import HopperVelocity  # noqa: E402
+from saferl.envs.velocity.humanoid_velocity import HumanoidVelocity  # noqa: E402
+from saferl.envs.velocity.mujoco_host import HostPhysics  # noqa: E402
+from saferl.envs.base import make_env_params  # noqa: E402
 
 HOPPER, ANT, HUMANOID = HopperVelocity(), AntVelocity(), HumanoidVelocity()
 

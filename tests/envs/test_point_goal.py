@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from saferl.envs import base
-from saferl.envs.point_goal import PointGoal, PointGoalParams, pseudo_lidar
+from saferl.envs.safety_nav.point_goal import PointGoal, PointGoalParams, pseudo_lidar
 
 ENV = PointGoal()
 PARAMS = ENV.default_params()

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from saferl.envs import base
-from saferl.envs.point_push import PointPush, PointPushParams
+from saferl.envs.safety_nav.point_push import PointPush, PointPushParams
 
 ENV = PointPush()
 PARAMS = ENV.default_params()

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from saferl.envs import base
-from saferl.envs.racecar import DRIVE_INERTIA, GEOMETRIC_WHEELBASE, REAR_AXLE_X, RacecarState, body_velocity
-from saferl.envs.racecar_circle import RacecarCircle, RacecarCircleState, circle_reward
+from saferl.envs.safety_nav.racecar import DRIVE_INERTIA, GEOMETRIC_WHEELBASE, REAR_AXLE_X, RacecarState, body_velocity
+from saferl.envs.safety_nav.racecar_circle import RacecarCircle, RacecarCircleState, circle_reward
 
 ENV = RacecarCircle()
 PARAMS = ENV.default_params()

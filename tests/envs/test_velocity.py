@@ -26,12 +26,12 @@ mjx = pytest.importorskip("mujoco.mjx")
 pytest.importorskip("gymnasium")
 
 from saferl.envs import base  # noqa: E402
-from saferl.envs.ant_velocity import AntVelocity  # noqa: E402
-from saferl.envs.half_cheetah_velocity import HalfCheetahVelocity  # noqa: E402
-from saferl.envs.hopper_velocity import HopperVelocity  # noqa: E402
-from saferl.envs.humanoid_velocity import HumanoidVelocity  # noqa: E402
-from saferl.envs.locomotion import LocomotionState  # noqa: E402
-from saferl.errors import MissingExtraError  # noqa: E402
+from saferl.envs.velocity.ant_velocity import AntVelocity  # noqa: E402
+from saferl.envs.velocity.half_cheetah_velocity import HalfCheetahVelocity  # noqa: E402
+from saferl.envs.velocity.hopper_velocity import HopperVelocity  # noqa: E402
+from saferl.envs.velocity.humanoid_velocity import HumanoidVelocity  # noqa: E402
+from saferl.envs.velocity.locomotion import LocomotionState  # noqa: E402
+from saferl.foundation.errors import MissingExtraError  # noqa: E402
 
 ANT, CHEETAH, HOPPER, HUMANOID = AntVelocity(), HalfCheetahVelocity(), HopperVelocity(), HumanoidVelocity()
 NAMES = {"SafetyAntVelocity": ANT, "SafetyHalfCheetahVelocity": CHEETAH, "SafetyHopperVelocity": HOPPER,
@@ -95,7 +95,7 @@ def test_defaults_are_gymnasium_v4_and_safety_gymnasium_v1():
 def test_half_cheetah_total_mass_applied_after_compiling_is_the_compilers_model(tmp_path, monkeypatch):
     """locomotion.load_model drops ``settotalmass`` (deprecated in MuJoCo 4, a warning per load) and scales the
     masses itself: the model must be the one MuJoCo's compiler builds from the file, array for array."""
-    from saferl.envs.locomotion import gymnasium_asset, load_model
+    from saferl.envs.velocity.locomotion import gymnasium_asset, load_model
 
     monkeypatch.chdir(tmp_path)  # the compiler's deprecation warning writes MUJOCO_LOG.TXT into the working directory
     path = gymnasium_asset("half_cheetah.xml")
@@ -114,7 +114,7 @@ def test_pair_margins_are_mujoco_233s_larger_margin_not_the_sum():
     carries half the file's margin (all geoms of a model share one, read here from the XML itself)."""
     import re
 
-    from saferl.envs.locomotion import gymnasium_asset, match_margin_rule
+    from saferl.envs.velocity.locomotion import gymnasium_asset, match_margin_rule
 
     for env, margin in ((ANT, 0.01), (HOPPER, 0.001), (HUMANOID, 0.001), (CHEETAH, 0.0)):
         in_file = {float(m) for m in re.findall(r'margin="([^"]+)"', gymnasium_asset(env.asset).read_text())}

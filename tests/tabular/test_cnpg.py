@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from saferl import reproduce
-from saferl.reproduce import ctrpo_fig2 as ctrpo
+from saferl.reproduce.ctrpo import fig2 as ctrpo
 from saferl.tabular import cnpg as C
 
 

@@ -269,7 +269,7 @@ def test_sigma_v_is_truncated_at_the_first_unsafe_action():
 
 def _prio(seed, H, S, A):
     """The learner's per-seed tie-breaking priority (the paper's per-seed action relabelling)."""
-    from saferl.hashing import fmix32
+    from saferl.foundation.hashing import fmix32
     idx = jnp.arange(H * S * A, dtype=jnp.uint32)
     p = fmix32(idx * jnp.uint32(0x9E3779B9) ^ fmix32(jnp.uint32(seed) + jnp.uint32(12345))) >> 8
     return np.asarray(p.astype(jnp.float32).reshape(H, S, A) * (1.0 / (1 << 24)), np.float64)

@@ -48,7 +48,7 @@ def test_tune_grids_and_selection_rule():
     ranking by R_+ (MVP-V: by policy value) on hand-made statistics."""
     import numpy as np
 
-    from saferl.reproduce import svae_tune as T
+    from saferl.reproduce.svae import tune as T
     from saferl.tabular import learners as L
 
     for m in ("SVAE", "SUCBVI", "MVP-V + filter", "MVP-V"):

@@ -1,5 +1,5 @@
 import time, jax, jax.numpy as jnp, numpy as np
-from saferl.envs import car_button as cb
+from saferl.envs.safety_nav import car_button as cb
 ko = jnp.array([0.4] + [0.2] * 4 + [0.4] + [0.18] * 4 + [0.4] * 4, jnp.float32)
 half = 1.5 - ko
 for tries in [16, 32, 100]:

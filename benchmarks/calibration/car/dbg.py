@@ -1,6 +1,6 @@
 import jax, jax.numpy as jnp, numpy as np
-from saferl.envs.car_button import CarButton
-from saferl.envs.point_goal import PointGoal
+from saferl.envs.safety_nav.car_button import CarButton
+from saferl.envs.safety_nav.point_goal import PointGoal
 env = CarButton(); P = env.default_params()
 st, _ = env.reset(jax.random.PRNGKey(3), P)
 np.set_printoptions(precision=3, suppress=True)

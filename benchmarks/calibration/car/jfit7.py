@@ -2,7 +2,7 @@ import sys, time, numpy as np, jax, jax.numpy as jnp
 
 from scipy.optimize import minimize
 sys.path.insert(0, '/work/main')
-from saferl.envs import car
+from saferl.envs.safety_nav import car
 D = np.load('fitdata.npz')
 NAMES = ['wheel_friction', 'ball_friction', 'slip_speed', 'ball_rolling_drag', 'load_transfer_height', 'wheel_lateral_friction', 'yaw_inertia']
 BASE = car.CarParams()

@@ -1,5 +1,5 @@
 import jax, jax.numpy as jnp, numpy as np, time
-from saferl.envs.car_button import CarButton
+from saferl.envs.safety_nav.car_button import CarButton
 env = CarButton(); P = env.default_params()
 n = 2048
 t = time.time()

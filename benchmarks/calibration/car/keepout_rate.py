@@ -1,5 +1,5 @@
 import sys, jax, jax.numpy as jnp, numpy as np
-from saferl.envs.car_button import CarButton
+from saferl.envs.safety_nav.car_button import CarButton
 env = CarButton()
 for tries in [16, 32, 64, 128]:
     P = env.default_params().replace(placement_tries=tries)

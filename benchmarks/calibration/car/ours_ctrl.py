@@ -1,7 +1,7 @@
 import sys, jax, jax.numpy as jnp, numpy as np
 sys.path.insert(0, '/tmp/sg_car/work')
 from ctrl import controller
-from saferl.envs.car_button import CarButton
+from saferl.envs.safety_nav.car_button import CarButton
 env = CarButton(); P = env.default_params()
 reset = jax.jit(env.reset); step = jax.jit(env.step)
 R, C, G = [], [], []

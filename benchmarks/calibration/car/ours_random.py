@@ -1,5 +1,5 @@
 import jax, jax.numpy as jnp, numpy as np
-from saferl.envs.car_button import CarButton
+from saferl.envs.safety_nav.car_button import CarButton
 env = CarButton(); P = env.default_params(); n = 64
 st, _ = jax.jit(jax.vmap(env.reset, in_axes=(0, None)))(jax.random.split(jax.random.PRNGKey(3), n), P)
 @jax.jit

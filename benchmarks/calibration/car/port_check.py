@@ -1,6 +1,6 @@
 import sys, numpy as np, jax, jax.numpy as jnp
 sys.path.insert(0, '/tmp/sg_car/work')
-from saferl.envs import car
+from saferl.envs.safety_nav import car
 p = np.load('/tmp/sg_car/work/pfit.npy')
 params = car.CarParams(wheel_friction=p[0], ball_friction=p[1], slip_speed=p[2], ball_rolling_drag=p[3], load_transfer_height=p[4], wheel_lateral_friction=p[5], yaw_inertia=3.648e-4)
 step = jax.jit(car.car_step)

@@ -1,5 +1,5 @@
 import time, jax, jax.numpy as jnp, numpy as np
-from saferl.envs import car_button as cb
+from saferl.envs.safety_nav import car_button as cb
 env = cb.CarButton(); P = env.default_params()
 f = jax.jit(jax.vmap(env.reset, in_axes=(0, None)))
 step = jax.jit(jax.vmap(env.step, in_axes=(0, 0, None)))

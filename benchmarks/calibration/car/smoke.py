@@ -1,5 +1,5 @@
 import time, jax, jax.numpy as jnp, numpy as np
-from saferl.envs.car_button import CarButton
+from saferl.envs.safety_nav.car_button import CarButton
 env = CarButton(); P = env.default_params()
 R = jax.jit(env.reset); S = jax.jit(env.step)
 t = time.time(); s, o = R(jax.random.PRNGKey(0), P); print('reset', o.shape, time.time() - t)

@@ -1,6 +1,6 @@
 import sys, numpy as np, jax, jax.numpy as jnp
 sys.path.insert(0, '/work/main')
-from saferl.envs import car
+from saferl.envs.safety_nav import car
 P = car.CarParams()
 def roll(acts):
     def body(s, a):

@@ -1,6 +1,6 @@
 import time, sys, jax, jax.numpy as jnp
-import saferl.envs.point_push as pp
-from saferl.envs import nav_contact as nc
+import saferl.envs.safety_nav.point_push as pp
+from saferl.envs.safety_nav import nav_contact as nc
 env = pp.PointPush(); P = env.default_params()
 s, _ = env.reset(jax.random.PRNGKey(0), P)
 mode = sys.argv[1]

@@ -1,5 +1,5 @@
 import jax, numpy as np
-from saferl.envs.point_push import PointPush
+from saferl.envs.safety_nav.point_push import PointPush
 env = PointPush(); P = env.default_params()
 import sys; P = P.replace(goal_tries=int(sys.argv[1]), placement_tries=int(sys.argv[2])); V = jax.jit(jax.vmap(env.reset, in_axes=(0, None)))
 keepout = np.array([0.4, 0.4, 0.4, 0.4, 0.3, 0.2]); names = ['agent','goal','h0','h1','pillar','box']

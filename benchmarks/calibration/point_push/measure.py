@@ -1,7 +1,7 @@
 import time, numpy as np, jax, jax.numpy as jnp
-from saferl.envs.point_push import PointPush, box_squares
-from saferl.envs.point_goal import PointGoal, hash_uniform
-from saferl.envs import nav_contact as nc
+from saferl.envs.safety_nav.point_push import PointPush, box_squares
+from saferl.envs.safety_nav.point_goal import PointGoal, hash_uniform
+from saferl.envs.safety_nav import nav_contact as nc
 env = PointPush(); P = env.default_params()
 V = jax.jit(jax.vmap(env.reset, in_axes=(0, None)))
 N = 8192

@@ -1,7 +1,7 @@
 import sys, time, numpy as np, jax, jax.numpy as jnp
 sys.path.insert(0, '/tmp/pushwork')
 from controller import act
-from saferl.envs.point_push import PointPush
+from saferl.envs.safety_nav.point_push import PointPush
 policy, n_ep = sys.argv[1], int(sys.argv[2])
 env = PointPush(); P = env.default_params()
 reset = jax.jit(jax.vmap(env.reset, in_axes=(0, None))); step = jax.jit(jax.vmap(env.step, in_axes=(0, 0, None)))

@@ -1,5 +1,5 @@
 import sys, time, numpy as np, jax, jax.numpy as jnp
-from saferl.envs.point_push import PointPush
+from saferl.envs.safety_nav.point_push import PointPush
 env = PointPush(); P = env.default_params()
 RESET = jax.jit(env.reset); STEP = jax.jit(env.step)
 base, _ = RESET(jax.random.PRNGKey(0), P)
@@ -37,8 +37,8 @@ if which == 'trace':
     s, tr = run(s, [1, 0], 100)
     for k in range(45, 100, 3): print(k + 1, tr[k])
 if which == 'jam':
-    from saferl.envs import nav_contact as nc
-    from saferl.envs.point_push import box_squares, robot_discs
+    from saferl.envs.safety_nav import nav_contact as nc
+    from saferl.envs.safety_nav.point_push import box_squares, robot_discs
     s = setup(box=(0.8, 0.1))
     s, tr = run(s, [1, 0], 70)
     sq = box_squares(0.2); discs = robot_discs(P)
@@ -49,8 +49,8 @@ if which == 'jam':
             if dep > -0.02: print(j, i, float(dep), nrm, lev)
     print(s.pos, s.vel, s.box_pos, s.box_yaw)
 if which == 'jam2':
-    from saferl.envs import nav_contact as nc
-    from saferl.envs.point_push import box_squares, robot_discs, point_substep
+    from saferl.envs.safety_nav import nav_contact as nc
+    from saferl.envs.safety_nav.point_push import box_squares, robot_discs, point_substep
     s = setup(box=(0.8, 0.1))
     s, tr = run(s, [1, 0], 70)
     sq = box_squares(0.2); discs = robot_discs(P)
@@ -80,8 +80,8 @@ if which == 'spin':
         s, tr = run(s, [0.0, 1.0], 2)
         print(k, tr[-1])
 if which == 'gripdbg':
-    from saferl.envs import nav_contact as nc
-    from saferl.envs.point_push import box_squares, robot_discs
+    from saferl.envs.safety_nav import nav_contact as nc
+    from saferl.envs.safety_nav.point_push import box_squares, robot_discs
     sq = box_squares(0.2); discs = robot_discs(P)
     s = setup(box=(0.8, 0.1))
     for k in range(40):
@@ -92,8 +92,8 @@ if which == 'gripdbg':
         idx = np.where(np.asarray(d) > -2e-3)[0]
         if len(idx): print(k, [(int(i // 5), int(i % 5), round(float(d[i]), 4), np.round(np.asarray(n[i]), 2)) for i in idx], np.round(float(s.box_yaw), 3))
 if which == 'gripdbg2':
-    from saferl.envs import nav_contact as nc
-    from saferl.envs.point_push import box_squares, robot_discs, point_substep
+    from saferl.envs.safety_nav import nav_contact as nc
+    from saferl.envs.safety_nav.point_push import box_squares, robot_discs, point_substep
     sq = box_squares(0.2); discs = robot_discs(P)
     s = setup(box=(0.8, 0.1))
     s, tr = run(s, [1, 0], 32)

@@ -1,7 +1,7 @@
 import sys, numpy as np, jax, jax.numpy as jnp
 sys.path.insert(0, '/tmp/pushwork')
 import importlib, controller
-from saferl.envs.point_push import PointPush
+from saferl.envs.safety_nav.point_push import PointPush
 env = PointPush(); P = env.default_params()
 reset = jax.jit(jax.vmap(env.reset, in_axes=(0, None))); step = jax.jit(jax.vmap(env.step, in_axes=(0, 0, None)))
 s, _ = reset(jax.random.split(jax.random.PRNGKey(7), 4), P)

@@ -1,0 +1,1 @@
+"""Analysis of runs: metrics, verdicts, tables, plots, evaluation, rendering, benchmarks and diagnostics."""

@@ -1,0 +1,252 @@
+"""The Bullet-Safety-Gym ball in JAX: rolling dynamics, walls, sensors and random placement.
+
+Shared by the four ball tasks (:mod:`saferl.envs.bullet_ball.ball` holds Run, Circle and Gather,
+:mod:`saferl.envs.bullet_ball.reach` holds Reach).  It is a module of its own because the tasks
+would otherwise pass 400 lines in one file, and because Reach needs all of it too.
+Sources are tagged as in ``/work/shared/specs/environments.md`` section 1 (``BSG01``: the
+v0.1 sources SCPO ran; ``BSG14``: the 1.4.0 wheel; ``M-BSG``: measured in PyBullet).
+
+The ball on flat ground (spec 1.3, 1.4)
+---------------------------------------
+The ball (mass 0.3 kg, radius 0.5 m, inertia 0.03 = 2/5 m r^2) rolls without slipping, so
+its horizontal velocity ``v`` obeys (spec 1.4, fitted to PyBullet to 4 significant figures)::
+
+    m_eff dv/dt = F - m v (k_l + k_l |v|) - (I / r^2) v (k_a + k_a |v| / r) - f_roll v/|v|
+
+with ``m_eff = m + I / r^2 = 0.42 kg``, PyBullet's default damping ``k_l = k_a = 0.04``,
+``F = 3.5 N * clip(a, -1, 1)`` (world frame, every substep) and the rolling friction
+``f_roll = (0.03 * 0.8) m g / r = 0.1413 N``.  :func:`ball_substep` integrates it with
+explicit Euler at the substep ``h``; the position is then advanced with the new velocity
+(semi-implicit, as Bullet does).  The angular velocity is not integrated: it follows
+from rolling, ``omega = (-v_y / r, v_x / r, 0)``.
+
+Rolling friction is a Coulomb force, so an explicit ``-f_roll v/|v|`` term is undefined at
+rest and chatters around zero speed.  It is applied instead as a clamped impulse: after
+the force and damping, the speed is reduced by ``h f_roll / m_eff`` but not below zero,
+along the direction of the velocity it acts on.  Away from rest this is the explicit
+Euler step of the equation above; from rest it is static friction: a push with
+``|F| <= f_roll`` leaves the ball exactly at rest, and a stronger push accelerates it by
+``(|F| - f_roll) / m_eff``, as measured (spec 1.4: about 8.0 m/s^2 at full force).
+
+Walls (spec 1.4, 1.5): the room and the octagon are half-planes whose inner faces lie at
+``wall_distance`` from the origin (9.9 in SmallRoom, 11.9 in Octagon).  After each
+substep the ball centre is projected back to ``wall_distance - radius`` and the velocity
+component into the wall is removed: the combined restitution is 0 (the wall URDFs have
+no ``<contact>`` block, product rule).  Wall friction against a ball pressed into a wall
+is not modelled (the URDFs do not state the walls' lateral friction and it was not
+measured); the ball slides along a wall with the ground's rolling law only.
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from saferl.foundation import struct
+from saferl.envs.base import EnvParams
+
+TWO_PI = 2.0 * math.pi
+
+#: rolling friction force (N) = (ball rolling 0.03 * plane lateral 0.8) * m g / r (spec 1.4)
+ROLLING_FRICTION = 0.03 * 0.8 * 0.3 * 9.81 / 0.5
+
+#: the two Bullet-Safety-Gym versions (spec 1.1); "0.1" is what SCPO ran
+VERSIONS = ("0.1", "1.4.0")
+
+#: (max_episode_steps, substep h, substeps per env step) per task and version (spec 1.1)
+PHYSICS = {
+    "run": {"0.1": (250, 1.0 / 240.0, 4), "1.4.0": (100, 1.0 / 120.0, 4)},
+    "circle": {"0.1": (250, 1.0 / 240.0, 4), "1.4.0": (200, 1.0 / 60.0, 6)},
+    "gather": {"0.1": (250, 1.0 / 240.0, 4), "1.4.0": (250, 1.0 / 120.0, 4)},
+    "reach": {"0.1": (250, 1.0 / 60.0, 1), "1.4.0": (250, 1.0 / 60.0, 4)},
+}
+
+#: outward unit normals of the walls: SmallRoom (4 faces) and Octagon (8 faces at k pi / 4)
+ROOM_NORMALS = np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0], [0.0, -1.0]], np.float32)
+OCTAGON_NORMALS = np.array(
+    [[math.cos(k * math.pi / 4.0), math.sin(k * math.pi / 4.0)] for k in range(8)], np.float32
+)
+
+
+def version_defaults(task: str, version: str) -> dict:
+    """The params defaults that differ between the versions: episode length and substeps."""
+    if version not in VERSIONS:
+        raise ValueError(f"unknown Bullet-Safety-Gym version {version!r}; known: {', '.join(VERSIONS)}")
+    max_steps, timestep, frame_skip = PHYSICS[task][version]
+    return {"max_steps": max_steps, "timestep": timestep, "frame_skip": frame_skip}
+
+
+@struct.dataclass
+class BallParams(EnvParams):
+    """The ball agent (spec 1.3) and the physics step (spec 1.1, 1.2); defaults are v0.1 Run's."""
+
+    timestep: float = 1.0 / 240.0  # substep h (s)
+    frame_skip: int = struct.field(static=True, default=4)  # substeps per env step
+    mass: float = 0.3
+    radius: float = 0.5
+    inertia: float = 0.03  # (2/5) m r^2; PyBullet ignores the URDF's ixx = 1
+    linear_damping: float = 0.04  # PyBullet default, k1 = k2
+    angular_damping: float = 0.04
+    rolling_friction: float = ROLLING_FRICTION
+    max_force: float = 3.5  # N per unit action, world frame
+    action_penalty: float = 0.5  # Ball.specific_reward = -0.5 |clip(a)|
+    max_steps: int = struct.field(default=250, kw_only=True)
+
+
+@struct.dataclass
+class BallState:
+    """The ball's state, all a Run or Circle episode needs."""
+
+    pos: jax.Array  # (2,) centre xy
+    vel: jax.Array  # (2,) velocity xy
+    time: jax.Array  # () int32, env steps since reset
+
+
+# --------------------------------------------------------------------------- dynamics
+
+
+def norm2(v: jax.Array) -> jax.Array:
+    """Euclidean norm over a last axis of size 2."""
+    return jnp.sqrt(v[..., 0] ** 2 + v[..., 1] ** 2)
+
+
+def clip_action(action: jax.Array) -> jax.Array:
+    return jnp.clip(jnp.asarray(action, jnp.float32), -1.0, 1.0)
+
+
+def damping_force(vel: jax.Array, params: BallParams) -> jax.Array:
+    """PyBullet's linear and (through rolling) angular damping as a force on the centre."""
+    speed = norm2(vel)
+    kl, ka, r = params.linear_damping, params.angular_damping, params.radius
+    linear = params.mass * kl * (1.0 + speed)
+    angular = params.inertia / r**2 * ka * (1.0 + speed / r)
+    return vel * (linear + angular)
+
+
+def ball_substep(pos, vel, force, params: BallParams):
+    """One substep on free ground: explicit Euler of the rolling model, then the position."""
+    h = params.timestep
+    m_eff = params.mass + params.inertia / params.radius**2
+    v_free = vel + h * (force - damping_force(vel, params)) / m_eff
+    # rolling friction as a clamped Coulomb impulse: static from rest, the Euler step otherwise
+    speed = norm2(v_free)
+    shrink = jnp.maximum(speed - h * params.rolling_friction / m_eff, 0.0) / jnp.maximum(speed, 1e-12)
+    vel = v_free * shrink
+    return pos + h * vel, vel
+
+
+def wall_contact(pos, vel, normals: np.ndarray, limit):
+    """Hard walls: half-planes ``pos . n <= limit``; penetration undone, inward velocity removed."""
+    for n in normals:  # static geometry (at most 8 faces), unrolled
+        n = jnp.asarray(n)
+        depth = pos @ n - limit
+        inside = depth > 0.0
+        pos = pos - jnp.where(inside, depth, 0.0) * n
+        vel = vel - jnp.where(inside, jnp.maximum(vel @ n, 0.0), 0.0) * n
+    return pos, vel
+
+
+def simulate(pos, vel, force, params: BallParams, normals=None, wall_distance=None, contact=None):
+    """One env step: ``frame_skip`` substeps with the force applied in each (spec 1.2).
+
+    ``contact(pos, vel, j)`` (optional) resolves other contacts after substep ``j``; the
+    walls (``normals``, inner faces at ``wall_distance``) are resolved last.
+    """
+
+    def body(j, carry):
+        p, v = ball_substep(*carry, force, params)
+        if contact is not None:
+            p, v = contact(p, v, j)
+        if normals is not None:
+            p, v = wall_contact(p, v, normals, wall_distance - params.radius)
+        return p, v
+
+    return jax.lax.fori_loop(0, params.frame_skip, body, (pos, vel))
+
+
+def ball_observation(pos, vel, params: BallParams) -> jax.Array:
+    """Ball.agent_specific_observation: [0.1 xy, 0.2 v_xy, 0.1 omega] with rolling omega (7,)."""
+    omega = jnp.stack([-vel[1] / params.radius, vel[0] / params.radius, jnp.zeros_like(vel[0])])
+    return jnp.concatenate([0.1 * pos, 0.2 * vel, 0.1 * omega])
+
+
+def action_penalty(action, params: BallParams) -> jax.Array:
+    """Ball.specific_reward magnitude: 0.5 |clip(a)|_2 (its sign is negative in the reward)."""
+    return params.action_penalty * norm2(action)
+
+
+# --------------------------------------------------------------------------- sensors
+
+
+def pseudo_lidar(agent_pos, objects, *, num_bins: int, max_dist, visible=None) -> jax.Array:
+    """Bullet-Safety-Gym's ``PseudoLIDARSensor.measure`` (world-aligned; no aliasing).
+
+    The bearing ``atan2(x_a - x_o, y_a - y_o) + pi`` is the direction from the agent to the
+    object measured clockwise from +y, in [0, 2 pi]; bin ``floor(bearing / (2 pi / n))``
+    receives ``1 - d / max_dist`` for ``d <= max_dist``, each bin keeping the maximum.  A
+    bearing of exactly 2 pi (an object due north with ``x_a - x_o = +0.0``, where the
+    original raises IndexError) goes to bin 0, where it belongs.  ``visible`` (optional
+    bool per object) hides objects; the original passes every object.
+    """
+    objects = jnp.reshape(objects, (-1, 2))
+    dx = agent_pos[0] - objects[:, 0]
+    dy = agent_pos[1] - objects[:, 1]
+    dist = jnp.sqrt(dx * dx + dy * dy)
+    bearing = jnp.arctan2(dx, dy) + jnp.pi
+    index = jnp.floor(bearing / (TWO_PI / num_bins)).astype(jnp.int32) % num_bins
+    reading = jnp.where(dist <= max_dist, 1.0 - dist / max_dist, 0.0)
+    if visible is not None:
+        reading = jnp.where(visible, reading, 0.0)
+    hits = jnp.where(jnp.arange(num_bins) == index[:, None], reading[:, None], 0.0)
+    return jnp.max(hits, axis=0, initial=0.0)
+
+
+def ray_directions(num_rays: int) -> np.ndarray:
+    """LIDARSensor rays: ray i at 2 pi i / n, direction (sin, cos), clockwise from +y."""
+    angle = TWO_PI * np.arange(num_rays) / num_rays
+    return np.stack([np.sin(angle), np.cos(angle)], axis=1).astype(np.float32)
+
+
+def ray_to_walls(origin, directions, normals: np.ndarray, wall_distance) -> jax.Array:
+    """Distance along each ray (``directions`` (k, 2)) to the nearest wall face; inf if none."""
+    dn = directions @ jnp.asarray(normals).T  # (k, walls)
+    gap = wall_distance - origin @ jnp.asarray(normals).T  # (walls,)
+    t = jnp.where(dn > 1e-9, gap / jnp.where(dn > 1e-9, dn, 1.0), jnp.inf)
+    return jnp.min(t, axis=1)
+
+
+# --------------------------------------------------------------------------- placement
+
+
+def first_valid(candidates, slack):
+    """The first candidate with ``slack >= 0``: with i.i.d. candidates this is exactly the
+    original's draw-until-valid.  If none is valid, the one with the largest slack (the
+    least violation of the keep-outs).  ``candidates`` (k, 2), ``slack`` (k,)."""
+    valid = slack >= 0.0
+    index = jnp.where(jnp.any(valid), jnp.argmax(valid), jnp.argmax(slack))
+    return candidates[index]
+
+
+def place_objects(key, num: int, tries: int, extent, fixed, fixed_min, pair_min):
+    """``num`` objects, one after the other, each uniform in ``[-extent, extent]^2``, at least
+    ``fixed_min[j]`` from ``fixed[j]`` and ``pair_min`` from the objects placed before it
+    (``env_utils.generate_obstacles_init_pos``).  ``tries`` candidates per object; see
+    :func:`first_valid` for the fallback.  Returns (num, 2)."""
+    candidates = jax.random.uniform(key, (num, tries, 2), minval=-extent, maxval=extent)
+    fixed = jnp.reshape(fixed, (-1, 2))
+    fixed_slack = jnp.min(
+        norm2(candidates[:, :, None, :] - fixed[None, None]) - jnp.asarray(fixed_min)[None, None], axis=2
+    )  # (num, tries)
+
+    def place(layout, inputs):
+        i, cands, slack = inputs
+        gap = norm2(cands[:, None, :] - layout[None]) - pair_min  # (tries, num)
+        gap = jnp.where(jnp.arange(num)[None] < i, gap, jnp.inf)
+        chosen = first_valid(cands, jnp.minimum(slack, jnp.min(gap, axis=1)))
+        return layout.at[i].set(chosen), None
+
+    layout, _ = jax.lax.scan(place, jnp.zeros((num, 2), jnp.float32), (jnp.arange(num), candidates, fixed_slack))
+    return layout

@@ -1,0 +1,1 @@
+"""Safety-Gymnasium's navigation tasks in JAX: robots, layouts, lidar and costs."""

@@ -1,0 +1,1 @@
+"""Safety-Gymnasium's velocity tasks: the locomotion family and its MuJoCo physics."""

@@ -1,0 +1,187 @@
+"""MuJoCo's C physics inside a compiled JAX program, through a host callback.
+
+The velocity tasks (:mod:`saferl.envs.velocity.locomotion`) step their robots either in MJX (``physics="mjx"``, JAX, what
+an accelerator runs) or in MuJoCo's C library (``physics="mujoco"``, the default): the env step stays a pure
+function of JAX arrays, but its ``frame_skip`` calls of ``mj_step`` run on the host, reached from inside the
+compiled training loop by ``jax.pure_callback``.  Nothing else changes: the task's reward, cost, termination and
+observation are the same JAX code on both backends, the training loop is still one ``lax.scan`` over iterations,
+and the step still ``vmap``s (over seeds and environments: ``vmap_method="broadcast_all"`` hands the callback the
+whole batch at once, one call per env step of all environments).
+
+Why: MJX is built for accelerators.  On a CPU, MuJoCo C steps the Hopper ~9,600 env steps/s on one core (four
+RK4 ``mj_step``s per env step; measured in docs/design.md, "Physics on the host"), MJX ~2,900 on two, and the
+gap is larger for the Ant and the Humanoid (MJX evaluates every candidate contact, MuJoCo only those within the
+margin).  It is also the engine Safety-Gymnasium runs, so it is the more faithful of the two:
+
+* float64 physics, as the original (MJX computes in float32);
+* the model file's own solver settings: iterations, tolerance, and the Humanoid's PGS solver, which MJX lacks
+  (the MJX model caps Newton at 4 iterations and switches the Humanoid to Newton; ``locomotion``);
+* MuJoCo's own contact frames (no MJX plane-capsule fallback, which moves the Ant's feet; ``locomotion``);
+* the geom margins halved as for MJX (``locomotion.match_margin_rule``): MuJoCo 4 adds a pair's two margins
+  where the 2.3.3 that Safety-Gymnasium 1.0 pins takes the larger, so the halving is needed in C too.
+
+Where it differs from the original: the state lives in JAX between env steps, in float32 (x64 is off), so every
+env step starts from the float64 state rounded to float32 -- a relative perturbation of ~6e-8 per step, the size
+of MJX's own round-off, and like it it makes chaotic trajectories part after some steps; the statistics are
+unaffected (docs/results/fidelity).  A simulation that MuJoCo finds unstable (its ``mjWARN_BADQPOS``/``BADQVEL``/
+``BADQACC`` warnings; MuJoCo then resets the data inside ``mj_step``, unseen by Gymnasium's agent) comes back as
+NaN, so the task ends the episode as it does for a non-finite MJX state (``LocomotionEnv.outcome``).
+
+Each environment of the batch is stepped by its own row of inputs only (the scratch ``MjData`` is overwritten
+with the whole integration state -- ``qpos``, ``qvel``, ``qacc_warmstart``, ``ctrl``, ``time`` -- before each
+row), so the results do not depend on the batch's size, order or split over threads (tested).  The rows are split
+over a thread pool: ``mj_step`` releases Python's GIL, so the threads step in parallel, except for the Python
+around each call (measured on the Hopper, docs/design.md "Physics on the host").
+
+Threads: the rows are stepped on the pool's threads only, never on the thread that makes the callback.  XLA
+calls back from its own worker threads, under a Python thread state that exists for that one call, so the
+thread-local scratch ``MjData`` made there was freed when the call's thread state was torn down, and MuJoCo's
+destructor then ran without a thread state: a segfault (every run with one environment, or with ``threads=1``,
+crashed within 100 steps until 2026-12-02; found with gdb, tested in a fresh process).  The pool's threads are
+ordinary Python threads, so each keeps its scratch for the life of the process.
+
+On an accelerator the callback works but moves the batch to the host and back every env step; use ``mjx`` there.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+#: the env step's physics backends (``LocomotionParams.physics``)
+PHYSICS = ("mujoco", "mjx")
+
+#: the fields a task may read from the host data, and their shape as a function of (nq, nv, nbody)
+FIELD_SHAPES = {
+    "qpos": lambda nq, nv, nbody: (nq,),
+    "qvel": lambda nq, nv, nbody: (nv,),
+    "qacc_warmstart": lambda nq, nv, nbody: (nv,),
+    "xipos": lambda nq, nv, nbody: (nbody, 3),
+    "cinert": lambda nq, nv, nbody: (nbody, 10),
+    "cvel": lambda nq, nv, nbody: (nbody, 6),
+    "qfrc_actuator": lambda nq, nv, nbody: (nv,),
+    "cfrc_ext": lambda nq, nv, nbody: (nbody, 6),
+}
+_STATE_FIELDS = ("qpos", "qvel", "qacc_warmstart")
+#: the simulation time a step starts from: MuJoCo's reset of an unstable simulation inside ``mj_step`` sets it to 0,
+#: so a step that ends earlier than it started was reset (the models here have nothing that depends on time)
+_START_TIME = 1.0e6
+
+_POOL: ThreadPoolExecutor | None = None
+_POOL_SIZE = 0
+_POOL_LOCK = threading.Lock()
+
+
+def default_threads() -> int:
+    """The CPU cores this process may use (its affinity mask), at most 8."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, 8))
+
+
+def _pool(threads: int) -> ThreadPoolExecutor:
+    """The shared thread pool, grown to ``threads`` workers when a stepper asks for more."""
+    global _POOL, _POOL_SIZE
+    with _POOL_LOCK:
+        if _POOL is None or _POOL_SIZE < threads:
+            _POOL, _POOL_SIZE = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="saferl-mujoco"), threads
+        return _POOL
+
+
+class HostData:
+    """The host step's result: the ``mjx.Data`` fields a task reads, as attributes (JAX arrays)."""
+
+    def __init__(self, fields: dict):
+        self.__dict__.update(fields)
+
+
+class HostPhysics:
+    """``frame_skip`` MuJoCo ``mj_step``s of a batch of states, callable from compiled JAX code.
+
+    ``model`` is the ``MjModel`` to step; ``fields`` the data fields to return beyond ``qpos``, ``qvel`` and
+    ``qacc_warmstart`` (names of :data:`FIELD_SHAPES`); ``contact_forces`` runs ``mj_rnePostConstraint`` after
+    the step (Gymnasium's MuJoCo environments do, for ``cfrc_ext``); ``threads`` splits the batch over that many
+    threads (default :func:`default_threads`).
+    """
+
+    def __init__(self, mujoco, model, fields=(), contact_forces: bool = False, threads: int | None = None):
+        unknown = sorted(set(fields) - set(FIELD_SHAPES))
+        if unknown:
+            raise ValueError(f"unknown host data fields {unknown}; allowed: {', '.join(FIELD_SHAPES)}")
+        self._mujoco, self.model = mujoco, model
+        self.fields = _STATE_FIELDS + tuple(f for f in fields if f not in _STATE_FIELDS)
+        self.contact_forces = bool(contact_forces)
+        self.threads = default_threads() if threads is None else int(threads)
+        if self.threads < 1:
+            raise ValueError(f"threads must be a positive integer, got {threads!r}")
+        dims = (model.nq, model.nv, model.nbody)
+        self.shapes = {name: FIELD_SHAPES[name](*dims) for name in self.fields}
+        self._local = threading.local()
+
+    # ---------------------------------------------------------------- host side
+
+    def _scratch(self):
+        """This thread's ``MjData`` and numpy views of the fields a step writes and reads (views into the C
+        arrays, made once: attribute access through the bindings costs more than the copies)."""
+        scratch = getattr(self._local, "scratch", None)
+        if scratch is None:
+            data = self._mujoco.MjData(self.model)
+            views = {name: getattr(data, name) for name in set(self.fields) | {"ctrl"}}
+            scratch = self._local.scratch = (data, views)
+        return scratch
+
+    def _step_rows(self, rows: range, qpos, qvel, warmstart, ctrl, frame_skip: int, out: dict) -> None:
+        mujoco, model = self._mujoco, self.model
+        data, views = self._scratch()
+        inputs = ((views["qpos"], qpos), (views["qvel"], qvel), (views["qacc_warmstart"], warmstart),
+                  (views["ctrl"], ctrl))
+        outputs = [(out[name], views[name], self.shapes[name]) for name in self.fields]
+        for i in rows:
+            data.time = _START_TIME
+            for view, source in inputs:
+                view[:] = source[i]
+            mujoco.mj_step(model, data, nstep=frame_skip)
+            if data.time < _START_TIME:
+                # MuJoCo reset the data inside mj_step (mj_resetData sets time = 0): it found the simulation
+                # unstable (mjWARN_BADQPOS / BADQVEL / BADQACC) and printed its warning
+                for target, _, _ in outputs:
+                    target[i] = np.nan
+                continue
+            if self.contact_forces:
+                mujoco.mj_rnePostConstraint(model, data)
+            for target, view, shape in outputs:
+                target[i] = view.reshape(shape)
+
+    def host_step(self, qpos, qvel, warmstart, ctrl, frame_skip: int) -> dict:
+        """NumPy in, NumPy out: every array has the same leading (batch) dimensions."""
+        batch = np.shape(qpos)[:-1]
+        flat = [np.asarray(a, np.float64).reshape(-1, np.shape(a)[-1]) for a in (qpos, qvel, warmstart, ctrl)]
+        n = flat[0].shape[0]
+        out = {name: np.empty((n, *shape), np.float32) for name, shape in self.shapes.items()}
+        # always on the pool's threads, even one job: module docstring, "Threads"
+        threads = max(1, min(self.threads, n))
+        bounds = np.linspace(0, n, threads + 1).astype(int)
+        jobs = [_pool(self.threads).submit(self._step_rows, range(lo, hi), *flat, frame_skip, out)
+                for lo, hi in zip(bounds[:-1], bounds[1:])]
+        for job in jobs:
+            job.result()
+        return {name: value.reshape(*batch, *self.shapes[name]) for name, value in out.items()}
+
+    # ---------------------------------------------------------------- JAX side
+
+    def __call__(self, qpos, qvel, warmstart, ctrl, frame_skip: int) -> HostData:
+        """The data after ``frame_skip`` physics steps from each state, ``ctrl`` held (JAX arrays in and out)."""
+        result_shapes = {name: jax.ShapeDtypeStruct(shape, jnp.float32) for name, shape in self.shapes.items()}
+
+        def callback(qpos, qvel, warmstart, ctrl):
+            return self.host_step(qpos, qvel, warmstart, ctrl, frame_skip)
+
+        fields = jax.pure_callback(callback, result_shapes, qpos, qvel, warmstart, ctrl, vmap_method="broadcast_all")
+        return HostData(fields)

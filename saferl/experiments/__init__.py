@@ -1,0 +1,1 @@
+"""Experiments of many runs: grid files of training jobs, locally or on Ray."""

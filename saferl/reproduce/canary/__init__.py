@@ -1,0 +1,1 @@
+"""Canary's experiments (VaR constraints via Cantelli)."""

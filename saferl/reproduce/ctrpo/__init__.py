@@ -1,0 +1,1 @@
+"""C-TRPO's experiments: Table 1, Figs. 2 and 3, the ablations."""

@@ -1,0 +1,1 @@
+"""SCPO's experiments: Figs. 5 and 15, CartSafe."""
