@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export JAX_PLATFORMS ?= cpu
 
-.PHONY: venv demo test test-slow bench clean
+.PHONY: venv demo lint test test-slow bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,7 +18,11 @@ venv: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/saferl reproduce safety-demo --scale demo --out runs/demo
 
-test: $(STAMP)
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+test: lint
 	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not slow" tests
 
 test-slow: $(STAMP)

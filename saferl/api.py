@@ -61,6 +61,13 @@ from saferl.training import runs
 from saferl.foundation.errors import MissingExtraError
 from saferl.training.runs import RunError
 from saferl.foundation.spaces import Box
+from saferl.envs import base as envs
+from saferl.training.trainer import Trainer
+from saferl.analysis import evaluate
+from saferl.analysis import plotting
+from saferl.training import loggers as loggerlib
+from saferl.training.trainer import iteration_schedule
+from saferl.training import gym_trainer as bridge_train
 
 __all__ = ["ConfigError", "Policy", "Run", "RunError", "default_run_dir", "load", "make_env", "train"]
 
@@ -128,8 +135,6 @@ def make_env(name: str, **params: Any) -> tuple[Any, Any]:
     ``state, obs, reward, cost, terminated, truncated, info = env.step(state, action, params)``
     (:mod:`saferl.envs.base`); ``saferl list`` names the environments.
     """
-    from saferl.envs import base as envs
-
     env = envs.make(name)
     return env, envs.make_env_params(env, params)
 
@@ -237,8 +242,6 @@ class Run:
             if self._config["env"].startswith("gym:"):
                 raise RunError(f"policies of Gymnasium runs ({self._config['env']}, trained through the host bridge) "
                                "are not available from the API yet")
-            from saferl.training.trainer import Trainer
-
             trainer = Trainer(self._config)
             template = trainer.init_shapes()  # shapes only: nothing compiled
             runners, _ = runs.load_checkpoint(self._dir, template)
@@ -289,8 +292,6 @@ class Run:
         ``deterministic``: act with the policy's mode.  The defaults are ``saferl eval``'s (``--episodes 10``;
         the key of :func:`saferl.analysis.evaluate.evaluate_run`).
         """
-        from saferl.analysis import evaluate
-
         if isinstance(episodes, bool) or not isinstance(episodes, numbers.Integral) or episodes < 1:
             raise ValueError(f"episodes must be a whole number >= 1, got {episodes!r}")
         return evaluate.evaluate_run(self._dir, episodes, deterministic=deterministic, key=seed)
@@ -301,7 +302,7 @@ class Run:
         (:func:`saferl.analysis.render.render_episode`: top-down for the navigation and ball tasks, a side view for
         CartSafe, MuJoCo's renderer for the MJX tasks where a headless GL backend exists).  ``key``: the
         episode's random key; ``max_steps``: stop there if the episode has not ended.  Returns ``path``."""
-        from saferl.analysis import render
+        from saferl.analysis import render  # on first use: its drawers' imports take about a second
 
         env, params = self.policy_env(seed)
         policy = self.policy_for(seed)
@@ -313,8 +314,6 @@ class Run:
     def plot(self, path: str | PathLike | None = None) -> Path:
         """``saferl plot``'s figure of this run (return, cost, violation probability); default ``DIR/curves.png``.
         Returns the PNG's path."""
-        from saferl.analysis import plotting
-
         return plotting.plot_runs([self._dir], Path(path) if path is not None else None)
 
     # ------------------------------------------------------------------ training
@@ -323,8 +322,6 @@ class Run:
         """Finish an interrupted run from its last checkpoint (``saferl train --resume``), with the same result as
         an uninterrupted one; with ``steps``, train further to ``steps`` environment steps per seed (module
         docstring).  ``logger``: this sitting's loggers instead of the config's.  Returns this run."""
-        from saferl.training import loggers as loggerlib
-
         if not (self._dir / runs.CHECKPOINT).is_file():
             raise RunError(f"cannot resume {str(self._dir)!r}: it has no checkpoint")
         names = loggerlib.parse(logger) if logger is not None else None
@@ -338,8 +335,6 @@ class Run:
 
     def _extended(self, steps: int) -> dict:
         """The config trained to ``steps`` per seed, with the iterations done kept in their chunks."""
-        from saferl.training.trainer import iteration_schedule
-
         cfg = self._config
         if isinstance(steps, bool) or not isinstance(steps, numbers.Integral) or steps < cfg["total_steps"]:
             raise ValueError(f"steps must be a whole number >= the run's total_steps {cfg['total_steps']} "
@@ -357,8 +352,6 @@ class Run:
             if on_chunk is not None:
                 raise ValueError(f"on_chunk needs a JAX environment; {cfg['env']} is stepped on the host "
                                  "(saferl.training.gym_trainer), which has no per-chunk hook")
-            from saferl.training import gym_trainer as bridge_train
-
             bridge_train.run(cfg, run_dir, show_progress=progress, resume=resume, loggers=loggers)
         else:
             hook = None if on_chunk is None else (lambda chunk, _runners: on_chunk(self, chunk))

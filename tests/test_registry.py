@@ -63,23 +63,28 @@ def test_saferl_list_lists_every_registered_algorithm_and_environment(capsys):
     assert {n for n, e in envs._REGISTRY.items() if e.factory.__module__.startswith("saferl.")} <= names
 
 
-def test_config_and_risk_defaults_are_todays_values():
-    assert envs.config_defaults("PointGoal1") == {"num_envs": 16, "rollout_steps": 1000, "reset_pool": 1,
-                                                  "constraint": {"type": "expected", "limit": 25.0}}
-    assert envs.config_defaults("IcyLake") == {"num_envs": 16, "rollout_steps": 128, "total_steps": 300_000,
-                                               "constraint": {"type": "expected", "limit": 3.0}}
-    assert envs.config_defaults("EcoAnt") == {"num_envs": 16, "rollout_steps": 1000,
-                                              "constraint": {"type": "expected", "limit": 150.0}}
-    assert envs.config_defaults("ToyReach") == {}
-    assert envs.risk_defaults("PointGoal1") == {"rho": 100.0, "epsilon": 0.05, "gamma_c": 1.0}
-    assert envs.risk_defaults("IcyLake") == {"rho": 15.0, "epsilon": 0.05, "gamma_c": 1.0}
-    assert envs.risk_defaults("EcoAnt") == {"rho": 150.0, "epsilon": 0.05, "gamma_c": 1.0}
-    assert envs.risk_defaults("ToyReach") == {}
-    # copies: a caller may change what it gets
-    envs.config_defaults("PointGoal1")["constraint"]["limit"] = 1.0
-    envs.risk_defaults("PointGoal1")["rho"] = 1.0
-    assert envs.config_defaults("PointGoal1")["constraint"]["limit"] == 25.0
-    assert envs.risk_defaults("PointGoal1")["rho"] == 100.0
+@pytest.mark.parametrize("name", ["PointGoal1", "IcyLake", "EcoAnt", "ToyReach"])
+def test_an_environments_defaults_reach_the_resolved_config_under_the_users(name):
+    from saferl.training import config
+
+    own, risk = envs.config_defaults(name), envs.risk_defaults(name)
+    cfg = config.resolve({"algo": "ppo_lag", "env": name})
+    for key in ("num_envs", "rollout_steps", "total_steps", "reset_pool"):
+        assert cfg[key] == own.get(key, config.TOP_LEVEL[key]), key
+    assert cfg["constraint"]["limit"] == own.get("constraint", config.TOP_LEVEL["constraint"])["limit"]
+    user = config.resolve({"algo": "ppo_lag", "env": name, "num_envs": 3, "constraint": {"limit": 7.0}})
+    assert user["num_envs"] == 3 and user["constraint"]["limit"] == 7.0
+    if risk:  # a VaR constraint takes the environment's rho, epsilon and gamma_c unless the user gives them
+        var = config.resolve({"algo": "ppo_lag", "env": name, "constraint": {"type": "var", "epsilon": 0.2}})
+        assert var["constraint"]["rho"] == risk["rho"] and var["constraint"]["epsilon"] == 0.2
+        assert var["constraint"]["gamma_c"] == risk["gamma_c"]
+
+
+def test_environment_defaults_are_copies_and_an_unknown_name_is_refused():
+    envs.config_defaults("PointGoal1")["constraint"]["limit"] = -1.0
+    envs.risk_defaults("PointGoal1")["rho"] = -1.0
+    assert envs.config_defaults("PointGoal1")["constraint"]["limit"] > 0
+    assert envs.risk_defaults("PointGoal1")["rho"] > 0
     with pytest.raises(ValueError, match="unknown environment 'Nowhere'"):
         envs.config_defaults("Nowhere")
 

@@ -4,7 +4,7 @@ An algorithm is a small object built from its hyper-parameters.  It declares
 
 * ``cost_channels(env_cost_channels)`` -- how many cost channels its critics see
   (Canary: the cost and the augmented cost; PPO: none; PPO-Lag: the env's);
-* ``wrap_env(env, constraint)`` -- per-environment wrappers it needs (state
+* ``wrap_env(env, hparams, constraint)`` -- per-environment wrappers it needs (state
   augmentation, an indicator cost, ...);
 * ``channel_gammas()`` -- the discount of each critic channel (reward first);
   ``channel_lambdas()`` and ``channel_ends_at_truncation()`` -- per-channel GAE lambda and
@@ -43,6 +43,12 @@ class AgentState:
     extra: dict  # algorithm-specific state: multipliers, counters, ...
 
 
+def check_at_most_batch(hp: dict, key: str, batch_size: int) -> None:
+    """``hparams.KEY`` (a number of minibatches) at most the batch's ``batch_size`` samples, else a one-line error."""
+    if hp[key] > batch_size:
+        raise ValueError(f"hparams.{key} must be between 1 and num_envs * rollout_steps = {batch_size}, got {hp[key]}")
+
+
 #: what every on-policy algorithm here declares: the discounts, GAE and the critics' optimiser
 COMMON_HPARAMS = hparams.declare(
     gamma=hparams.real(0.99, "(0, 1]", "reward discount"),
@@ -74,15 +80,10 @@ class Algorithm:
     #: VaR surrogates it accepts for a "var" constraint (the first is the default)
     risk_surrogates: ClassVar[tuple[str, ...]] = ("cantelli", "indicator", "cvar")
     #: whether the update reads the batch's episode cost estimates (J_c, violation fraction, ...); while
-    #: they are unknown (no episode finished yet) the learner holds the step (:meth:`saferl.training.trainer.Learner.learn`).
-    #: Declared per class, not inherited (``__init_subclass__`` resets it to True in every subclass that does
-    #: not set it): PPO-Lag (a PPO) needs them although PPO, which ignores the constraint, does not.
+    #: they are unknown (no episode finished yet) the learner holds the step (:meth:`saferl.training.learner.Learner.learn`).
+    #: Inherited like any class attribute: the unconstrained PPO and TRPO set it False, and their constrained
+    #: subclasses set it True again.
     needs_cost_estimate: ClassVar[bool] = True
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        if "needs_cost_estimate" not in cls.__dict__:
-            cls.needs_cost_estimate = True
 
     def __init__(self, hparams: dict, actor, critics, constraint_kind: str, surrogate: str = ""):
         self.hp = dict(hparams)
@@ -98,6 +99,12 @@ class Algorithm:
         return hparams.resolve(cls.defaults, overrides, cls.name)
 
     @classmethod
+    def check_hparams(cls, hp: dict, batch_size: int) -> None:
+        """Checks across hyper-parameters, or against the batch of ``batch_size`` samples (num_envs *
+        rollout_steps), that one declaration cannot make: a one-line ``ValueError`` naming the key.  A class that
+        adds some calls ``super().check_hparams``, so a family's checks hold in every member."""
+
+    @classmethod
     def cost_channels(cls, env_cost_channels: int) -> int:
         return env_cost_channels
 
@@ -107,7 +114,11 @@ class Algorithm:
         ``out_gains``) for ``num_channels`` channels, reward first; none by default."""
         return {}
 
-    def wrap_env(self, env, constraint_config: dict):
+    @classmethod
+    def wrap_env(cls, env, hparams: dict, constraint_config: dict):
+        """``env`` with the wrappers the algorithm needs for ``hparams`` (resolved) and the resolved constraint
+        section (state augmentations, an indicator cost, ...); read before the networks are sized, since a
+        wrapper may change the observation and add cost channels.  ``env`` itself by default."""
         return env
 
     def rollout_env_params(self, agent: "AgentState", params):
@@ -116,7 +127,7 @@ class Algorithm:
 
     def prepare_trajectory(self, agent: "AgentState", traj):
         """The trajectory whose reward and cost channels the critics and GAE see (called by
-        :meth:`saferl.training.trainer.Learner.make_batch` before GAE); unchanged by default."""
+        :meth:`saferl.training.learner.Learner.make_batch` before GAE); unchanged by default."""
         return traj
 
     def prepare_batch(self, agent: "AgentState", batch):
@@ -162,7 +173,7 @@ class Algorithm:
 
     def channel_value_noise(self):
         """A standard deviation per critic channel (reward first) of white noise added to the critics' values before
-        GAE (:meth:`saferl.training.trainer.Learner.make_batch`; C-TRPO's cost-noise ablation), or None: no noise."""
+        GAE (:meth:`saferl.training.learner.Learner.make_batch`; C-TRPO's cost-noise ablation), or None: no noise."""
         return None
 
     def channel_ends_at_truncation(self) -> tuple[float, ...] | None:

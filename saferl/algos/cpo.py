@@ -36,7 +36,8 @@ class CPO(TrustRegionAlgorithm):
     name = "cpo"
     step_uses_cost_scale = True
     description = "CPO (Achiam et al. 2017): trust-region step within the linearised cost constraints (one or several)."
-    # b per sample against c per episode (s = 1): OmniSafe's CPO convention (measurements: docs/design.md)
+    # b per sample against c per episode (s = 1): OmniSafe's CPO convention (the measurements:
+    # docs/decisions/025-cost-surrogate-scale.md)
     max_constraints = cd.MAX_MULTI_CONSTRAINTS  # the dual enumerates 2^m active sets
     defaults = declare(TrustRegionAlgorithm.defaults, cost_scale="per_sample",
                        hysteresis=real(1.0, "(0, 1]", "after a recovery step, recover until J_c <= h b; 1 = off"))

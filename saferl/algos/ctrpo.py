@@ -41,7 +41,7 @@ per seed in a vmapped run); ``init`` fills them from the hyper-parameters.
 Cost-value noise (App. D.3, Fig. 11: "white noise with varying standard deviations sigma" on the cost value
 estimate; ``cost_value_noise`` = sigma, default 0 = none): N(0, sigma^2) is added to every cost critic's values
 V_c(s_t) and bootstrap values V_c(s'_t) of a batch before GAE (:meth:`channel_value_noise`, drawn by
-:func:`saferl.core.rollout.make_batch` through :meth:`saferl.training.trainer.Learner.make_batch`); the reward critic is
+:func:`saferl.core.rollout.make_batch` through :meth:`saferl.training.learner.Learner.make_batch`); the reward critic is
 untouched.  So the cost advantages, the divergence's A_c with them, and the cost critic's targets (advantages plus
 the corrupted values) come from corrupted values.  The authors' code (milosen/ctrpo,
 ``algorithms/baselines/c-trpo-noise.py``, ``NoisyBuffer``) does the same in the cost's own units:

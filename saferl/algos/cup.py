@@ -17,7 +17,7 @@ Both stages stop as OmniSafe's: after each epoch, once the full-batch mean KL(pi
 
 The multiplier nu ascends the dual on J_c - b before the stages (Adam, initial 0.001, capped at 2,
 as the CUP authors' OmniSafe implementation); A_r is standardised, A_c only centred (OmniSafe
-standardises it too; docs/design.md says why not here).
+standardises it too; docs/decisions/038-first-order-baselines.md says why not here).
 
 Several constraints J_c,i <= b_i: one multiplier nu_i per constraint, each ascending on its own
 J_c,i - b_i, and the projection's cost term is (1 - gamma lambda) / (1 - gamma) E_a[r sum_i nu_i A_c,i].

@@ -31,7 +31,7 @@ broadcasts to (B, B) and its mean is
     mean_s(D_KL[s] 1{D_KL[s] <= eta}) - (fraction of states within eta) mean_(s,a)(r A) / lambda,
 
 the surrogate taken over every state, scaled by the in-bound fraction, instead of only over the
-states within eta.  The default ``per_state`` is eq. 10-11.  docs/design.md, "Found fourth".
+states within eta.  The default ``per_state`` is eq. 10-11.  docs/decisions/062-ctrpo-harness-methods-as-run.md.
 """
 
 from __future__ import annotations

@@ -22,7 +22,8 @@ IPO's barrier (eq. 6-7, the default ``log_barrier``) penalises it, with a weight
 that is not capped, on the unclipped ratio, beside the reward advantage alone (not over 1 + kappa).
 Where J_c >= b they minimise ``mean(max(ratio A_c, clip(ratio) A_c))``: the recovery branch above, on
 the centred A_c (not standardised).  ``infeasible`` does not apply to it.  The logged ``penalty`` is then the
-term's weight 1 / (t (J_c - b)), negative, and 0 while recovering.  docs/design.md, "Found fourth".
+term's weight 1 / (t (J_c - b)), negative, and 0 while recovering.
+docs/decisions/062-ctrpo-harness-methods-as-run.md.
 
 Several constraints J_c,i <= b_i (the IPO paper's multi-constraint objective, one barrier per
 constraint): L^CLIP + sum_i log(b_i - J_c,i) / t, whose gradient weighs grad J_c,i by
@@ -40,7 +41,7 @@ import jax.numpy as jnp
 
 from saferl.algos.base import channel_metrics, register
 from saferl.algos.lagrangian import penalised_advantage
-from saferl.algos.ppo import PPO, centred_cost_advantage, normalize
+from saferl.algos.ppo import PPO, PenalisedPPO, centred_cost_advantage, normalize
 from saferl.foundation.hparams import choice, declare, real
 
 
@@ -57,10 +58,9 @@ BARRIER_FORMS = ("log_barrier", "reversed_sign")
 
 
 @register
-class IPO(PPO):
+class IPO(PenalisedPPO):
     name = "ipo"
     description = "IPO (Liu et al. 2020): PPO with a logarithmic barrier on the expected cost."
-    constraint_kinds = ("expected",)  # PPO also takes "var"; no VaR rewrite here (saferl.algos.risk)
     defaults = declare(PPO.defaults,
                        barrier_t=real(20.0, "(0, inf)", "t, the log barrier's sharpness"),
                        penalty_max=real(1.0, "(0, inf)", "cap of the barrier weight 1 / (t (b - J_c))"),

@@ -25,7 +25,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from saferl.algos.base import channel_metrics, register
-from saferl.algos.ppo import PPO, centred_cost_advantage, normalize
+from saferl.algos.ppo import PPO, PenalisedPPO, centred_cost_advantage, normalize
 from saferl.foundation.hparams import choice, declare, real
 
 
@@ -44,10 +44,9 @@ def exact_penalty_cost_loss(ratio, cost_advantage, slack, clip, kappa):
 
 
 @register
-class P3O(PPO):
+class P3O(PenalisedPPO):
     name = "p3o"
     description = "P3O (Zhang et al. 2022): PPO with an exact ReLU penalty on the clipped cost surrogate."
-    constraint_kinds = ("expected",)  # PPO also takes "var"; no VaR rewrite here (saferl.algos.risk)
     defaults = declare(PPO.defaults, kappa=real(20.0, "(0, inf)", "kappa, the penalty factor of eq. 11"),
                        cost_advantage=choice("standardised", ("standardised", "centred"),
                                              "A_c of the penalty: standardised (the P3O paper) or only centred"))

@@ -29,8 +29,8 @@ is eq. 4-5's,
     x = alpha g - max(0, (alpha g^T H^-1 b + c) / (b^T H^-1 b)) H^-1 b,   alpha = sqrt(2 delta / g^T H^-1 g),
 
 (their ``trpo.py`` and ``cpo.py`` step along ``x`` itself).  Here ``H g`` is taken as the damped
-Fisher product of H^-1 g, as theirs; the default ``natural`` is eq. 3-5.  docs/design.md, "Found
-fourth", has what this changes in the benchmark.
+Fisher product of H^-1 g, as theirs; the default ``natural`` is eq. 3-5.
+docs/decisions/062-ctrpo-harness-methods-as-run.md has what this changes in the benchmark.
 """
 
 from __future__ import annotations
@@ -72,7 +72,8 @@ class PCPO(TrustRegionAlgorithm):
     # b per sample against c per episode (s = 1), as OmniSafe's and SafePO's PCPO (the C-TRPO paper's baseline):
     # a violation then projects far outside the trust region and the step, scaled back onto it, descends the
     # cost.  On PointGoal1 (limit 25, 5 seeds x 2M) the occupancy scale 1 / (1 - gamma_c) settled at cost 39.8 /
-    # return 21.3, this at 29.5 / 10.9 (docs/design.md); "episode" keeps the former.
+    # return 21.3, this at 29.5 / 10.9 (docs/decisions/027-pcpo-projection-onto-trust-region.md); "episode" keeps
+    # the former.
     defaults = declare(TrustRegionAlgorithm.defaults, cost_scale="per_sample",
                        reward_direction=choice("natural", REWARD_DIRECTIONS,
                                                "the reward step along H^-1 g (PCPO eq. 3) or along the Fisher product "

@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from saferl.algos.base import COMMON_HPARAMS, AgentState, Algorithm, normalize, register
+from saferl.algos.base import COMMON_HPARAMS, AgentState, Algorithm, check_at_most_batch, normalize, register
 from saferl.foundation.hparams import choice, declare, integer, real
 
 
@@ -61,7 +61,7 @@ class PPO(Algorithm):
     name = "ppo"
     description = "PPO (Schulman et al. 2017): clipped surrogate on the reward; ignores the constraint."
     constraint_kinds = ("expected", "var")
-    needs_cost_estimate = False  # this class only: its constrained subclasses need it (base.Algorithm)
+    needs_cost_estimate = False  # it ignores the constraint; its constrained subclasses set it True
     defaults = declare(
         COMMON_HPARAMS,
         actor_lr=real(3e-4, "(0, inf)", "Adam rate of the policy"),
@@ -96,6 +96,14 @@ class PPO(Algorithm):
 
     def policy_advantage(self, agent: AgentState, batch):
         return normalize(batch.advantages[:, 0])
+
+    @classmethod
+    def check_hparams(cls, hp: dict, batch_size: int) -> None:
+        super().check_hparams(hp, batch_size)
+        check_at_most_batch(hp, "minibatches", batch_size)
+        if hp["lr_schedule"] == "linear" and hp["lr_decay_steps"] < 1:
+            raise ValueError(f"hparams.lr_decay_steps must be a whole number >= 1 with lr_schedule linear (the "
+                             f"updates over which the rate decays to 0), got {hp['lr_decay_steps']!r}")
 
     def loss_inputs(self, agent: AgentState, batch) -> dict:
         """Per-sample arrays (leading axis B) the loss needs beyond obs, action, log_prob, advantage and
@@ -156,9 +164,6 @@ class PPO(Algorithm):
         epochs = int(hp["epochs"] if epochs is None else epochs)
         target_kl = hp["target_kl"] if target_kl is None else target_kl
         kl_stop_factor = hp["kl_stop_factor"] if kl_stop_factor is None else kl_stop_factor
-        if hp["kl_stop_estimate"] not in KL_STOP_ESTIMATES:
-            raise ValueError(f"hparams.kl_stop_estimate must be one of {', '.join(KL_STOP_ESTIMATES)}, "
-                             f"got {hp['kl_stop_estimate']!r}")
         full_batch = hp["kl_stop_estimate"] != "minibatch_mean"
         lr_factor = self.lr_factor(agent)
         reference = batch.dist if kl_reference is None else kl_reference
@@ -241,3 +246,11 @@ class PPO(Algorithm):
             "epochs_run": done.astype(jnp.float32),
         }
         return agent, metrics
+
+
+class PenalisedPPO(PPO):
+    """PPO with a penalty on the expected cost, read from the batch's J_c (IPO, P3O).  It takes expected-cost
+    constraints only: PPO also takes "var", but no VaR rewrite (:mod:`saferl.algos.risk`) is made here."""
+
+    constraint_kinds = ("expected",)
+    needs_cost_estimate = True

@@ -22,6 +22,7 @@ class PPOLag(Lagrangian, RiskConstrained, PPO):
     name = "ppo_lag"
     description = "PPO-Lagrangian (Ray et al. 2019): PPO with a learned Lagrange multiplier on the expected cost."
     constraint_kinds = ("expected", "var")
+    needs_cost_estimate = True  # the multiplier reads the batch's J_c
     defaults = declare(PPO.defaults, LAGRANGE_DEFAULTS)
 
     def before_update(self, agent, batch):

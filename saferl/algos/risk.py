@@ -21,9 +21,9 @@ Cantelli form is an ordinary "cost <= positive limit" that CPO, PCPO, C-TRPO (wh
 needs a positive margin) and the Lagrangian methods all accept.  Dividing by rho^2 only
 rescales the constraint (the CPO step is invariant to it) and keeps Lagrange multipliers O(1).
 
-The expected cost surrogate of a VaR constraint is written per episode (Canary, point 4 of
-the issue): J(pi) - J(pi_k) ~ E_tau[sum_t gamma_c^t ratio_t A_t], which equals the occupancy
-form 1/(1 - gamma_c) E_{d^c}[ratio A] for gamma_c < 1 and stays finite for gamma_c = 1
+The expected cost surrogate of a VaR constraint is written per episode (Canary's and every
+other VaR method's): J(pi) - J(pi_k) ~ E_tau[sum_t gamma_c^t ratio_t A_t], which equals the
+occupancy form 1/(1 - gamma_c) E_{d^c}[ratio A] for gamma_c < 1 and stays finite for gamma_c = 1
 (:func:`episode_cost_weights`; the critics of the risk channels discount by the constraint's
 gamma_c, whatever ``hparams.cost_gamma`` says).
 
@@ -34,10 +34,12 @@ Rockafellar-Uryasev objective); CPPO and CVaR-CPO replace :meth:`RiskConstrained
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import jax.numpy as jnp
 
 from saferl.algos.cantelli_theory import floor_metrics
-from saferl.core import risk
+from saferl.core import constraints, risk
 from saferl.envs.risk import RiskAugmentation
 
 
@@ -49,19 +51,38 @@ def episode_cost_weights(timestep, gamma_c):
     return jnp.asarray(gamma_c, jnp.float32) ** timestep.astype(jnp.float32)
 
 
+def var_surrogate(surrogate: str):
+    """Class decorator of an algorithm made for one VaR surrogate (Canary's baselines): it takes only a ``var``
+    constraint, only ``surrogate``, and its runs default to that constraint (``config_defaults["constraint"]``,
+    added to the class's own ``config_defaults``)."""
+
+    def declare(cls):
+        cls.constraint_kinds = ("var",)
+        cls.risk_surrogates = (surrogate,)
+        cls.config_defaults = {**cls.__dict__.get("config_defaults", {}),
+                               "constraint": {"type": "var", "surrogate": surrogate}}
+        return cls
+
+    return declare
+
+
 class RiskConstrained:
     constraint_kinds = ("expected", "var")
+    #: True for an algorithm that takes a VaR constraint but optimises without it (TRPO): no rewrite then
+    ignores_constraint: ClassVar[bool] = False
 
     @property
     def is_risk(self) -> bool:
-        return self.constraint_kind == "var"
+        return self.constraint_kind == "var" and not self.ignores_constraint
 
     # ---- declarations ----------------------------------------------------------------------
-    def wrap_env(self, env, constraint_config):
-        env = super().wrap_env(env, constraint_config)
-        if not self.is_risk:
+    @classmethod
+    def wrap_env(cls, env, hparams, constraint_config):
+        env = super().wrap_env(env, hparams, constraint_config)
+        constraint = constraints.from_config(constraint_config)
+        if constraint.kind != "var" or cls.ignores_constraint:
             return env
-        return RiskAugmentation(env, self.surrogate, float(constraint_config.get("gamma_c", 1.0)),
+        return RiskAugmentation(env, constraint.surrogate, float(constraint_config.get("gamma_c", 1.0)),
                                 finite_horizon=bool(constraint_config.get("finite_horizon", False)))
 
     def init_extra(self, constraint):

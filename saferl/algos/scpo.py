@@ -279,11 +279,12 @@ class SCPO(PPO):
     def channel_ends_at_truncation(self):
         return (0.0,) * (1 + self.num_constraints) + (1.0,)  # the episode's safety ends with the episode
 
-    def wrap_env(self, env, constraint_config):
-        env = super().wrap_env(env, constraint_config)
-        if not self.hp["cost_state"]:
+    @classmethod
+    def wrap_env(cls, env, hparams, constraint_config):
+        env = super().wrap_env(env, hparams, constraint_config)
+        if not hparams["cost_state"]:
             return env
-        return CostStateAugmentation(env, self.hp["cost_state_delta"], constraint_config.get("limit", 1.0))
+        return CostStateAugmentation(env, hparams["cost_state_delta"], constraint_config.get("limit", 1.0))
 
     def rollout_env_params(self, agent, params):
         params = super().rollout_env_params(agent, params)

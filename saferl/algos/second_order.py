@@ -20,7 +20,7 @@ One update of every member is
          * ``effective_horizon``: s = 1 / (1 - cost_gamma) with the *cost critic's* discount, whatever the
            constraint's -- the C-TRPO authors' heuristic (milosen/ctrpo writes its barrier with
            1/(1 - gamma) mean((ratio - 1) A_c) against b - J_c); L for VaR constraints and cost_gamma = 1.
-       docs/design.md ("The cost surrogate's scale s") has the measurements behind each default;
+       docs/decisions/025-cost-surrogate-scale.md has the measurements behind each default;
     3. H^-1 g and H^-1 b_i by conjugate gradients with Fisher-vector products of the
        mean KL between the batch's (old) distributions and the new ones
        (:mod:`saferl.core.trust_region`), on every ``fvp_subsample``-th sample.  ``hparams.kl_reduction``
@@ -49,7 +49,7 @@ import jax.numpy as jnp
 import optax
 from jax.flatten_util import ravel_pytree
 
-from saferl.algos.base import COMMON_HPARAMS, AgentState, Algorithm, channel_metrics, normalize
+from saferl.algos.base import COMMON_HPARAMS, AgentState, Algorithm, channel_metrics, check_at_most_batch, normalize
 from saferl.algos.risk import RiskConstrained
 from saferl.core import trust_region as tr
 from saferl.core.fitting import minibatch_epochs
@@ -115,6 +115,11 @@ class TrustRegionAlgorithm(RiskConstrained, Algorithm):
     )
 
     # ---- declarations -----------------------------------------------------------------
+    @classmethod
+    def check_hparams(cls, hp: dict, batch_size: int) -> None:
+        super().check_hparams(hp, batch_size)
+        check_at_most_batch(hp, "critic_minibatches", batch_size)
+
     def actor_optimizer(self):
         # The actor moves by trust-region steps, not by an optimiser; its state is empty.
         return optax.identity()
@@ -236,7 +241,7 @@ class TrustRegionAlgorithm(RiskConstrained, Algorithm):
     def _line_search_fn(self):
         """Both searches return the same candidate (tested); they differ only in cost: on a CPU the sequential
         one, which usually stops after one or two evaluations, trained CPO on the Hopper ~11% faster than all
-        fifteen at once (docs/design.md, "Physics on the host"); on an accelerator one batched call is cheaper."""
+        fifteen at once (docs/decisions/034-line-search-auto.md); on an accelerator one batched call is cheaper."""
         mode = self.hp["line_search"]
         if mode == "auto":
             mode = "sequential" if jax.default_backend() == "cpu" else "batched"

@@ -18,11 +18,8 @@ class TRPO(TrustRegionAlgorithm):
     name = "trpo"
     description = "TRPO (Schulman et al. 2015): KL trust-region natural-gradient step; ignores the constraint."
     constraint_kinds = ("expected", "var")
-    needs_cost_estimate = False  # this class only: TRPO-Lag needs it (base.Algorithm)
-
-    @property
-    def is_risk(self) -> bool:
-        return False  # TRPO ignores the constraint: no risk augmentation of the state
+    needs_cost_estimate = False  # it ignores the constraint; TRPO-Lag sets it True
+    ignores_constraint = True  # no risk augmentation of the state under a VaR constraint
 
     def reward_advantage(self, agent, batch, adv_r, adv_c):
         return adv_r

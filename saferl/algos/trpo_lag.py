@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from saferl.algos.base import register
 from saferl.algos.lagrangian import LAGRANGE_DEFAULTS, Lagrangian
-from saferl.algos.risk import RiskConstrained
 from saferl.algos.trpo import TRPO
 from saferl.foundation.hparams import declare
 
@@ -21,7 +20,8 @@ class TRPOLag(Lagrangian, TRPO):
     name = "trpo_lag"
     description = "TRPO-Lagrangian (Ray et al. 2019): TRPO with a learned Lagrange multiplier on the expected cost."
     constraint_kinds = ("expected", "var")
-    is_risk = RiskConstrained.is_risk  # unlike TRPO, it enforces a VaR constraint
+    needs_cost_estimate = True  # the multiplier reads the batch's J_c
+    ignores_constraint = False  # unlike TRPO, it enforces a VaR constraint
     defaults = declare(TRPO.defaults, LAGRANGE_DEFAULTS)
 
     def before_update(self, agent, batch):

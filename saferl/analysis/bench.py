@@ -17,6 +17,8 @@ import jax
 from saferl.training import config as configlib
 from saferl.envs import base as envs
 from saferl.envs.wrappers import AutoReset, EpisodeStatistics, VecEnv
+from saferl.training.trainer import Trainer
+from saferl.foundation.atomic_files import write_json_atomic
 
 
 def peak_rss_mb() -> float:
@@ -55,8 +57,6 @@ def env_only(env_name: str, num_envs: int, seeds: int, steps: int = 1000, env_pa
 
 def training(algo: str, env_name: str, num_envs: int, seeds: int, chunks: int = 2, **overrides) -> dict:
     """Full-training env-steps/s (rollout + GAE + update), all seeds together."""
-    from saferl.training.trainer import Trainer
-
     user = {"algo": algo, "env": env_name, "num_envs": num_envs, "seeds": seeds, "iterations_per_chunk": 1,
             "total_steps": 10**9}
     user = configlib.merge(user, overrides)
@@ -180,7 +180,5 @@ def main(env: str = "PointGoal1", algo: str = "ppo_lag", quick: bool = False, ou
     results["peak_rss_mb"] = peak_rss_mb()
     print(f"peak memory (RSS): {results['peak_rss_mb']:.0f} MB")
     if out is not None:
-        from saferl.foundation.atomic_files import write_json_atomic
-
         write_json_atomic(out, results)
     return results

@@ -15,6 +15,7 @@ import numpy as np
 from saferl.training import in_program_sweep
 from saferl.training import runs
 from saferl.envs.wrappers import NormalizeObservation, VecEnv
+from saferl.training.trainer import Trainer
 
 MAX_EVAL_STEPS = 100_000
 
@@ -26,8 +27,6 @@ def episode_env_params(trainer, agent):
 
 
 def evaluate_run(run_dir: Path, episodes: int, deterministic: bool = False, key: int = 12345) -> dict:
-    from saferl.training.trainer import Trainer
-
     cfg = runs.load_run_config(run_dir)
     trainer = Trainer(cfg)
     runners, _ = runs.load_checkpoint(run_dir, trainer.init_shapes())  # the shapes are enough: nothing compiled

@@ -298,7 +298,7 @@ def iqm(x) -> float:
     All runs of all tasks are pooled (flattened), sorted, ``floor(0.25 * n)`` scores are cut
     from each end, and the rest averaged: ``scipy.stats.trim_mean(x, 0.25, axis=None)``, which
     rliable's ``aggregate_iqm`` uses on a ``(runs, tasks)`` matrix (the same scores averaged; the
-    sum's order, and so its last bit, may differ: tests/test_metrics_rliable.py).
+    sum's order, and so its last bit, may differ: tests/analysis/test_metrics_rliable.py).
     """
     flat = _as_float(x, "x").reshape(-1)
     if flat.size == 0:

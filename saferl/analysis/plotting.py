@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from saferl.training import runs
+from saferl.training import in_program_sweep
 
 
 def pyplot():
@@ -146,8 +147,6 @@ def plot_runs(run_dirs: list[Path], out: Path | None = None) -> Path:
 
 def _curve_groups(cfg: dict, rows: list[dict], run_dir) -> list[tuple[list[dict], str]]:
     """A run's rows and curve label: one group, or one per grid point of a swept run (:mod:`saferl.training.in_program_sweep`)."""
-    from saferl.training import in_program_sweep
-
     name = f"{cfg['algo']} ({Path(run_dir).name})"
     if not cfg.get("sweep"):
         return [(rows, name)]

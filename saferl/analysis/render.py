@@ -1,6 +1,6 @@
 """Rendered episodes: one episode of a policy drawn with matplotlib and written as a GIF or an MP4.
 
-Issue 18, point 3.  Three functions, each usable alone:
+Three functions, each usable alone:
 
 * :func:`rollout_states` runs one episode on the host (the policy and ``env.step`` jitted as one
   program, the loop in Python, stopping when the episode ends) and returns its states, rewards and

@@ -35,6 +35,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from saferl.foundation import struct
+from saferl.core.rollout import WINDOW_STATISTICS
 
 KINDS = ("expected", "var")
 SURROGATES = ("cantelli", "indicator", "cvar")
@@ -134,8 +135,6 @@ def window(section: dict) -> int:
 
 def window_statistic(section: dict) -> str:
     """``constraint.window_statistic`` of an expected-cost constraint (module docstring); ``window_mean`` for ``var``."""
-    from saferl.core.rollout import WINDOW_STATISTICS
-
     section = section or {}
     value = section.get("window_statistic", WINDOW_STATISTICS[0]) if section.get("type", "expected") == "expected" \
         else WINDOW_STATISTICS[0]

@@ -181,7 +181,7 @@ def make_batch(traj: Trajectory, critics, critic_params, gammas, lam, end_at_tru
 
 def initial_episodes(cost_channels: int, var: bool = False, window: int = 0) -> dict:
     """The episode estimate before any episode finished (NaN means, count 0: unknown, and carried as such until an
-    episode finishes; :meth:`saferl.training.trainer.Learner.learn` holds a constrained update meanwhile); with ``window`` > 0
+    episode finishes; :meth:`saferl.training.learner.Learner.learn` holds a constrained update meanwhile); with ``window`` > 0
     also an empty ring buffer of the last ``window`` episodes' discounted costs (:func:`push_cost_window`)."""
     nan = jnp.asarray(jnp.nan, jnp.float32)
     channels = jnp.full((cost_channels,), jnp.nan, jnp.float32)

@@ -31,7 +31,7 @@ Differences from FrozenLake, which make it a CMDP:
   ``max_steps`` is Gymnasium's registration of the map: 100 for "4x4" (``FrozenLake-v1``) and 200 for
   "8x8" (``FrozenLake8x8-v1``); 100 for a map given as strings.  The Canary paper does not state its
   episode length; before 2026-12-01 saferl capped the 8x8 map at 100 steps as well
-  (docs/design.md, "IcyLake").
+  (docs/decisions/045-icylake-time-limit.md).
 
 The observation is the one-hot encoding of the agent's cell (``n_rows * n_cols`` float32)
 so neural policies can consume it directly.  The map is a pytree leaf (an integer array,

@@ -41,7 +41,6 @@ cluster instead of one machine's process pool.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time

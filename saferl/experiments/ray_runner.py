@@ -28,6 +28,9 @@ from pathlib import Path
 
 from saferl.analysis import diagnostics
 from saferl.training import reuse, runs
+from saferl.foundation import jaxsetup
+from saferl.foundation.errors import require
+import logging
 
 #: object store of a local Ray instance, bytes (tasks pass configs and summaries only; Ray's minimum is 75 MB)
 LOCAL_OBJECT_STORE_BYTES = 100_000_000
@@ -38,8 +41,6 @@ CANCEL_WAIT_SECONDS = 30.0
 
 def setup_jax() -> None:
     """What the command line does before the first compile (:func:`saferl.foundation.jaxsetup.setup_process`)."""
-    from saferl.foundation import jaxsetup
-
     jaxsetup.setup_process()
 
 
@@ -91,10 +92,6 @@ def run(jobs: list[tuple[Path, dict]], todo: list[int], finish, *, address: str 
     """Run ``jobs[i]`` for ``i`` in ``todo`` as Ray tasks; ``finish(i, (status, summary) or None, error, attempts,
     recorded=False)`` after each.  Uses the Ray the caller initialized, else connects to ``address`` or starts a
     local Ray instance (and shuts down what it started)."""
-    import logging
-
-    from saferl.foundation.errors import require
-
     ray = require("ray", "ray", "saferl sweep (without --local)")
     started = not ray.is_initialized()
     if started:

@@ -7,10 +7,10 @@ flags (``+prefer-no-gather``, ``+prefer-no-scatter``) as if they were CPU featur
 must have (jax-ml/jax#38445, openxla/xla#44565).  On hosts whose CPU model sets them, every
 process that reads a cache entry logs a multi-kilobyte ``E... cpu_aot_loader.cc`` error per
 entry ("Machine type used for XLA:CPU compilation doesn't match ... SIGILL"), although the
-entry was written on the same machine: a false alarm, and the issue reports the entries
-rejected as well.  saferl keeps the cache off there, so a second identical run prints what
-the first printed, and every process compiles in full (docs/design.md, "Persistent
-compilation cache on CPU", has the measurement).  Accelerator backends (gpu, tpu) keep the
+entry was written on the same machine: a false alarm, and jax-ml/jax#38445 reports the
+entries rejected as well.  saferl keeps the cache off there, so a second identical run prints what
+the first printed, and every process compiles in full
+(docs/decisions/012-compilation-cache-off-on-cpu.md has the measurement).  Accelerator backends (gpu, tpu) keep the
 cache.  ``SAFERL_COMPILATION_CACHE=on`` (or ``off``) overrides the decision, e.g. to trade
 the log lines for shorter compiles where the entries do load.
 """

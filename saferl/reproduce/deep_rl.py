@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from saferl.analysis import verdicts
 from saferl.training import config as configlib
 from saferl.analysis import metrics
 from saferl.analysis import plotting
@@ -23,6 +24,9 @@ from saferl.training import runs
 from saferl.training import reuse
 from saferl.analysis import diagnostics
 from saferl.reproduce.framework import Scale
+from saferl import algos  # noqa: F401  (registers every algorithm)
+from saferl.algos import base
+from saferl.algos.second_order import COST_SCALE_LABELS
 
 #: Per scale: environment steps per seed, seeds (vmapped in one program), environments per seed
 #: (None: the environment's default, 16 on PointGoal1, EcoAnt and IcyLake), further config entries,
@@ -98,14 +102,6 @@ def per_seed_series(rows: list[dict], metric: str, seeds: list[int]) -> np.ndarr
     return out
 
 
-def bootstrap_mean(values, reps: int = 2000, seed: int = 0) -> tuple[float, float, float]:
-    values = np.asarray([v for v in values if v is not None and np.isfinite(v)], float)
-    if values.size == 0:
-        return float("nan"), float("nan"), float("nan")
-    ci = metrics.stratified_bootstrap_ci(values[:, None], statistic=np.mean, reps=reps, seed=seed)
-    return float(values.mean()), float(ci.lower), float(ci.upper)
-
-
 def train_or_resume(cfg: dict, run_dir: Path, show_progress: bool) -> dict:
     """:func:`saferl.training.reuse.train_or_resume`, printing the resume diagnostics of
     :mod:`saferl.analysis.diagnostics` when it finishes an interrupted run."""
@@ -138,19 +134,19 @@ def compare_algorithms(methods: list[tuple[str, str, dict]], env: str, out: Path
             row["cost_scale"] = cfg["hparams"]["cost_scale"]
         final_return = summary["final"]["episode_return"]["per_seed"]
         final_cost = summary["final"]["episode_cost"]["per_seed"]
-        row["final_return"], row["final_return_lo"], row["final_return_hi"] = bootstrap_mean(final_return)
-        row["final_cost"], row["final_cost_lo"], row["final_cost_hi"] = bootstrap_mean(final_cost)
+        row["final_return"], row["final_return_lo"], row["final_return_hi"] = verdicts.bootstrap_mean(final_return)
+        row["final_cost"], row["final_cost_lo"], row["final_cost_hi"] = verdicts.bootstrap_mean(final_cost)
         if cfg["constraint"]["type"] == "expected":
             limit = cfg["constraint"]["limit"]
             costs = per_seed_series(progress, "episode_cost", seeds)
             costs = np.where(np.isnan(costs), limit, costs)  # no finished episode: no evidence of violation
             regrets = [metrics.cost_regret(c, limit) for c in costs]
-            row["cost_regret"], row["cost_regret_lo"], row["cost_regret_hi"] = bootstrap_mean(regrets)
+            row["cost_regret"], row["cost_regret_lo"], row["cost_regret_hi"] = verdicts.bootstrap_mean(regrets)
             row["cost_limit"] = limit
-            row["safety"] = safety_verdict(row["final_cost_lo"], row["final_cost_hi"], limit)
+            row["safety"] = verdicts.safety_verdict(row["final_cost_lo"], row["final_cost_hi"], limit)
         if "violation_probability" in summary["final"]:
             vp = summary["final"]["violation_probability"]["per_seed"]
-            row["violation_probability"], _, _ = bootstrap_mean(vp)
+            row["violation_probability"], _, _ = verdicts.bootstrap_mean(vp)
         row["seeds"] = cfg["seeds"]
         row["env_steps_per_seed"] = summary["env_steps"]
         row["wall_seconds"] = summary["wall_seconds"]
@@ -166,30 +162,14 @@ def run_dir_name(method: str) -> str:
     return "_".join(part for part in keep.split("_") if part)
 
 
-def safety_verdict(lower: float, upper: float, limit: float) -> str:
-    """The C-TRPO paper's reading (Fig. 3) of a 95% interval of final cost against the limit: ``probably_safe``
-    when its upper end is at or below the limit, ``probably_unsafe`` when its lower end is above it,
-    ``undecided`` otherwise (and when the interval is unknown)."""
-    if not (np.isfinite(lower) and np.isfinite(upper)):
-        return "undecided"
-    if upper <= limit:
-        return "probably_safe"
-    if lower > limit:
-        return "probably_unsafe"
-    return "undecided"
-
-
 def safety_checks(rows: list[dict]) -> dict:
-    """Each method's :func:`safety_verdict`: ``{"safety": {method: verdict}}``."""
+    """Each method's :func:`saferl.analysis.verdicts.safety_verdict`: ``{"safety": {method: verdict}}``."""
     return {"safety": {row["method"]: row.get("safety") for row in rows}}
 
 
 def units_matter(cfg: dict) -> bool:
     """Whether the config's algorithm takes its step from the cost surrogate's gradient b against c = J_c - b,
     so that ``hparams.cost_scale`` changes what it computes (CPO, PCPO, C-TRPO and the Canary family)."""
-    from saferl import algos  # noqa: F401 -- registers every algorithm
-    from saferl.algos import base
-
     return bool(getattr(base.get(cfg["algo"]), "step_uses_cost_scale", False))
 
 
@@ -198,8 +178,6 @@ def units_label(label: str, cfg: dict) -> str:
     that already names options gets them inside its parentheses: "CPO (hyst., OmniSafe units)"."""
     if not units_matter(cfg):
         return label
-    from saferl.algos.second_order import COST_SCALE_LABELS
-
     units = COST_SCALE_LABELS[cfg["hparams"]["cost_scale"]]
     if label.endswith(")") and "(" in label:
         return f"{label[:-1]}, {units})"

@@ -14,7 +14,7 @@ METHODS = [("PPO", "ppo", {}), ("PPO-Lag (option: multiplier lr 0.1)", "ppo_lag"
 
 
 def checks(rows: list[dict]) -> dict:
-    """Each method's safety verdict (deep_rl.safety_verdict), and whether PPO-Lag's cost regret is below PPO's."""
+    """Each method's safety verdict (verdicts.safety_verdict), and whether PPO-Lag's cost regret is below PPO's."""
     by = {row["algo"]: row for row in rows}
     checks = deep_rl.safety_checks(rows)
     if "ppo" in by and "ppo_lag" in by:  # smoke trains PPO-Lag alone

@@ -18,7 +18,7 @@ A target is a function ``fn(scale: Scale, out: Path, **options) -> dict`` declar
   scale.  ``saferl list`` prints them; an unknown scale is a one-line ValueError listing the
   target's scales.
 * ``checks`` are functions of the target's rows returning named booleans or values (the paper's
-  claims, the issue's acceptance); the framework computes them from the rows and writes them to
+  claims, the target's acceptance criteria); the framework computes them from the rows and writes them to
   results.json under ``"checks"`` (a target does not compute or return checks itself).
 * ``options`` names the keyword options the target accepts (``svae-table1``: ``tune``).
 * ``plan`` (optional) is a function ``plan(scale: Scale, out: Path, **options) -> [(run_dir, cfg)]``: every
@@ -49,6 +49,7 @@ summary.json recorded it; ``git_commits`` too where summary.json lists one per s
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import time
@@ -253,9 +254,6 @@ def run(name: str, scale: str, out: Path, **options) -> dict:
 def _keep_another_targets_result(out: Path, name: str) -> None:
     """Targets that share an ``out`` (ctrpo-fig3 reuses ctrpo-table1's runs there) each write ``results.json``: the
     one another target wrote is kept as ``results-<that target>.json`` instead of being overwritten."""
-    import json
-    import os
-
     current = out / "results.json"
     try:
         previous = json.loads(current.read_text()).get("target")

@@ -7,7 +7,7 @@ The reward pays for distance, so the unconstrained PPO learns to run as fast as 
 steps; PPO-Lag's multiplier makes it hold its speed under the limit.  Seeds train in parallel (one
 vmapped program per method).  The target prints, in one sentence, each method's final cost against the
 limit with its 95% bootstrap interval and verdict (probably safe / undecided / probably unsafe, the
-C-TRPO paper's Fig. 3 reading, :func:`saferl.reproduce.deep_rl.safety_verdict`), and writes the learning
+C-TRPO paper's Fig. 3 reading, :func:`saferl.reproduce.verdicts.safety_verdict`), and writes the learning
 curves and one rendered episode of each method (its first seed, a GIF).
 
 Settings that are the demo's own, not a paper's: 16 environments x 500 steps per iteration (the ball
@@ -23,6 +23,7 @@ from pathlib import Path
 
 from saferl.reproduce import deep_rl
 from saferl.reproduce.framework import Scale, target
+from saferl import api
 
 ENV = "SafetyBallRun"
 LIMIT = 25.0  # SCPO paper, App. G Table 1 (SafetyBallRun)
@@ -71,8 +72,6 @@ def checks(rows: list[dict]) -> dict:
 @target("safety-demo", f"PPO vs PPO-Lag on {ENV}, cost limit {LIMIT:g}: the unconstrained method breaks the limit, "
         "the constrained one meets it (make demo)", scales=SCALES, checks=checks)
 def run(scale: Scale, out: Path) -> dict:
-    from saferl import api
-
     base = {"constraint": {"type": "expected", "limit": LIMIT}, "total_steps": scale.steps, "seeds": scale.seeds,
             **scale["config"]}
     result = deep_rl.compare_algorithms(deep_rl.methods_at(METHODS, scale), ENV, out, base, show_progress=scale.name != "smoke")

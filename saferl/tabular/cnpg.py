@@ -39,8 +39,8 @@ Figure 2; we read it as a constant eps_k = eta, ``step_rule="constant"``, the de
   approach to the surface but never pushes back.  The flow never reaches the surface; an Euler step adds
   eta^2 / 2 s^T hess V_c s, which does not shrink with the margin, so where V_c curves upwards along
   the step a constant step leaves the safe set with either phi.  Seen (tests/tabular/test_cnpg.py,
-  docs/design.md): -log x at eta = 0.3 on a 2-state CMDP (``CROSSING`` in the tests) by 8.7e-5 at
-  beta = 1e-2 and 6.1e-6 at beta = 1; x log x at eta = 0.003 on figure2_cmdp by ~1e-10 after
+  docs/decisions/041-cnpg-safeguarded-step.md): -log x at eta = 0.3 on a 2-state CMDP (``CROSSING`` in
+  the tests) by 8.7e-5 at beta = 1e-2 and 6.1e-6 at beta = 1; x log x at eta = 0.003 on figure2_cmdp by ~1e-10 after
   5,500-9,000 iterations (all ten ctrpo-fig2 starts, 3e-9 by 20,000); x log x at eta = beta / (5 lambda),
   beta = 1, on each of 14 random CMDPs.
   A constant-step iterate that has left is evaluated with the curvature at the margin 1e-12, and

@@ -12,6 +12,12 @@ from pathlib import Path
 
 import numpy as np
 import yaml
+from saferl.training import loggers
+from saferl.algos import base as algos
+from saferl.core import constraints
+from saferl.envs import base as envs
+from saferl.training import in_program_sweep
+from saferl.core.networks import ACTIVATIONS, INIT_SCHEMES
 
 TOP_LEVEL = {
     "algo": None,
@@ -130,11 +136,6 @@ def _positive_int(cfg: dict, key: str, minimum: int = 1) -> int:
 def resolve(user: dict) -> dict:
     """Fill defaults (global, the algorithm's, the environment's, the algorithm's for this environment, then the
     user's) and validate."""
-    from saferl.training import loggers
-    from saferl.algos import base as algos
-    from saferl.core import constraints
-    from saferl.envs import base as envs
-
     user = copy.deepcopy(user)  # never change the caller's dict
     unknown = set(user) - set(TOP_LEVEL) - {"sweep"}
     if unknown:
@@ -216,14 +217,10 @@ def resolve(user: dict) -> dict:
     except ValueError as err:
         raise ConfigError(str(err)) from None
     _check_network(cfg["network"])
-    batch = cfg["num_envs"] * cfg["rollout_steps"]
-    for key in ("minibatches", "critic_minibatches"):
-        mb = cfg["hparams"].get(key)
-        if mb is not None and mb > batch:
-            raise ConfigError(f"hparams.{key} must be between 1 and num_envs * rollout_steps = {batch}, got {mb}")
-    if cfg["hparams"].get("lr_schedule") == "linear" and cfg["hparams"].get("lr_decay_steps", 0) < 1:
-        raise ConfigError(f"hparams.lr_decay_steps must be a whole number >= 1 with lr_schedule linear (the updates "
-                          f"over which the rate decays to 0), got {cfg['hparams']['lr_decay_steps']!r}")
+    try:
+        algo_cls.check_hparams(cfg["hparams"], cfg["num_envs"] * cfg["rollout_steps"])
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
     limit = cfg["constraint"].get("limit")
     if isinstance(limit, list) and len(limit) > algo_cls.max_constraints:
         raise ConfigError(f"algorithm {algo_cls.name} enforces at most {algo_cls.max_constraints} constraints; "
@@ -241,8 +238,6 @@ def resolve(user: dict) -> dict:
 def _with_sweep(user: dict, cfg: dict, sweep, algo_cls) -> dict:
     """``cfg`` with its validated ``sweep`` section (:mod:`saferl.training.in_program_sweep`); every grid value is checked by resolving
     the config at that value, and ``cfg`` holds the grid's first value of each key."""
-    from saferl.training import in_program_sweep
-
     if cfg["logger"] != ["csv"]:
         raise ConfigError(f"logger {','.join(cfg['logger'])}: a swept run logs to progress.csv only (one row per grid "
                           f"point and seed); use logger csv")
@@ -264,8 +259,6 @@ def _with_sweep(user: dict, cfg: dict, sweep, algo_cls) -> dict:
 
 
 def _check_network(net: dict) -> None:
-    from saferl.core.networks import ACTIVATIONS, INIT_SCHEMES
-
     unknown = sorted(set(net) - set(TOP_LEVEL["network"]))
     if unknown:
         raise ConfigError(f"unknown network.{unknown[0]}; allowed: {', '.join(TOP_LEVEL['network'])}")
@@ -288,8 +281,6 @@ def _check_network(net: dict) -> None:
 def _check_env_params(env_name: str, overrides: dict) -> int:
     """Build the environment's parameters with the overrides (a missing extra, e.g. MuJoCo for EcoAnt,
     is reported here, before anything is written); returns its number of cost channels."""
-    from saferl.envs import base as envs
-
     if not isinstance(overrides, dict):
         raise ConfigError(f"env_params must be a mapping, got {overrides!r}")
     env = envs.make(env_name)

@@ -1,7 +1,7 @@
 """Training on Gymnasium environments: host rollout, the shared learner.
 
 ``GymTrainer(config, env)`` steps Gymnasium-API environments on the host and learns with the
-same :class:`saferl.training.trainer.Learner` as the compiled :class:`~saferl.training.trainer.Trainer`.  One iteration is
+same :class:`saferl.training.learner.Learner` as the compiled :class:`~saferl.training.trainer.Trainer`.  One iteration is
 
     T host steps of N environments (one jitted actor call per step) -> Trajectory (T, N, ...)
     -> one jitted call of ``Learner.learn`` (critics, GAE, episode estimates, algorithm update)
@@ -41,7 +41,8 @@ from saferl.envs.gym_bridge import BRIDGE_OPTIONS, PREFIX, HostVecEnv, as_env_li
 from saferl.envs.host_wrappers import HostStepLeaf, HostWrappers
 from saferl.envs.wrappers import RunningStatistics, normalization_step
 from saferl.foundation.spaces import Box
-from saferl.training.trainer import Learner, init_program, iteration_schedule, probe_algorithm, seed_keys
+from saferl.training.learner import Learner, wrap_for_algorithm
+from saferl.training.trainer import init_program, iteration_schedule, seed_keys
 
 OBS_CLIP = 10.0  # NormalizeObservation's default
 
@@ -137,7 +138,7 @@ class GymTrainer:
         if cfg["constraint"].get("finite_horizon") and not leaf.max_steps:
             raise ValueError(f"constraint.finite_horizon needs the time limit of {cfg['env']}: register it with "
                              "max_episode_steps")
-        wrapped = probe_algorithm(cfg).wrap_env(leaf, cfg["constraint"])
+        wrapped = wrap_for_algorithm(leaf, cfg)
         if wrapped is leaf:
             return None
         if wrapped.unwrapped is not leaf:
@@ -176,7 +177,7 @@ class GymTrainer:
         return (wrapper_states, cost, stats, obs, final_obs) + self.act(agent.actor_params, obs, key)
 
     def update(self, agent: algos.AgentState, episodes: dict, traj: Trajectory, key):
-        """:meth:`saferl.training.trainer.Learner.learn`: ``(agent, episodes, metrics)``."""
+        """:meth:`saferl.training.learner.Learner.learn`: ``(agent, episodes, metrics)``."""
         return self.learner.learn(agent, episodes, traj, key)
 
     # ------------------------------------------------------------------ host loop

@@ -35,6 +35,8 @@ from saferl.training import config as configlib
 from saferl.training import in_program_sweep as gridlib
 from saferl.training import loggers as loggerlib
 from saferl.foundation.atomic_files import write_bytes_atomic, write_json_atomic, write_text_atomic
+from saferl.training import provenance
+from saferl.training.trainer import Trainer
 
 CHECKPOINT = Path("checkpoints") / "latest.npz"
 FIXED_COLUMNS = ["iteration", "env_steps", "seed"]
@@ -216,8 +218,6 @@ def write_summary(run_dir: Path, cfg: dict, rows: list[dict], timings: dict, int
 def provenance_fields(run_dir: Path, cfg: dict, wall_seconds: float, resumed: bool) -> dict:
     """``config_hash``, the code's ``git_commit`` and, across the sittings of a resumed run,
     ``training_seconds`` (their total wall time) and ``git_commits`` (each sitting's, in order)."""
-    from saferl.training import provenance
-
     commit = provenance.git_commit()
     seconds, commits = float(wall_seconds), [commit]
     path = Path(run_dir) / "summary.json"
@@ -264,7 +264,8 @@ def load_run_config(run_dir: Path) -> dict:
 # a config.yaml without the key gets this value (what its run was trained with), not today's default,
 # so that resuming keeps the run's behaviour and a reproduce target does not mistake it for today's config.
 LEGACY_VALUES = {
-    # every trust-region method before session 3 (then named "episode"); CPO's default is per_sample since
+    # every trust-region method before the key existed (added in commit c387f74; the value then named "episode");
+    # CPO's default is per_sample since commit cc5e350
     ("hparams", "cost_scale"): "effective_horizon",
 }
 
@@ -397,8 +398,6 @@ def train(cfg: dict, run_dir: Path, resume: bool = False, show_progress: bool = 
     of the config's ``logger``.  ``on_resume(run_dir)`` is called once a resumed run's checkpoint is read (the
     command line and the API print :func:`saferl.analysis.diagnostics.print_resume_warnings` there).
     """
-    from saferl.training.trainer import Trainer
-
     run_dir = Path(run_dir)
     names = loggerlib.parse(cfg.get("logger") if loggers is None else loggers)
     loggerlib.check_extras(names)  # before any work

@@ -50,7 +50,7 @@ def test_variance_floor_is_where_cantelli_can_certify_the_regime_at_some_mean():
             continue
         expect = bool(best <= eps)
         assert bool(theory.floor_feasible(sd**2, rho, eps)) == expect, (rho, eps, sd)
-        # the form of the same statement: mu + sigma sqrt((1 - eps) / eps) <= rho for some mu >= 0
+        # the same statement in terms of mu and sigma: mu + sigma sqrt((1 - eps) / eps) <= rho for some mu >= 0
         assert bool(sd <= theory.sd_floor(rho, eps)) == bool(np.any(means + sd * np.sqrt((1 - eps) / eps) <= rho))
         checked += 1
     assert checked > 350

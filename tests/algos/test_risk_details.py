@@ -1,4 +1,4 @@
-"""Details of the VaR constraints the issue listed as untested:
+"""Details of the VaR constraints:
 
 * Canary's recovery step (mu >= rho, Canary Sec. 4.5) lowers the mean-cost surrogate mean(ratio A_c), and does
   not optimise the reward surrogate (which a safe batch's step raises);

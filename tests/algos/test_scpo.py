@@ -13,7 +13,6 @@ from gymnasium import spaces
 
 from saferl.training import config
 from saferl.training.gym_trainer import GymTrainer
-from saferl.algos import base
 from saferl.algos.ppo import clipped_surrogate_loss
 from saferl.algos.scpo import (SCPO, authors_safety_q, cumulative_cost_before, nstep_safety_q, reshaped_reward,
                                safety_indicator, safety_signal, safety_targets, scpo_surrogate_loss)
@@ -22,7 +21,8 @@ from saferl.core.rollout import Trajectory, gae
 from saferl.envs.base import make
 from saferl.envs.cost_state import CostStateAugmentation, cost_state_feature
 from saferl.envs.wrappers import AutoReset, EpisodeStatistics
-from saferl.training.trainer import Learner, Trainer
+from saferl.training.learner import Learner
+from saferl.training.trainer import Trainer
 from helpers import train_toy  # noqa: E402  (the ToyReach training helper)
 
 GAMMA_S = 0.9
@@ -283,13 +283,12 @@ def test_cost_state_values_on_a_scripted_episode():
 def test_scpo_wraps_the_env_and_sets_the_limit_from_its_constraint():
     learner, agent = scpo_learner()
     algo = learner.algo
-    env = algo.wrap_env(EpisodeStatistics(make("ToyReach")), {"type": "expected", "limit": 7.0})
+    env = algo.wrap_env(EpisodeStatistics(make("ToyReach")), algo.hp, {"type": "expected", "limit": 7.0})
     assert isinstance(env, CostStateAugmentation) and env.delta == pytest.approx(0.1)
     params = algo.rollout_env_params(agent, env.default_params())
     assert float(env.default_params().limit[0]) == 7.0 and float(params.limit[0]) == LIMIT
     assert env.observation_space(params).shape == (3,)
-    bare = base.get("scpo")(SCPO.resolve_hparams({"cost_state": False}), None, None, "expected")
-    assert bare.wrap_env("env", {}) == "env"
+    assert SCPO.wrap_env("env", SCPO.resolve_hparams({"cost_state": False}), {"type": "expected"}) == "env"
 
 
 class HostToyReach(gym.Env):

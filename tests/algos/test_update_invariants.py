@@ -1,4 +1,4 @@
-"""Invariants of single updates that one-line slips in the mathematics would break (issue 13).
+"""Invariants of single updates that one-line slips in the mathematics would break.
 
 * C-TRPO: recovery uses the plain KL (beta = 0, Algorithm 1 line 7 of arXiv:2411.02957), and the line
   search refuses steps that lower the objective (the reward when safe, -J_c when recovering);

@@ -358,9 +358,9 @@ def test_only_the_second_constraint_binds_and_is_enforced(algo):
     policy pays 45; one held to the first limit alone, several times 10) while the first, whose limit 20 the
     constrained policy does not approach, stays ~0; the second channel's multiplier (or barrier weight) rises
     and the first's ends at 0."""
-    # CUP oscillates around the limit with its lagging Adam multiplier (docs/design.md); since its epochs stop on
-    # the full-batch KL (its reference code's rule) a period is ~40 iterations (second costs 17 / 0 / 15 over
-    # iterations 20-40 / 40-60 / 60-80), so its window spans two periods
+    # CUP oscillates around the limit with its lagging Adam multiplier (docs/decisions/038-first-order-baselines.md);
+    # since its epochs stop on the full-batch KL (its reference code's rule) a period is ~40 iterations (second
+    # costs 17 / 0 / 15 over iterations 20-40 / 40-60 / 60-80), so its window spans two periods
     metrics = _train_two_costs(algo, iterations=80 if algo == "cup" else 40)
     half = metrics["episode_cost"].shape[1] // 2
     cost0 = float(np.nanmean(metrics["episode_cost"][:, half:]))

@@ -1,5 +1,5 @@
-"""Bullet-Safety-Gym ball tasks: dynamics against the PyBullet measurements of the spec sheet
-(/work/shared/specs/environments.md section 1.4), walls, pseudo-LIDAR and ray LIDAR, the
+"""Bullet-Safety-Gym ball tasks: dynamics against speeds measured on the original (Bullet-Safety-Gym 0.1 and
+1.4.0 in PyBullet 3.2.7), walls, pseudo-LIDAR and ray LIDAR, the
 rewards, costs and terminations of Run, Circle, Gather and Reach, versions, vmap."""
 
 import math
@@ -295,7 +295,8 @@ def test_reach_lidar_walls_and_box():
     state = reach_state(REACH_RESET, p, pos=(8.0, 0.0))
     _, obs, *_ = REACH_STEP(state, f32([0.0, 0.0]), p)
     lidar = np.asarray(obs[7:31])
-    assert lidar[6] == pytest.approx(0.62, abs=1e-5)  # spec: the east wall 1.9 m away reads 0.62 on ray 6
+    # measured on the original: the east wall 1.9 m away reads 0.62 on ray 6
+    assert lidar[6] == pytest.approx(0.62, abs=1e-5)
     assert lidar[0] == 0.0 and lidar[12] == 0.0  # north and south walls 9.9 away: out of range
     assert lidar[5] == pytest.approx(1 - 1.9 / math.cos(math.pi / 12) / 5, abs=1e-5)  # 15 deg off east
     assert np.all(lidar[13:] == 0.0)  # west: nothing within 5 m

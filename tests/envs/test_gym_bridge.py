@@ -289,7 +289,7 @@ def test_bad_env_through_the_trainer():
 def test_algorithm_that_augments_the_environment_is_refused(monkeypatch):
     from saferl.algos.ppo_lag import PPOLag
 
-    monkeypatch.setattr(PPOLag, "wrap_env", lambda self, env, constraint: ToyReach())
+    monkeypatch.setattr(PPOLag, "wrap_env", classmethod(lambda cls, env, hparams, constraint: ToyReach()))
     with pytest.raises(ValueError, match="algorithm ppo_lag augments the environment"):
         GymTrainer(config(), [CountDown(), CountDown()])
 

@@ -3,7 +3,7 @@
 Checks: exact gradients vs finite differences and the policy gradient theorem; the occupancy vs power
 iteration and Monte Carlo; the Gramian of eq. 79 vs the Hessian of the mirror function of eq. 9;
 the LP optimum vs brute force; C-NPG stays safe and approaches the LP value while Kakade NPG crosses.
-Discrete time (issue 13): instances where the constant step leaves the safe set (a hand-written one and
+Discrete time: instances where the constant step leaves the safe set (a hand-written one and
 a seeded search), the safeguarded step's rule by hand, its safety, where it converges and where it
 stalls; x log x at the documented step; all against an independently written scipy LP and its dual.
 """
@@ -229,7 +229,9 @@ def binding_cmdp(seed, S, A, n=5, gamma=0.9):
 
 
 def _crossing_cmdp():
-    """Found by a seeded search over 2-state CMDPs with entries on a 0.1 grid (docs/design.md)."""
+    """Found by a seeded search over 2-state CMDPs with entries on a 0.1 grid.
+
+    The search: docs/decisions/041-cnpg-safeguarded-step.md."""
     P_to_0 = np.array([[0.8, 0.1], [0.1, 0.4]])  # P(s' = 0 | s, a)
     return C.make_cmdp(np.stack([P_to_0, 1 - P_to_0], -1), r=[[0.8, 0.9], [0.1, 0.1]],
                        c=[[0.6, 0.0], [0.6, 0.4]], b=0.4, gamma=0.9, mu=[0.5, 0.5])
@@ -385,7 +387,7 @@ def test_safeguarded_step_converges_on_figure2_where_the_constant_step_leaves():
 
 
 def test_xlogx_at_the_documented_step_leaves_the_safe_set_on_figure2():
-    """Issue 13: Theorem 4.4's invariance for phi = x log x at the documented step eta = 0.003 (< beta / lambda = 0.014).
+    """Theorem 4.4's invariance for phi = x log x at the documented step eta = 0.003 (< beta / lambda = 0.014).
 
     It does not hold in discrete time: all three starts below leave (by ~1e-10, after 5,500-6,400
     iterations).  The safeguarded step at the same eta keeps them inside and they still converge.

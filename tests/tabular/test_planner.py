@@ -342,7 +342,7 @@ def test_mvp_v_end_to_end_matches_a_reference_replay():
 # --------------------------------------------------------------------------- fingerprints
 
 
-# Committed values (saferl.tabular at the defaults of issue 14: uniform zero count, SUCBVI's
+# Committed values (saferl.tabular at its defaults, as of commit 48f285e: uniform zero count, SUCBVI's
 # UCBVI-CH bonus, H.5 rewards at the last step), K = 200.  Counts are exact; sums are rounded.
 FINGERPRINTS = {
     # H.3, u = 0.15, seeds 0-2: root-action counts (actions 0-3; a* = 3) of SVAE, Hoeffding-P, Hoeffding

@@ -5,8 +5,9 @@ two motor-driven wheels and a passive ball; each motor has gear 1, ``ctrlrange``
 force clamp of +-0.02 N m, so ``|ctrl| >= 0.02`` already saturates.  This module is shared by
 every Car task (:mod:`saferl.envs.safety_nav.car_button` holds CarButton1): a task keeps a
 :class:`CarState` in its state and its parameters subclass :class:`CarParams`.  Sources are
-tagged as in ``/work/shared/specs/environments.md`` (``SG:`` the 1.0.0 wheel, ``M-SG``
-measured there); ``M-car`` marks what was measured for this port (safety-gymnasium 1.0.0,
+tagged ``SG:`` (the safety-gymnasium 1.0.0 wheel, paths below ``safety_gymnasium/``) and ``M-SG``
+(an earlier measurement of the original, safety-gymnasium 1.0.0 on mujoco 2.3.3);
+``M-car`` marks what was measured for this port (safety-gymnasium 1.0.0,
 mujoco 2.3.3, gymnasium 0.28.1, Python 3.11 with ``benchmarks/patch_safety_gymnasium.py``;
 ``SafetyCarGoal0-v0``, 8-12 seeds per response, 2026-12).
 
@@ -53,7 +54,7 @@ original (seed-to-seed spread in brackets):
 =========================== ================================ ================================
 response                    ours                             original
 =========================== ================================ ================================
-full throttle, speed (m/s)  0.23 0.66 0.78 0.78 0.78 0.78    spec (one run): 0.26 0.50 0.76
+full throttle, speed (m/s)  0.23 0.66 0.78 0.78 0.78 0.78    M-SG (one run): 0.26 0.50 0.76
 at steps 1/5/25/50/100/300                                   0.78 0.77 0.75; 12 seeds: 0.27
                                                              0.60 0.80 0.77 0.77 0.79 (+-0.06
                                                              0.07 0.03 0.03 0.03 0.03)
@@ -67,7 +68,7 @@ random actions, 8 x 1000    mean forward 0.079 m/s, mean     0.084, 0.75; per-st
                             |yaw rate| 0.57 rad/s            with the original 0.85, 0.84
 =========================== ================================ ================================
 
-The spec's "overshoot" (0.78 at step 50, 0.75 at step 300) is seed noise: the 12-seed mean
+The M-SG run's "overshoot" (0.78 at step 50, 0.75 at step 300) is seed noise: the 12-seed mean
 settles at 0.785 +- 0.03 with no overshoot beyond 0.015, and the model has none.  The rise is
 first order in the model but not in the original, which jumps to 0.27 m/s in its first step
 and then approaches 0.785 with a time constant of ~0.14 s (the model: 0.23, then faster).
@@ -134,8 +135,8 @@ import math
 import jax
 import jax.numpy as jnp
 
-from saferl.foundation import struct
 from saferl.envs.base import EnvParams
+from saferl.foundation import struct
 
 TWO_PI = 2.0 * math.pi
 
@@ -156,7 +157,7 @@ FITTED = {
     "yaw_inertia": 3.409e-4,
 }
 
-#: responses of the original (M-SG in the spec; the rest M-car), used by the tests
+#: responses of the original (``full_throttle_speed_spec``: M-SG, one run; the rest M-car), used by the tests
 MEASURED = {
     "full_throttle_steps": (1, 5, 25, 50, 100, 300),
     "full_throttle_speed_spec": (0.26, 0.50, 0.76, 0.78, 0.77, 0.75),
@@ -179,7 +180,7 @@ class CarParams(EnvParams):
 
     timestep: float = 0.004  # car.xml <option timestep>
     frame_skip: int = struct.field(static=True, default=10)  # SG frameskip_binom_n, p = 1
-    mass: float = 0.030445  # measured (spec 3.4): chassis, two wheels and ball, density 5
+    mass: float = 0.030445  # M-SG: chassis, two wheels and ball, density 5
     yaw_inertia: float = FITTED["yaw_inertia"]  # fitted; 3.648e-4 about the COM by mj_fullM (M-car)
     gravity: float = 9.81
     motor_gear: float = 1.0  # car.xml <motor gear>
@@ -356,7 +357,8 @@ def _integrate_quat(quat, spin_local, h):
 def car_sensors(state: CarState, ctrl: jax.Array, params: CarParams) -> jax.Array:
     """The Car's 24 sensor readings in Safety-Gymnasium's order (see the module docstring)."""
     torques = motor_torques(jnp.clip(jnp.asarray(ctrl, jnp.float32), -1.0, 1.0), params)
-    force, torque, ball_velocity, ball_load = contact_forces(state.vel, state.yaw_rate, torques, state.fwd_accel, params)
+    force, torque, ball_velocity, ball_load = contact_forces(state.vel, state.yaw_rate, torques, state.fwd_accel,
+                                                             params)
     w = state.yaw_rate
     s = params.com_behind_origin  # the site is this far ahead of the COM
     a_fwd = force[0] / params.mass - w * w * s

@@ -2,16 +2,15 @@
 
 The Car (:mod:`saferl.envs.safety_nav.car`) must press the goal button, one of four colliding spheres,
 while avoiding four hazard discs, the wrong buttons, and four gremlins circling their places.
-It runs on PointGoal1's 2-D engine (:mod:`saferl.envs.safety_nav.point_goal`: its candidate placement and
-pseudo-lidar), pure ``jax.numpy``, jittable and vmappable.  Sources are tagged as in
-``/work/shared/specs/environments.md`` section 3.5 (``SG:`` the 1.0.0 wheel:
-``tasks/safe_navigation/button/button_level{0,1}.py``, ``assets/geoms/buttons.py``,
-``assets/mocaps/gremlins.py``, ``builder.py``, ``world.py``; ``M-car``: measured for this
-port, see :mod:`saferl.envs.safety_nav.car`).
+It runs on the navigation engine (:mod:`saferl.envs.safety_nav.engine`: its layout sampler, pseudo-lidar,
+action noise and hazard cost), pure ``jax.numpy``, jittable and vmappable.  Sources: the
+safety-gymnasium 1.0.0 wheel, ``safety_gymnasium/tasks/safe_navigation/button/button_level{0,1}.py``,
+``assets/geoms/buttons.py``, ``assets/mocaps/gremlins.py``, ``builder.py``, ``world.py`` (paths below
+``safety_gymnasium/``); ``M-car`` marks what was measured for this port (see :mod:`saferl.envs.safety_nav.car`).
 
 What matches Safety-Gymnasium (``ButtonLevel1`` on ``Car``)
 -------------------------------------------------------------
-* Layout (:func:`sample_layout`): uniform in ``[-1.5, 1.5]^2`` shrunk by each object's
+* Layout (:func:`~saferl.envs.safety_nav.placement.sample_layout`): uniform in ``[-1.5, 1.5]^2`` shrunk by each object's
   keep-out, pairwise at least the sum of keep-outs apart, in Safety-Gymnasium's order: agent
   (0.4), four buttons (0.2), the goal (0.4, ``goal.py``'s default), four hazards (0.18), four
   gremlins (0.4); 100 tries per object, and a layout in which an object found no place is
@@ -64,7 +63,7 @@ Where it differs, and why
   keep a circling box at least 0.01 m clear of every button).
 * The car's dynamics and sensors are the planar model of :mod:`saferl.envs.safety_nav.car`, calibrated
   against the original; see its docstring for the residuals.
-* Placement draws its candidates from PointGoal1's counter hash, all of an attempt at once,
+* Placement draws its candidates from the engine's counter hash, all of an attempt at once,
   and keeps the least-violating layout after ``layout_restarts`` = 2000 rejected ones
   (Safety-Gymnasium raises after 10000).  Measured: 1.9% of attempts are valid (1.5% in
   Safety-Gymnasium, which needed 57 layouts per reset on average over 200 resets); no layout
@@ -88,21 +87,29 @@ the missing turn-away of an off-centre hit (:mod:`saferl.envs.safety_nav.car`).
 
 from __future__ import annotations
 
-import math
-
 import jax
 import jax.numpy as jnp
 
+from saferl.envs.base import register
+from saferl.envs.safety_nav import engine
+from saferl.envs.safety_nav.car import (
+    CarParams,
+    CarState,
+    car_at,
+    car_sensors,
+    car_step,
+    footprint_distances,
+    push_out_of_discs,
+)
+from saferl.envs.safety_nav.engine import TWO_PI, NavParams, NavTask
+from saferl.envs.safety_nav.placement import keepouts, sample_layout
 from saferl.foundation import struct
-from saferl.envs.base import Box, Environment, register
-from saferl.envs.safety_nav.car import CarParams, CarState, car_at, car_sensors, car_step, footprint_distances, push_out_of_discs
-from saferl.envs.safety_nav.point_goal import hash_uniform, pick_placement, pseudo_lidar
-
-TWO_PI = 2.0 * math.pi
 
 
 @struct.dataclass
-class CarButtonParams(CarParams):
+class CarButtonParams(CarParams, NavParams):
+    """ButtonLevel1's numbers; the Car's are in ``CarParams``, the shared reward, cost and lidar in ``NavParams``."""
+
     # layout (SG ButtonLevel1 and the asset defaults)
     num_buttons: int = struct.field(static=True, default=4)
     num_hazards: int = struct.field(static=True, default=4)
@@ -125,18 +132,8 @@ class CarButtonParams(CarParams):
     resampling_delay: int = 10  # buttons.py: steps with buttons unobserved and free after a press
     # reward and cost (buttons.py, hazards.py, gremlins.py, base_task.py)
     reward_distance: float = 1.0
-    reward_goal: float = 1.0
-    reward_clip: float = 10.0
     button_cost: float = 1.0
-    hazard_cost: float = 1.0
     gremlin_cost: float = 1.0
-    constrain_indicator: bool = struct.field(static=True, default=True)
-    # episode
-    max_steps: int = struct.field(default=1000, kw_only=True)
-    # pseudo-lidar (base_task.py LidarConf)
-    lidar_num_bins: int = struct.field(static=True, default=16)
-    lidar_max_dist: float = 3.0
-    lidar_alias: bool = struct.field(static=True, default=True)
 
 
 @struct.dataclass
@@ -170,101 +167,44 @@ def gremlin_advance(offsets, t0, dt, travel, lag) -> jax.Array:
     return gremlin_orbit(t0 + dt, travel, lag) + (offsets - gremlin_orbit(t0, travel, lag)) * decay
 
 
-def sample_layout(key, keepout, half, tries, restarts):
-    """Safety-Gymnasium's rejection sampler (``RandomGenerator.build_layout``) in fixed shapes.
-
-    An attempt places the objects in order, each at the first of ``tries`` uniform candidates
-    in ``[-half_i, half_i]^2`` that keeps ``keepout_i + keepout_j`` from those placed before
-    it (PointGoal1's :func:`~saferl.envs.safety_nav.point_goal.pick_placement`); an attempt in which some
-    object found no such candidate is rejected and a new one drawn, as Safety-Gymnasium
-    rejects a layout (it allows 100 tries per object and 10000 layouts).  After ``restarts``
-    attempts the least-violating one is kept.  Returns the (n, 2) layout.
-
-    CarButton1 is crowded: measured, 1.9% of attempts are valid (1.5% in Safety-Gymnasium,
-    which needed 57 layouts per reset on average over 200 resets), so a reset costs about
-    50 attempts, and a vmapped batch of resets as many as its unluckiest member."""
-    n = keepout.shape[0]
-    need = keepout[:, None] + keepout[None, :]
-    upper = jnp.arange(n)[:, None] < jnp.arange(n)[None, :]
-
-    def attempt(i):
-        candidates = (2.0 * hash_uniform(jax.random.fold_in(key, i), (n, tries, 2)) - 1.0) * half[:, None, None]
-
-        def place(layout, inputs):  # one loop body for all objects: quick to compile
-            j, cands = inputs
-            min_dist = jnp.where(jnp.arange(n) < j, keepout + keepout[j], -jnp.inf)
-            return layout.at[j].set(pick_placement(cands, layout, min_dist)), None
-
-        layout, _ = jax.lax.scan(place, jnp.zeros((n, 2), jnp.float32), (jnp.arange(n), candidates))
-        dx = layout[:, 0, None] - layout[None, :, 0]
-        dy = layout[:, 1, None] - layout[None, :, 1]
-        return layout, jnp.min(jnp.where(upper, jnp.sqrt(dx * dx + dy * dy) - need, jnp.inf))
-
-    def rejected(carry):
-        i, _, slack = carry
-        return (slack < 0.0) & (i < restarts)
-
-    def retry(carry):
-        i, best, best_slack = carry
-        layout, slack = attempt(i)
-        better = slack > best_slack
-        return i + 1, jnp.where(better, layout, best), jnp.where(better, slack, best_slack)
-
-    layout, slack = attempt(jnp.int32(0))
-    _, layout, _ = jax.lax.while_loop(rejected, retry, (jnp.int32(1), layout, slack))
-    return layout
-
 
 _DESCRIPTION = "Safety-Gymnasium CarButton1 in JAX: car presses the goal button past hazards, gremlins, wrong buttons"
 
 
 @register("CarButton1", _DESCRIPTION)
-class CarButton(Environment):
+class CarButton(NavTask):
     """Safety-Gymnasium ``SafetyCarButton1-v0`` (see the module docstring for differences)."""
 
     description = _DESCRIPTION
-    cost_shape = ()
-    config_defaults = {"num_envs": 16, "rollout_steps": 1000, "reset_pool": 1,
-                       "constraint": {"type": "expected", "limit": 25.0}}  # C-TRPO: cost limit 25 (spec 3.1)
+    sensor_size = 24
+    lidars = ("buttons", "goal", "hazards", "gremlins")
 
     def default_params(self) -> CarButtonParams:
         return CarButtonParams()
 
-    def observation_space(self, params: CarButtonParams) -> Box:
-        n = params.lidar_num_bins
-        low = jnp.concatenate([jnp.full((24,), -jnp.inf), jnp.zeros((4 * n,))])
-        high = jnp.concatenate([jnp.full((24,), jnp.inf), jnp.ones((4 * n,))])
-        return Box(low=low, high=high, shape=(24 + 4 * n,))
-
-    def action_space(self, params: CarButtonParams) -> Box:
-        return Box(low=-1.0, high=1.0, shape=(2,))
-
-    # ---------------------------------------------------------------- reset
-
-    @staticmethod
-    def _check(params: CarButtonParams):
+    def check(self, params: CarButtonParams, action=None):
         for name in ("num_buttons", "placement_tries", "layout_restarts", "frame_skip"):
             if getattr(params, name) < 1:
                 raise ValueError(f"CarButton1: {name} must be >= 1, got {getattr(params, name)}")
         if params.num_hazards < 0 or params.num_gremlins < 0:
-            raise ValueError(f"CarButton1: num_hazards and num_gremlins must be >= 0, got {params.num_hazards}, {params.num_gremlins}")
+            raise ValueError("CarButton1: num_hazards and num_gremlins must be >= 0, "
+                             f"got {params.num_hazards}, {params.num_gremlins}")
+        if action is not None and jnp.shape(action) != (2,):
+            raise ValueError(f"CarButton1: the action must have shape (2,) (the two wheel motors), "
+                             f"got {jnp.shape(action)}")
 
-    def reset(self, key: jax.Array, params: CarButtonParams):
-        self._check(params)
+    def initial_state(self, key: jax.Array, params: CarButtonParams) -> CarButtonState:
         key, layout_key, rot_key, goal_key = jax.random.split(key, 4)
-        nb, nh, ng = params.num_buttons, params.num_hazards, params.num_gremlins
-        keepout = jnp.concatenate([
-            jnp.reshape(params.agent_keepout, (1,)),
-            jnp.full((nb,), params.button_keepout),
-            jnp.reshape(params.goal_keepout, (1,)),
-            jnp.full((nh,), params.hazard_keepout),
-            jnp.full((ng,), params.gremlin_keepout),
-        ]).astype(jnp.float32)
-        layout = sample_layout(layout_key, keepout, params.placement_extent - keepout, params.placement_tries, params.layout_restarts)
+        nb, nh = params.num_buttons, params.num_hazards
+        # Safety-Gymnasium's order: agent, buttons, goal, hazards, gremlins
+        keepout = keepouts((1, params.agent_keepout), (nb, params.button_keepout), (1, params.goal_keepout),
+                           (nh, params.hazard_keepout), (params.num_gremlins, params.gremlin_keepout))
+        half = params.placement_extent - keepout  # each object's square shrunk by its keep-out
+        layout = sample_layout(layout_key, keepout, half, params.placement_tries, params.layout_restarts)
         car = car_at(layout[0], jax.random.uniform(rot_key, (), minval=0.0, maxval=TWO_PI))
         buttons = layout[1 : 1 + nb]
         goal_button = jax.random.randint(goal_key, (), 0, nb)
-        state = CarButtonState(
+        return CarButtonState(
             car=car,
             buttons=buttons,
             goal_button=goal_button,
@@ -276,23 +216,13 @@ class CarButton(Environment):
             time=jnp.zeros((), jnp.int32),
             key=key,
         )
-        return state, self._obs(state, jnp.zeros((2,), jnp.float32), params)
 
-    # ---------------------------------------------------------------- step
-
-    def step(self, state: CarButtonState, action: jax.Array, params: CarButtonParams):
-        if jnp.shape(action) != (2,):
-            raise ValueError(f"CarButton1: the action must have shape (2,) (the two wheel motors), got {jnp.shape(action)}")
-        key, sub = jax.random.split(state.key)
-        u = hash_uniform(sub, (3,))
-        ctrl = jnp.clip(jnp.asarray(action, jnp.float32), -1.0, 1.0)
-        gauss = math.sqrt(2.0) * jax.scipy.special.erfinv(jnp.clip(2.0 * u[:2] - 1.0, -1.0 + 1e-7, 1.0 - 1e-7))
-        ctrl = jnp.clip(ctrl + params.action_noise * gauss, -1.0, 1.0)  # MuJoCo clamps ctrl to ctrlrange
-
+    def transition(self, state: CarButtonState, action: jax.Array, params: CarButtonParams):
+        key, u = engine.step_uniforms(state.key, (3,))
+        ctrl = engine.noisy_control(action, u[:2], params.action_noise)
         car = car_step(state.car, ctrl, params)
         button_radii = jnp.full((params.num_buttons,), params.button_radius)
         car = push_out_of_discs(car, state.buttons, button_radii, params, state.car)
-        time = state.time + 1
 
         # contacts: a car pushed out of a button sits at touching distance, within the tolerance
         touch_reach = params.footprint_radius + params.button_radius + params.contact_tolerance
@@ -303,22 +233,19 @@ class CarButton(Environment):
 
         # reward (ButtonLevel0.calculate_reward)
         dist_goal = jnp.sum(jnp.where(is_goal, button_dist, 0.0))
-        reward = (state.last_dist_goal - dist_goal) * params.reward_distance
-        reward = reward + jnp.where(goal_achieved, params.reward_goal, 0.0)
-        reward = jnp.clip(reward, -params.reward_clip, params.reward_clip)
+        progress = (state.last_dist_goal - dist_goal) * params.reward_distance
+        reward = engine.goal_reward(progress, goal_achieved, params)
 
         # cost (Buttons, Hazards, Gremlins cal_cost), with the timer before its tick
         wrong = jnp.sum((touching & ~is_goal).astype(jnp.float32))
         cost_buttons = jnp.where(state.timer == 0, params.button_cost * wrong, 0.0)
         hazard_dist = footprint_distances(car, state.hazards)
-        cost_hazards = jnp.sum(jnp.where(hazard_dist <= params.hazard_radius, params.hazard_cost * (params.hazard_radius - hazard_dist), 0.0))
+        cost_hazards = engine.hazard_cost(hazard_dist, params.hazard_radius, params.hazard_cost)
         gremlins = self._move_gremlins(state, car, params)
         gremlin_reach = params.footprint_radius + params.gremlin_contact_radius
         gremlin_touch = footprint_distances(car, gremlins) <= gremlin_reach + params.contact_tolerance
         cost_gremlins = params.gremlin_cost * jnp.sum(gremlin_touch.astype(jnp.float32))
-        cost = cost_buttons + cost_hazards + cost_gremlins
-        if params.constrain_indicator:
-            cost = (cost > 0.0).astype(jnp.float32)
+        cost = engine.indicator(cost_buttons + cost_hazards + cost_gremlins, params.constrain_indicator)
 
         # timer tick, then a new goal button on a press (Builder.step; ButtonLevel0.update_world)
         timer = jnp.maximum(state.timer - 1, 0)
@@ -327,20 +254,15 @@ class CarButton(Environment):
         timer = jnp.where(goal_achieved, params.resampling_delay, timer)
         last_dist_goal = jnp.where(goal_achieved, button_dist[goal_button], dist_goal)
 
-        state = state.replace(
-            car=car, gremlins=gremlins, goal_button=goal_button, timer=timer, last_dist_goal=last_dist_goal, time=time, key=key
-        )
-        obs = self._obs(state, ctrl, params)
-        truncated = time >= params.max_steps
+        state = state.replace(car=car, gremlins=gremlins, goal_button=goal_button, timer=timer,
+                              last_dist_goal=last_dist_goal, key=key)
         info = {
             "goal_reached": goal_achieved.astype(jnp.float32),
             "cost_buttons": (cost_buttons > 0).astype(jnp.float32),
             "cost_hazards": (cost_hazards > 0).astype(jnp.float32),
             "cost_gremlins": (cost_gremlins > 0).astype(jnp.float32),
         }
-        return state, obs, reward.astype(jnp.float32), cost.astype(jnp.float32), jnp.zeros((), bool), truncated, info
-
-    # ---------------------------------------------------------------- pieces
+        return state, ctrl, reward, cost, info
 
     def _move_gremlins(self, state: CarButtonState, car: CarState, params: CarButtonParams):
         """One env step of the boxes: the lag towards the circling mocap, then out of the car.
@@ -349,7 +271,8 @@ class CarButton(Environment):
         back (measured: the car moved 2 cm while a box pressed against it for 40 steps)."""
         dt = params.timestep * params.frame_skip
         t0 = state.time.astype(jnp.float32) * dt
-        offsets = gremlin_advance(state.gremlins - state.gremlin_places, t0, dt, params.gremlin_travel, params.gremlin_lag)
+        offsets = gremlin_advance(state.gremlins - state.gremlin_places, t0, dt, params.gremlin_travel,
+                                  params.gremlin_lag)
         gremlins = state.gremlin_places + offsets
         delta = gremlins - car.pos
         dist = jnp.sqrt(delta[:, 0] ** 2 + delta[:, 1] ** 2)
@@ -357,16 +280,20 @@ class CarButton(Environment):
         direction = delta / jnp.maximum(dist, 1e-9)[:, None]
         return jnp.where((dist < reach)[:, None], car.pos + reach * direction, gremlins)
 
-    def _obs(self, state: CarButtonState, ctrl, params: CarButtonParams):
-        car = state.car
-        lidar = dict(num_bins=params.lidar_num_bins, max_dist=params.lidar_max_dist, alias=params.lidar_alias)
-        buttons_lidar = pseudo_lidar(car.pos, car.yaw, state.buttons, **lidar)
-        buttons_lidar = jnp.where(state.timer == 0, buttons_lidar, 0.0)
-        goal = jnp.sum(jnp.where((jnp.arange(params.num_buttons) == state.goal_button)[:, None], state.buttons, 0.0), axis=0)
-        return jnp.concatenate([
-            car_sensors(car, ctrl, params),
-            buttons_lidar,
-            pseudo_lidar(car.pos, car.yaw, goal[None], **lidar),
-            pseudo_lidar(car.pos, car.yaw, state.hazards, **lidar),
-            pseudo_lidar(car.pos, car.yaw, state.gremlins, **lidar),
-        ]).astype(jnp.float32)
+    # ---------------------------------------------------------------- observation
+
+    def pose(self, state: CarButtonState):
+        return state.car.pos, state.car.yaw
+
+    def sensors(self, state: CarButtonState, ctrl, params: CarButtonParams):
+        return car_sensors(state.car, ctrl, params)
+
+    def lidar_objects(self, state: CarButtonState, params: CarButtonParams):
+        is_goal = jnp.arange(params.num_buttons) == state.goal_button
+        goal = jnp.sum(jnp.where(is_goal[:, None], state.buttons, 0.0), axis=0)
+        return state.buttons, goal[None], state.hazards, state.gremlins
+
+    def lidar_readings(self, state: CarButtonState, params: CarButtonParams):
+        """The buttons' lidar reads zero while the timer runs (``Buttons``' ``resampling_delay``)."""
+        buttons, *others = super().lidar_readings(state, params)
+        return [jnp.where(state.timer == 0, buttons, 0.0), *others]

@@ -3,7 +3,9 @@
 A point robot (a sphere with a forward thruster and a turning servo) drives on
 a plane towards a goal disc while avoiding eight hazard discs; one vase stands
 around but is not constrained.  Everything is pure ``jax.numpy``, so ``reset``
-and ``step`` can be jitted and vmapped over thousands of environments.
+and ``step`` can be jitted and vmapped over thousands of environments.  This module holds the
+task (its objects, reward, cost and observation order); the robot is
+:mod:`saferl.envs.safety_nav.point`, the engine it runs on :mod:`saferl.envs.safety_nav.engine`.
 
 What matches Safety-Gymnasium (``GoalLevel1`` on ``Point``)
 ------------------------------------------------------------
@@ -27,7 +29,7 @@ What matches Safety-Gymnasium (``GoalLevel1`` on ``Point``)
   pseudo-lidars of goal, hazards and vases.  Sensors are in the robot frame;
   the accelerometer reads +9.81 on z at rest and the magnetometer reads the
   MuJoCo default field ``(0, -0.5, 0)`` rotated into the robot frame.
-* Lidar: :func:`pseudo_lidar` is Safety-Gymnasium's ``_obs_lidar_pseudo``:
+* Lidar: :func:`~saferl.envs.safety_nav.lidar.pseudo_lidar` is Safety-Gymnasium's ``_obs_lidar_pseudo``:
   linear closeness ``max(0, max_dist - d) / max_dist`` with ``max_dist = 3``, bin
   ``floor(angle / bin_size)`` of the robot-frame angle in ``[0, 2 pi)``, and with
   aliasing the bin above receives ``alias * sensor``, the bin below
@@ -71,33 +73,25 @@ Where the dynamics differ from the MuJoCo original, and why
   (Safety-Gymnasium would restart the layout, or end the episode when the goal
   cannot be resampled).  Measured: no violating layout in 20000 resets; about
   1e-4 of goal resamples fall back.  The candidates come from a counter hash
-  seeded by the state's JAX key (see :func:`hash_uniform`), for speed.
+  seeded by the state's JAX key (see :func:`~saferl.envs.safety_nav.placement.hash_uniform`), for speed.
 """
 
 from __future__ import annotations
 
-import math
-
 import jax
 import jax.numpy as jnp
 
+from saferl.envs.base import register
+from saferl.envs.safety_nav import engine, placement
+from saferl.envs.safety_nav.engine import TWO_PI, NavParams, NavTask, safe_norm
+from saferl.envs.safety_nav.point import PointParams, point_sensors, point_steps
 from saferl.foundation import struct
-from saferl.envs.base import Box, EnvParams, Environment, register
-from saferl.foundation.hashing import fmix32
-
-TWO_PI = 2.0 * math.pi
-
-# point.xml: density 1; sphere radius 0.1 and a 0.1 m cube centred 0.1 m ahead.
-_SPHERE_MASS = 4.0 / 3.0 * math.pi * 0.1**3
-_BOX_MASS = 0.1**3
-POINT_MASS = _SPHERE_MASS + _BOX_MASS
-_COM_OFFSET = _BOX_MASS * 0.1 / POINT_MASS
-_INERTIA_ORIGIN = 0.4 * _SPHERE_MASS * 0.1**2 + _BOX_MASS * (0.1**2 + 0.1**2) / 12.0 + _BOX_MASS * 0.1**2
-POINT_INERTIA_COM = _INERTIA_ORIGIN - POINT_MASS * _COM_OFFSET**2
 
 
 @struct.dataclass
-class PointGoalParams(EnvParams):
+class PointGoalParams(PointParams, NavParams):
+    """GoalLevel1's numbers; the Point's are in ``PointParams``, the shared reward, cost and lidar in ``NavParams``."""
+
     # layout (Safety-Gymnasium GoalLevel1)
     num_hazards: int = struct.field(static=True, default=8)
     num_vases: int = struct.field(static=True, default=1)
@@ -105,38 +99,14 @@ class PointGoalParams(EnvParams):
     hazard_radius: float = 0.2
     goal_radius: float = 0.3
     vase_radius: float = 0.1  # vase box half-size, used as a disc radius
-    robot_radius: float = 0.1
     agent_keepout: float = 0.4
     goal_keepout: float = 0.305
     hazard_keepout: float = 0.18
     vase_keepout: float = 0.15
     placement_tries: int = struct.field(static=True, default=16)  # candidates per object at reset
     goal_tries: int = struct.field(static=True, default=32)  # candidates when resampling the goal
-    # reward and cost
+    # reward (GoalLevel0: reward_distance)
     reward_distance: float = 1.0
-    reward_goal: float = 1.0
-    reward_clip: float = 10.0
-    hazard_cost: float = 1.0
-    constrain_indicator: bool = struct.field(static=True, default=True)
-    # episode
-    max_steps: int = struct.field(default=1000, kw_only=True)
-    # dynamics (point.xml)
-    timestep: float = 0.002
-    frame_skip: int = struct.field(static=True, default=10)
-    mass: float = POINT_MASS
-    inertia: float = POINT_INERTIA_COM
-    slide_damping: float = 0.01
-    hinge_damping: float = 0.005
-    gear: float = 0.3
-    force_limit: float = 0.05
-    turn_kv: float = 1.0
-    gravity: float = 9.81
-    magnetic_field_y: float = -0.5
-    action_noise: float = 0.0  # std of Gaussian noise added to the clipped control
-    # pseudo-lidar
-    lidar_num_bins: int = struct.field(static=True, default=16)
-    lidar_max_dist: float = 3.0
-    lidar_alias: bool = struct.field(static=True, default=True)
 
 
 @struct.dataclass
@@ -153,192 +123,30 @@ class PointGoalState:
     key: jax.Array  # PRNG key for action noise and goal resampling
 
 
-# --------------------------------------------------------------------------- lidar
-
-
-def pseudo_lidar(
-    robot_pos: jax.Array,
-    robot_heading: jax.Array,
-    object_pos: jax.Array,
-    *,
-    num_bins: int = 16,
-    max_dist: float | None = 3.0,
-    exp_gain: float = 1.0,
-    alias: bool = True,
-) -> jax.Array:
-    """Safety-Gymnasium's pseudo-lidar of ``object_pos`` (shape ``(n, 2)``) seen from the robot.
-
-    Bin ``i`` covers robot-frame angles ``[i, i + 1) * 2 pi / num_bins``
-    (counter-clockwise from the heading).  An object's reading is
-    ``max(0, max_dist - d) / max_dist`` (or ``exp(-exp_gain * d)`` when ``max_dist``
-    is None); with ``alias`` the next bin gets ``frac * reading`` and the previous
-    bin ``(1 - frac) * reading``, ``frac`` being the object's fractional position in
-    its bin.  Each bin keeps the maximum over objects.
-    """
-    object_pos = jnp.reshape(object_pos, (-1, 2))
-    rel = object_pos - robot_pos
-    c, s = jnp.cos(robot_heading), jnp.sin(robot_heading)
-    ego_x = c * rel[:, 0] + s * rel[:, 1]
-    ego_y = -s * rel[:, 0] + c * rel[:, 1]
-    dist = jnp.sqrt(ego_x**2 + ego_y**2)
-    angle = jnp.mod(jnp.arctan2(ego_y, ego_x), TWO_PI)
-    position = angle / (TWO_PI / num_bins)
-    lower = jnp.floor(position)
-    frac = jnp.clip(position - lower, 0.0, 1.0)
-    bin_idx = lower.astype(jnp.int32) % num_bins  # the modulo guards angle rounding up to 2 pi
-    if max_dist is None:
-        sensor = jnp.exp(-exp_gain * dist)
-    else:
-        sensor = jnp.maximum(0.0, max_dist - dist) / max_dist
-    bins = jnp.arange(num_bins)
-    hits = jnp.where(bins == bin_idx[:, None], sensor[:, None], 0.0)
-    if alias:
-        up = jnp.where(bins == ((bin_idx + 1) % num_bins)[:, None], (frac * sensor)[:, None], 0.0)
-        down = jnp.where(bins == ((bin_idx - 1) % num_bins)[:, None], ((1.0 - frac) * sensor)[:, None], 0.0)
-        hits = jnp.maximum(hits, jnp.maximum(up, down))
-    return jnp.max(hits, axis=0, initial=0.0)
-
-
-# --------------------------------------------------------------------------- helpers
-
-
-def hash_uniform(key, shape):
-    """Uniform [0, 1) floats of ``shape``: a counter hash seeded by 64 bits drawn from ``key``.
-
-    One threefry call for the seed, then two MurmurHash3 finaliser rounds per number:
-    placement candidates need many numbers every step (both branches of an
-    auto-reset run every step under ``vmap``), and threefry for each of them
-    dominated the step time.  The quality is ample for choosing positions.
-    """
-    seed = jax.random.bits(key, (2,), jnp.uint32)
-    count = math.prod(shape)
-    x = jnp.arange(count, dtype=jnp.uint32) * jnp.uint32(0x9E3779B9) + seed[0]
-    x = fmix32(fmix32(x) ^ seed[1])
-    return jnp.reshape((x >> 8).astype(jnp.float32) * (1.0 / (1 << 24)), shape)
-
-
-def safe_norm(v):
-    """Euclidean norm over the last axis of size 2 (written out: XLA's CPU reductions
-    over tiny axes are slow under vmap)."""
-    return jnp.sqrt(v[..., 0] ** 2 + v[..., 1] ** 2)
-
-
-def pick_placement(candidates, others, min_dist):
-    """First candidate at least ``min_dist`` (per other object) from all ``others``;
-    if none is, the one violating the keep-outs least.  ``candidates``: (k, 2).
-
-    Written without argmax or gathers, which are slow on CPU under vmap: valid
-    candidates score ``1e6 - index`` so the first wins; the rest score their
-    (negative) slack.  Exact ties can only happen between invalid candidates and
-    are averaged.
-    """
-    dx = candidates[:, 0, None] - others[None, :, 0]  # coordinates split before broadcasting
-    dy = candidates[:, 1, None] - others[None, :, 1]
-    dist = jnp.sqrt(dx * dx + dy * dy)
-    slack = jnp.min(dist - min_dist[None, :], axis=1)
-    index = jnp.arange(candidates.shape[0], dtype=jnp.float32)
-    score = jnp.where(slack >= 0.0, 1e6 - index, slack)
-    chosen = score == jnp.max(score)
-    count = jnp.sum(chosen.astype(candidates.dtype))
-    return jnp.sum(jnp.where(chosen[:, None], candidates, 0.0), axis=0) / count
-
-
-def point_substep(carry, ctrl, params: PointGoalParams):
-    """One MuJoCo timestep of the Point robot (the shared dynamics of the Point tasks: PointGoal1, PointPush1)."""
-    pos, heading, vel, ang_vel = carry
-    h = params.timestep
-    direction = jnp.stack([jnp.cos(heading), jnp.sin(heading)])
-    # thrust: motor, gear 0.3, force clamped to +-0.05; slide damping implicit (MuJoCo Euler)
-    thrust = params.gear * jnp.clip(ctrl[0], -params.force_limit, params.force_limit)
-    vel = (params.mass * vel + h * thrust * direction) / (params.mass + h * params.slide_damping)
-    # turn: velocity servo, torque = gear * clip(kv (u - gear w), +-limit); solved implicitly
-    i_h = params.inertia / h
-    w_free = (i_h * ang_vel + params.gear * params.turn_kv * ctrl[1]) / (
-        i_h + params.turn_kv * params.gear**2 + params.hinge_damping
-    )
-    servo = params.turn_kv * (ctrl[1] - params.gear * w_free)
-    w_sat = (i_h * ang_vel + params.gear * params.force_limit * jnp.sign(servo)) / (i_h + params.hinge_damping)
-    ang_vel = jnp.where(jnp.abs(servo) > params.force_limit, w_sat, w_free)
-    return pos + h * vel, heading + h * ang_vel, vel, ang_vel
-
-
-# --------------------------------------------------------------------------- environment
-
-
-def point_sensors(heading, vel, ang_vel, ctrl, params, extra_accel=None):
-    """The Point robot's 12 sensor readings in Safety-Gymnasium's order, robot frame: accelerometer (the
-    thrust and slide damping over the mass, plus ``extra_accel`` (world frame, contact forces) where given;
-    +gravity on z), velocimeter, gyro, magnetometer (MuJoCo's field rotated into the robot frame)."""
-    c, s = jnp.cos(heading), jnp.sin(heading)
-
-    def to_robot(v):  # world (x, y) -> robot frame
-        return jnp.stack([c * v[0] + s * v[1], -s * v[0] + c * v[1]])
-
-    thrust = params.gear * jnp.clip(ctrl[0], -params.force_limit, params.force_limit)
-    accel = (thrust * jnp.stack([c, s]) - params.slide_damping * vel) / params.mass
-    if extra_accel is not None:
-        accel = accel + extra_accel
-    zero = jnp.zeros((1,), jnp.float32)
-    return jnp.concatenate([to_robot(accel), jnp.reshape(params.gravity, (1,)),
-                            to_robot(vel), zero,
-                            zero, zero, jnp.reshape(ang_vel, (1,)),
-                            to_robot(jnp.stack([0.0, params.magnetic_field_y])), zero])
-
-
 _DESCRIPTION = "Safety-Gymnasium PointGoal1 in JAX: point robot to a goal past 8 hazards (cost) and 1 vase"
 
 
 @register("PointGoal1", _DESCRIPTION)
-class PointGoal(Environment):
+class PointGoal(NavTask):
     """Safety-Gymnasium ``SafetyPointGoal1-v0`` (see the module docstring for differences)."""
 
     description = _DESCRIPTION
-    cost_shape = ()
-    config_defaults = {"num_envs": 16, "rollout_steps": 1000, "reset_pool": 1,
-                       "constraint": {"type": "expected", "limit": 25.0}}
+    lidars = ("goal", "hazards", "vases")
     risk_defaults = {"rho": 100.0, "epsilon": 0.05, "gamma_c": 1.0}  # Canary Sec. 6: PointGoal rho = 100
 
     def default_params(self) -> PointGoalParams:
         return PointGoalParams()
 
-    # ---------------------------------------------------------------- spaces
-
-    def observation_space(self, params: PointGoalParams) -> Box:
-        n = params.lidar_num_bins
-        low = jnp.concatenate([jnp.full((12,), -jnp.inf), jnp.zeros((3 * n,))])
-        high = jnp.concatenate([jnp.full((12,), jnp.inf), jnp.ones((3 * n,))])
-        return Box(low=low, high=high, shape=(12 + 3 * n,))
-
-    def action_space(self, params: PointGoalParams) -> Box:
-        return Box(low=-1.0, high=1.0, shape=(2,))
-
-    # ---------------------------------------------------------------- reset
-
-    def reset(self, key: jax.Array, params: PointGoalParams):
+    def initial_state(self, key: jax.Array, params: PointGoalParams) -> PointGoalState:
         key, layout_key, rot_key = jax.random.split(key, 3)
-        nh, nv, k = params.num_hazards, params.num_vases, params.placement_tries
-        keepout = jnp.concatenate(
-            [
-                jnp.stack([params.agent_keepout, params.goal_keepout]),
-                jnp.full((nh,), params.hazard_keepout),
-                jnp.full((nv,), params.vase_keepout),
-            ]
-        ).astype(jnp.float32)
-        n = keepout.shape[0]
+        nh = params.num_hazards
+        # Safety-Gymnasium's order: agent, goal, hazards, vases
+        keepout = placement.keepouts((1, params.agent_keepout), (1, params.goal_keepout),
+                                     (nh, params.hazard_keepout), (params.num_vases, params.vase_keepout))
         half = params.placement_extent - keepout  # each object's square shrunk by its keep-out
-        candidates = (2.0 * hash_uniform(layout_key, (n, k, 2)) - 1.0) * half[:, None, None]
-
-        # Safety-Gymnasium's order: agent, goal, hazards, vases; each object keeps out of
-        # those placed before it (a scan with a fixed-shape layout and a mask: one small
-        # loop body to compile).
-        def place(layout, inputs):
-            i, cands = inputs
-            min_dist = jnp.where(jnp.arange(n) < i, keepout + keepout[i], -jnp.inf)
-            return layout.at[i].set(pick_placement(cands, layout, min_dist)), None
-
-        layout, _ = jax.lax.scan(place, jnp.zeros((n, 2), jnp.float32), (jnp.arange(n), candidates))
+        layout = placement.place_objects(layout_key, keepout, half, params.placement_tries)
         pos, goal = layout[0], layout[1]
-        state = PointGoalState(
+        return PointGoalState(
             pos=pos,
             heading=jax.random.uniform(rot_key, (), minval=0.0, maxval=TWO_PI),
             vel=jnp.zeros((2,), jnp.float32),
@@ -350,78 +158,34 @@ class PointGoal(Environment):
             time=jnp.zeros((), jnp.int32),
             key=key,
         )
-        return state, self._obs(state, jnp.zeros((2,), jnp.float32), params)
 
-    # ---------------------------------------------------------------- step
-
-    def step(self, state: PointGoalState, action: jax.Array, params: PointGoalParams):
-        key, sub = jax.random.split(state.key)
-        u = hash_uniform(sub, (params.goal_tries + 1, 2))
-        ctrl = jnp.clip(jnp.asarray(action, jnp.float32), -1.0, 1.0)
-        gauss = math.sqrt(2.0) * jax.scipy.special.erfinv(jnp.clip(2.0 * u[-1] - 1.0, -1.0 + 1e-7, 1.0 - 1e-7))
-        ctrl = ctrl + params.action_noise * gauss
-        ctrl = jnp.clip(ctrl, -1.0, 1.0)  # MuJoCo clamps ctrl to ctrlrange
-
+    def transition(self, state: PointGoalState, action: jax.Array, params: PointGoalParams):
+        key, u = engine.step_uniforms(state.key, (params.goal_tries + 1, 2))
+        ctrl = engine.noisy_control(action, u[-1], params.action_noise)
         carry = (state.pos, state.heading, state.vel, state.ang_vel)
-        carry = jax.lax.fori_loop(0, params.frame_skip, lambda _, c: point_substep(c, ctrl, params), carry)
-        pos, heading, vel, ang_vel = carry
+        pos, heading, vel, ang_vel = point_steps(carry, ctrl, params, params.frame_skip)
         heading = jnp.mod(heading, TWO_PI)
         vases = self._push_vases(state.vases, pos, heading, params)
 
         # reward (GoalLevel0.calculate_reward), then cost (Hazards.cal_cost)
         dist_goal = safe_norm(state.goal - pos)
         goal_reached = dist_goal <= params.goal_radius
-        reward = (state.last_dist_goal - dist_goal) * params.reward_distance
-        reward = reward + jnp.where(goal_reached, params.reward_goal, 0.0)
-        reward = jnp.clip(reward, -params.reward_clip, params.reward_clip)
-
-        hazard_dist = safe_norm(state.hazards - pos)
-        inside = hazard_dist <= params.hazard_radius
-        cost = jnp.sum(jnp.where(inside, params.hazard_cost * (params.hazard_radius - hazard_dist), 0.0))
-        if params.constrain_indicator:
-            cost = (cost > 0.0).astype(jnp.float32)
+        progress = (state.last_dist_goal - dist_goal) * params.reward_distance
+        reward = engine.goal_reward(progress, goal_reached, params)
+        cost = engine.hazard_cost(safe_norm(state.hazards - pos), params.hazard_radius, params.hazard_cost)
+        cost = engine.indicator(cost, params.constrain_indicator)
 
         # goal resampling on arrival (BaseTask.build_goal_position with the current layout)
-        new_goal = self._sample_goal(u[:-1], pos, state.hazards, vases, params)
+        placed = ((pos[None], params.agent_keepout), (state.hazards, params.hazard_keepout),
+                  (vases, params.vase_keepout))
+        new_goal = placement.place_goal(u[:-1], placed, params.placement_extent, params.goal_keepout)
         goal = jnp.where(goal_reached, new_goal, state.goal)
         last_dist_goal = jnp.where(goal_reached, safe_norm(goal - pos), dist_goal)
 
-        time = state.time + 1
-        state = PointGoalState(
-            pos=pos,
-            heading=heading,
-            vel=vel,
-            ang_vel=ang_vel,
-            goal=goal,
-            hazards=state.hazards,
-            vases=vases,
-            last_dist_goal=last_dist_goal,
-            time=time,
-            key=key,
-        )
-        obs = self._obs(state, ctrl, params)
-        truncated = time >= params.max_steps
-        terminated = jnp.zeros((), bool)
-        info = {
-            "goal_reached": goal_reached.astype(jnp.float32),
-            "cost_hazards": cost.astype(jnp.float32),
-        }
-        return state, obs, reward.astype(jnp.float32), cost.astype(jnp.float32), terminated, truncated, info
-
-    # ---------------------------------------------------------------- pieces
-
-    def _sample_goal(self, u, pos, hazards, vases, params: PointGoalParams):
-        half = params.placement_extent - params.goal_keepout
-        candidates = (2.0 * u - 1.0) * half
-        others = jnp.concatenate([pos[None], hazards, vases])
-        keepout = jnp.concatenate(
-            [
-                jnp.reshape(params.agent_keepout, (1,)),
-                jnp.full((hazards.shape[0],), params.hazard_keepout),
-                jnp.full((vases.shape[0],), params.vase_keepout),
-            ]
-        )
-        return pick_placement(candidates, others, keepout + params.goal_keepout)
+        state = state.replace(pos=pos, heading=heading, vel=vel, ang_vel=ang_vel, goal=goal, vases=vases,
+                              last_dist_goal=last_dist_goal, key=key)
+        info = {"goal_reached": goal_reached.astype(jnp.float32), "cost_hazards": cost.astype(jnp.float32)}
+        return state, ctrl, reward, cost, info
 
     def _push_vases(self, vases, pos, heading, params: PointGoalParams):
         """Kinematic vase: pushed radially out of the robot's disc to touching distance."""
@@ -432,13 +196,13 @@ class PointGoal(Environment):
         overlap = jnp.maximum(params.robot_radius + params.vase_radius - dist, 0.0)
         return vases + direction * overlap
 
-    def _obs(self, state: PointGoalState, ctrl, params: PointGoalParams):
-        lidar = dict(num_bins=params.lidar_num_bins, max_dist=params.lidar_max_dist, alias=params.lidar_alias)
-        return jnp.concatenate(
-            [
-                point_sensors(state.heading, state.vel, state.ang_vel, ctrl, params),
-                pseudo_lidar(state.pos, state.heading, state.goal[None], **lidar),
-                pseudo_lidar(state.pos, state.heading, state.hazards, **lidar),
-                pseudo_lidar(state.pos, state.heading, state.vases, **lidar),
-            ]
-        ).astype(jnp.float32)
+    # ---------------------------------------------------------------- observation
+
+    def pose(self, state: PointGoalState):
+        return state.pos, state.heading
+
+    def sensors(self, state: PointGoalState, ctrl, params: PointGoalParams):
+        return point_sensors(state.heading, state.vel, state.ang_vel, ctrl, params)
+
+    def lidar_objects(self, state: PointGoalState, params: PointGoalParams):
+        return state.goal[None], state.hazards, state.vases

@@ -1,8 +1,9 @@
 """PointPush1: a JAX re-implementation of Safety-Gymnasium's ``SafetyPointPush1-v0``.
 
-The Point robot of :mod:`saferl.envs.safety_nav.point_goal` pushes a light box onto a goal disc, past two
+The Point robot (:mod:`saferl.envs.safety_nav.point`) pushes a light box onto a goal disc, past two
 hazard discs (cost) and one pillar (a static obstacle, no cost).  Pure ``jax.numpy``: ``reset``
-and ``step`` jit and vmap.  The contacts are a small 2-D model, :mod:`saferl.envs.safety_nav.nav_contact`.
+and ``step`` jit and vmap.  The contacts are a small 2-D model, :mod:`saferl.envs.safety_nav.nav_contact`;
+layout, lidar, noise and hazard cost are the engine's (:mod:`saferl.envs.safety_nav.engine`).
 
 What matches Safety-Gymnasium 1.0.0 (``PushLevel1`` on ``Point``)
 -----------------------------------------------------------------
@@ -19,13 +20,14 @@ What matches Safety-Gymnasium 1.0.0 (``PushLevel1`` on ``Point``)
 * Episode: 1000 steps, then ``truncated``.  Observation (76,), in Safety-Gymnasium's order:
   accelerometer, velocimeter, gyro, magnetometer (3 each), then 16-bin pseudo-lidars of goal,
   hazards, pillars, push_box (``_obstacles`` order: geoms goal, hazards, pillars, then free geom
-  push_box); :func:`~saferl.envs.safety_nav.point_goal.pseudo_lidar` sees the box's centre.
-* Robot dynamics, sensors and action noise: those of PointGoal1 (``point_substep`` and its docstring).
+  push_box); :func:`~saferl.envs.safety_nav.lidar.pseudo_lidar` sees the box's centre.
+* Robot dynamics, sensors and action noise: those of PointGoal1 (:mod:`saferl.envs.safety_nav.point`;
+  PointGoal1's docstring records how they compare with MuJoCo).
 * Collision shapes, from ``point.xml`` and ``world.py``: robot sphere r 0.1 plus the
   "pointarrow" cube (half-size 0.05 at x 0.1); pillar cylinder r 0.2; and the box, which is not a
   plain cube: ``world.py`` adds four blocks of half-size 0.1 centred on its corners, so its
   footprint reaches 0.3 and each face has a notch 0.2 wide and 0.1 deep in which the robot's nose
-  sits (the spec sheet's "half-size 0.2" is the central cube only).  Mass 1.28e-4 kg (measured).
+  sits (``push_box.py``'s "size 0.2" is the central cube's half-size only).  Mass 1.28e-4 kg (measured).
 
 The contact model, and where it differs from MuJoCo's soft contacts
 -------------------------------------------------------------------
@@ -84,22 +86,20 @@ Other differences
 
 from __future__ import annotations
 
-import math
-
 import jax
 import jax.numpy as jnp
 
+from saferl.envs.base import register
+from saferl.envs.safety_nav import engine, nav_contact, placement
+from saferl.envs.safety_nav.engine import TWO_PI, NavParams, NavTask, safe_norm
+from saferl.envs.safety_nav.point import PointParams, point_sensors, point_steps
 from saferl.foundation import struct
-from saferl.envs.safety_nav import nav_contact
-from saferl.envs.base import Box, EnvParams, Environment, register
-from saferl.envs.safety_nav.point_goal import (POINT_INERTIA_COM, POINT_MASS, hash_uniform, pick_placement, point_sensors,
-                                     point_substep, pseudo_lidar, safe_norm)
-
-TWO_PI = 2.0 * math.pi
 
 
 @struct.dataclass
-class PointPushParams(EnvParams):
+class PointPushParams(PointParams, NavParams):
+    """PushLevel1's numbers and the contact model's; the Point's are in ``PointParams``, the rest in ``NavParams``."""
+
     # layout (Safety-Gymnasium PushLevel1 and the assets it adds)
     num_hazards: int = struct.field(static=True, default=2)  # push_level1.py: Hazards(num=2, size=0.3)
     num_pillars: int = struct.field(static=True, default=1)  # push_level1.py: Pillars(num=1)
@@ -118,43 +118,20 @@ class PointPushParams(EnvParams):
     # reward and cost (push_level0.py calculate_reward; free_geoms/push_box.py; geoms/hazards.py)
     reward_box_dist: float = 1.0
     reward_box_goal: float = 1.0
-    reward_goal: float = 1.0  # geoms/goal.py
     box_null_dist: float = 0.0  # push_level0.py: PushBox(null_dist=0); gate last_dist_box > null_dist * size
-    reward_clip: float = 10.0  # bases/base_task.py RewardConf
-    hazard_cost: float = 1.0
-    constrain_indicator: bool = struct.field(static=True, default=True)
     # body heights of the 3-D distances: point.xml agent z 0.1; push_box.py z = size; goal.py z = size / 2 + 0.01
     agent_height: float = 0.1
     box_height: float = 0.2
     goal_height: float = 0.16
-    # episode
-    max_steps: int = struct.field(default=1000, kw_only=True)
-    # robot dynamics (point.xml), as PointGoal1
-    timestep: float = 0.002
-    frame_skip: int = struct.field(static=True, default=10)
+    # the robot's dynamics are PointParams' (point.xml, as PointGoal1)
     contact_steps: int = struct.field(static=True, default=1)  # contact resolutions per env step (divides frame_skip)
-    mass: float = POINT_MASS
-    inertia: float = POINT_INERTIA_COM
-    slide_damping: float = 0.01
-    hinge_damping: float = 0.005
-    gear: float = 0.3
-    force_limit: float = 0.05
-    turn_kv: float = 1.0
-    gravity: float = 9.81
-    magnetic_field_y: float = -0.5
-    action_noise: float = 0.0
     # contact model (saferl/envs/safety_nav/nav_contact.py; numbers from point.xml, world.py and MuJoCo defaults)
-    robot_radius: float = 0.1  # point.xml: sphere "agent"
     nose_offset: float = 0.1  # point.xml: box "pointarrow" at x 0.1 ...
     nose_half: float = 0.05  # ... half-size 0.05 (two discs, see robot_discs)
     box_mass: float = 1.28e-4  # measured (central cube + four corner blocks, density 0.001)
     floor_friction: float = 1.0  # MuJoCo default geom friction (floor and box)
     contact_friction: float = 1.0  # MuJoCo default geom friction (robot, pillar, box)
     box_friction_radius: float = 0.296  # m_max / f_max over the box's 20 floor contacts (measured loads)
-    # pseudo-lidar (bases/base_task.py LidarConf)
-    lidar_num_bins: int = struct.field(static=True, default=16)
-    lidar_max_dist: float = 3.0
-    lidar_alias: bool = struct.field(static=True, default=True)
 
 
 @struct.dataclass
@@ -215,9 +192,7 @@ def _contact_step(carry, ctrl, pillars, params: PointPushParams):
     pos, heading, vel, ang_vel, box_pos, box_yaw, box_vel, _ = carry
     inner = params.frame_skip // params.contact_steps
     moved_from = (pos, heading)
-    pos, heading, vel, ang_vel = jax.lax.fori_loop(
-        0, inner, lambda _, c: point_substep(c, ctrl, params), (pos, heading, vel, ang_vel)
-    )
+    pos, heading, vel, ang_vel = point_steps((pos, heading, vel, ang_vel), ctrl, params, inner)
     h, discs, squares = inner * params.timestep, robot_discs(params), box_squares(params.box_size)
     free_vel = vel
     start = box_pos
@@ -253,19 +228,6 @@ def _contact_step(carry, ctrl, pillars, params: PointPushParams):
     return pos, heading, vel, ang_vel, box_pos, box_yaw, box_vel, (vel - free_vel) / h
 
 
-def _check_static(params: PointPushParams):
-    for name in ("frame_skip", "contact_steps", "placement_tries", "goal_tries", "lidar_num_bins"):
-        if getattr(params, name) < 1:
-            raise ValueError(f"PointPush1: {name} must be >= 1, got {getattr(params, name)}")
-    if params.frame_skip % params.contact_steps:
-        raise ValueError(
-            f"PointPush1: contact_steps must divide frame_skip={params.frame_skip}, got {params.contact_steps}"
-        )
-    for name in ("num_hazards", "num_pillars"):
-        if getattr(params, name) < 0:
-            raise ValueError(f"PointPush1: {name} must be >= 0, got {getattr(params, name)}")
-
-
 # --------------------------------------------------------------------------- environment
 
 
@@ -273,52 +235,41 @@ _DESCRIPTION = "Safety-Gymnasium PointPush1 in JAX: point robot pushes a box to 
 
 
 @register("PointPush1", _DESCRIPTION)
-class PointPush(Environment):
+class PointPush(NavTask):
     """Safety-Gymnasium ``SafetyPointPush1-v0`` (see the module docstring for differences)."""
 
     description = _DESCRIPTION
-    cost_shape = ()
-    config_defaults = {"num_envs": 16, "rollout_steps": 1000, "reset_pool": 1,
-                       "constraint": {"type": "expected", "limit": 25.0}}  # C-TRPO harness: cost limit 25
+    lidars = ("goal", "hazards", "pillars", "push_box")
 
     def default_params(self) -> PointPushParams:
         return PointPushParams()
 
-    def observation_space(self, params: PointPushParams) -> Box:
-        n = params.lidar_num_bins
-        low = jnp.concatenate([jnp.full((12,), -jnp.inf), jnp.zeros((4 * n,))])
-        high = jnp.concatenate([jnp.full((12,), jnp.inf), jnp.ones((4 * n,))])
-        return Box(low=low, high=high, shape=(12 + 4 * n,))
+    def check(self, params: PointPushParams, action=None):
+        for name in ("frame_skip", "contact_steps", "placement_tries", "goal_tries", "lidar_num_bins"):
+            if getattr(params, name) < 1:
+                raise ValueError(f"PointPush1: {name} must be >= 1, got {getattr(params, name)}")
+        if params.frame_skip % params.contact_steps:
+            raise ValueError(
+                f"PointPush1: contact_steps must divide frame_skip={params.frame_skip}, got {params.contact_steps}"
+            )
+        for name in ("num_hazards", "num_pillars"):
+            if getattr(params, name) < 0:
+                raise ValueError(f"PointPush1: {name} must be >= 0, got {getattr(params, name)}")
 
-    def action_space(self, params: PointPushParams) -> Box:
-        return Box(low=-1.0, high=1.0, shape=(2,))
-
-    # ---------------------------------------------------------------- reset
-
-    def reset(self, key: jax.Array, params: PointPushParams):
-        _check_static(params)
+    def initial_state(self, key: jax.Array, params: PointPushParams) -> PointPushState:
         key, layout_key, goal_key, rot_key = jax.random.split(key, 4)
-        nh, npl, k = params.num_hazards, params.num_pillars, params.placement_tries
+        nh, npl = params.num_hazards, params.num_pillars
         keepout = self._keepouts(params)
-        n = keepout.shape[0]
         half = params.placement_extent - keepout  # each object's square shrunk by its keep-out
-        candidates = (2.0 * hash_uniform(layout_key, (n, k, 2)) - 1.0) * half[:, None, None]
-
-        # Safety-Gymnasium's order: agent, goal, hazards, pillars, push_box (geoms, then free geoms)
-        def place(layout, inputs):
-            i, cands = inputs
-            min_dist = jnp.where(jnp.arange(n) < i, keepout + keepout[i], -jnp.inf)
-            return layout.at[i].set(pick_placement(cands, layout, min_dist)), None
-
-        layout, _ = jax.lax.scan(place, jnp.zeros((n, 2), jnp.float32), (jnp.arange(n), candidates))
+        layout = placement.place_objects(layout_key, keepout, half, params.placement_tries)
         pos, hazards, pillars, box_pos = layout[0], layout[2 : 2 + nh], layout[2 + nh : 2 + nh + npl], layout[-1]
         # Builder.reset calls update_world(): the goal is drawn again against the whole layout;
         # the layout's own goal (already clear of everything) is the last candidate
-        u = hash_uniform(goal_key, (params.goal_tries, 2))
-        goal = self._sample_goal(u, pos, hazards, pillars, box_pos, params, fallback=layout[1])
+        u = placement.hash_uniform(goal_key, (params.goal_tries, 2))
+        goal = self._place_goal(u, pos, hazards, pillars, box_pos, params, fallback=layout[1])
         heading, box_yaw = jax.random.uniform(rot_key, (2,), minval=0.0, maxval=TWO_PI)
         zero2 = jnp.zeros((2,), jnp.float32)
-        state = PointPushState(
+        return PointPushState(
             pos=pos,
             heading=heading,
             vel=zero2,
@@ -335,18 +286,10 @@ class PointPush(Environment):
             time=jnp.zeros((), jnp.int32),
             key=key,
         )
-        return state, self._obs(state, zero2, params)
 
-    # ---------------------------------------------------------------- step
-
-    def step(self, state: PointPushState, action: jax.Array, params: PointPushParams):
-        _check_static(params)
-        key, sub = jax.random.split(state.key)
-        u = hash_uniform(sub, (params.goal_tries + 1, 2))
-        ctrl = jnp.clip(jnp.asarray(action, jnp.float32), -1.0, 1.0)
-        gauss = math.sqrt(2.0) * jax.scipy.special.erfinv(jnp.clip(2.0 * u[-1] - 1.0, -1.0 + 1e-7, 1.0 - 1e-7))
-        ctrl = jnp.clip(ctrl + params.action_noise * gauss, -1.0, 1.0)  # MuJoCo clamps ctrl to ctrlrange
-
+    def transition(self, state: PointPushState, action: jax.Array, params: PointPushParams):
+        key, u = engine.step_uniforms(state.key, (params.goal_tries + 1, 2))
+        ctrl = engine.noisy_control(action, u[-1], params.action_noise)
         carry = (state.pos, state.heading, state.vel, state.ang_vel, state.box_pos, state.box_yaw, state.box_vel,
                  state.contact_accel)
         carry = jax.lax.fori_loop(
@@ -359,70 +302,38 @@ class PointPush(Environment):
         dist_box_goal = self._dist_box_goal(box_pos, state.goal, params)
         gate = state.last_dist_box > params.box_null_dist * params.box_size
         goal_reached = dist_box_goal <= params.goal_radius
-        reward = jnp.where(gate, (state.last_dist_box - dist_box) * params.reward_box_dist, 0.0)
-        reward = reward + (state.last_box_goal - dist_box_goal) * params.reward_box_goal
-        reward = reward + jnp.where(goal_reached, params.reward_goal, 0.0)
-        reward = jnp.clip(reward, -params.reward_clip, params.reward_clip)
-
-        hazard_dist = safe_norm(state.hazards - pos)
-        inside = hazard_dist <= params.hazard_radius
-        cost = jnp.sum(jnp.where(inside, params.hazard_cost * (params.hazard_radius - hazard_dist), 0.0))
-        if params.constrain_indicator:
-            cost = (cost > 0.0).astype(jnp.float32)
+        progress = jnp.where(gate, (state.last_dist_box - dist_box) * params.reward_box_dist, 0.0)
+        progress = progress + (state.last_box_goal - dist_box_goal) * params.reward_box_goal
+        reward = engine.goal_reward(progress, goal_reached, params)
+        cost = engine.hazard_cost(safe_norm(state.hazards - pos), params.hazard_radius, params.hazard_cost)
+        cost = engine.indicator(cost, params.constrain_indicator)
 
         # on success: update_layout() (the box where it is now), then a new goal (update_world)
-        new_goal = self._sample_goal(u[:-1], pos, state.hazards, state.pillars, box_pos, params)
+        new_goal = self._place_goal(u[:-1], pos, state.hazards, state.pillars, box_pos, params)
         goal = jnp.where(goal_reached, new_goal, state.goal)
         last_box_goal = jnp.where(goal_reached, self._dist_box_goal(box_pos, goal, params), dist_box_goal)
 
-        time = state.time + 1
-        state = PointPushState(
-            pos=pos,
-            heading=jnp.mod(heading, TWO_PI),
-            vel=vel,
-            ang_vel=ang_vel,
-            goal=goal,
-            hazards=state.hazards,
-            pillars=state.pillars,
-            box_pos=box_pos,
-            box_yaw=jnp.mod(box_yaw, TWO_PI),
-            box_vel=box_vel,
-            last_dist_box=dist_box,
-            last_box_goal=last_box_goal,
-            contact_accel=contact_accel,
-            time=time,
-            key=key,
-        )
-        obs = self._obs(state, ctrl, params)
-        truncated = time >= params.max_steps
-        terminated = jnp.zeros((), bool)
-        info = {
-            "goal_reached": goal_reached.astype(jnp.float32),
-            "cost_hazards": cost.astype(jnp.float32),
-        }
-        return state, obs, reward.astype(jnp.float32), cost.astype(jnp.float32), terminated, truncated, info
+        state = state.replace(pos=pos, heading=jnp.mod(heading, TWO_PI), vel=vel, ang_vel=ang_vel, goal=goal,
+                              box_pos=box_pos, box_yaw=jnp.mod(box_yaw, TWO_PI), box_vel=box_vel,
+                              last_dist_box=dist_box, last_box_goal=last_box_goal, contact_accel=contact_accel,
+                              key=key)
+        info = {"goal_reached": goal_reached.astype(jnp.float32), "cost_hazards": cost.astype(jnp.float32)}
+        return state, ctrl, reward, cost, info
 
     # ---------------------------------------------------------------- pieces
 
     def _keepouts(self, params: PointPushParams):
-        return jnp.concatenate(
-            [
-                jnp.stack([params.agent_keepout, params.goal_keepout]),
-                jnp.full((params.num_hazards,), params.hazard_keepout),
-                jnp.full((params.num_pillars,), params.pillar_keepout),
-                jnp.reshape(params.box_keepout, (1,)),
-            ]
-        ).astype(jnp.float32)
+        # Safety-Gymnasium's order: agent, goal, hazards, pillars, push_box (geoms, then free geoms)
+        return placement.keepouts((1, params.agent_keepout), (1, params.goal_keepout),
+                                  (params.num_hazards, params.hazard_keepout),
+                                  (params.num_pillars, params.pillar_keepout), (1, params.box_keepout))
 
-    def _sample_goal(self, u, pos, hazards, pillars, box_pos, params: PointPushParams, fallback=None):
+    def _place_goal(self, u, pos, hazards, pillars, box_pos, params: PointPushParams, fallback=None):
         """BaseTask.build_goal_position: the goal keeps out of every other object.  ``fallback``
         (a position) is tried after the candidates drawn from ``u``."""
-        candidates = (2.0 * u - 1.0) * (params.placement_extent - params.goal_keepout)
-        if fallback is not None:
-            candidates = jnp.concatenate([candidates, fallback[None]])
-        others = jnp.concatenate([pos[None], hazards, pillars, box_pos[None]])
-        keepout = jnp.concatenate([self._keepouts(params)[:1], self._keepouts(params)[2:]])
-        return pick_placement(candidates, others, keepout + params.goal_keepout)
+        placed = ((pos[None], params.agent_keepout), (hazards, params.hazard_keepout),
+                  (pillars, params.pillar_keepout), (box_pos[None], params.box_keepout))
+        return placement.place_goal(u, placed, params.placement_extent, params.goal_keepout, fallback)
 
     def _dist_box(self, pos, box_pos, params: PointPushParams):
         return jnp.sqrt(jnp.sum((box_pos - pos) ** 2) + (params.box_height - params.agent_height) ** 2)
@@ -430,14 +341,13 @@ class PointPush(Environment):
     def _dist_box_goal(self, box_pos, goal, params: PointPushParams):
         return jnp.sqrt(jnp.sum((box_pos - goal) ** 2) + (params.box_height - params.goal_height) ** 2)
 
-    def _obs(self, state: PointPushState, ctrl, params: PointPushParams):
-        lidar = dict(num_bins=params.lidar_num_bins, max_dist=params.lidar_max_dist, alias=params.lidar_alias)
-        return jnp.concatenate(
-            [
-                point_sensors(state.heading, state.vel, state.ang_vel, ctrl, params, state.contact_accel),
-                pseudo_lidar(state.pos, state.heading, state.goal[None], **lidar),
-                pseudo_lidar(state.pos, state.heading, state.hazards, **lidar),
-                pseudo_lidar(state.pos, state.heading, state.pillars, **lidar),
-                pseudo_lidar(state.pos, state.heading, state.box_pos[None], **lidar),
-            ]
-        ).astype(jnp.float32)
+    # ---------------------------------------------------------------- observation
+
+    def pose(self, state: PointPushState):
+        return state.pos, state.heading
+
+    def sensors(self, state: PointPushState, ctrl, params: PointPushParams):
+        return point_sensors(state.heading, state.vel, state.ang_vel, ctrl, params, state.contact_accel)
+
+    def lidar_objects(self, state: PointPushState, params: PointPushParams):
+        return state.goal[None], state.hazards, state.pillars, state.box_pos[None]

@@ -7,15 +7,16 @@ an equality constraint, the left one driven by a position servo (kp = 1, ctrl in
 0.785] rad, force clamp +-1 N m).  It is shared by every Racecar task
 (:mod:`saferl.envs.safety_nav.racecar_circle` holds RacecarCircle1); a task keeps a
 :class:`RacecarState` in its state and its parameters subclass :class:`RacecarParams`.
-Sources are tagged as in ``/work/shared/specs/environments.md`` (``SG:`` the 1.0.0 wheel,
-``M-SG`` measured); ``M-race`` marks measurements made for this port (safety-gymnasium
-1.0.0, mujoco 2.3.3, gymnasium 0.28.1, SafetyRacecarCircle1-v0, 2026-12).
+Sources are tagged ``SG:`` (the safety-gymnasium 1.0.0 wheel, paths below ``safety_gymnasium/``)
+and ``M-SG`` (an earlier measurement of the original, safety-gymnasium 1.0.0 on mujoco
+2.3.3); ``M-race`` marks measurements made for this port (safety-gymnasium 1.0.0, mujoco 2.3.3,
+gymnasium 0.28.1, SafetyRacecarCircle1-v0, 2026-12).
 
 Actions.  Every saferl environment takes actions in ``[-1, 1]^n``; the Racecar's are scaled
 here to the actuators' ranges, ``ctrl = (20 a_0, 0.785 a_1)`` (:func:`ctrl_from_action`),
 which is exactly C-TRPO's ``SafeRescaleAction(-1, 1)`` around Safety-Gymnasium's
-``Box([-20, -0.785], [20, 0.785])`` (spec 3.1).  Actions are clipped to [-1, 1] first, as
-Safety-Gymnasium clips ``ctrl`` to ``ctrlrange``.
+``Box([-20, -0.785], [20, 0.785])`` (milosen/ctrpo ``algorithms/baselines/common/env.py``).
+Actions are clipped to [-1, 1] first, as Safety-Gymnasium clips ``ctrl`` to ``ctrlrange``.
 
 Geometry (``racecar.xml``).  Body origin (site ``agent`` 0.02 m ahead of it; the reward,
 cost and lidar use the body origin): rear axle at x = -0.16, steering hinges at x = +0.165,
@@ -81,7 +82,7 @@ Residuals (ours against the original, M-race)
 response                                   ours                            original
 =========================================  ==============================  =======================
 full throttle, forward m/s at steps        0.0354 0.1764 0.8637 0.9970     0.035 0.176 0.862 0.997
-1 / 5 / 25 / 50 / 100                      0.9970 (max error 0.0017)       0.997 (spec 3.4)
+1 / 5 / 25 / 50 / 100                      0.9970 (max error 0.0017)       0.997 (M-SG)
 steady turn radius of the body origin,     median error 4.8 %, 90 % of     --
 60 commands                                the commands within 11 %
   throttle 20, steering 0.3 / 0.4 / 0.5    1.84 / 1.20 / 0.86 m            2.00 / 1.23 / 0.83 m
@@ -139,15 +140,15 @@ import math
 import jax
 import jax.numpy as jnp
 
-from saferl.foundation import struct
 from saferl.envs.base import EnvParams
+from saferl.foundation import struct
 
 #: racecar.xml: the rear axle along the body x axis, and the wheelbase to the steering hinges
 REAR_AXLE_X = -0.16
 GEOMETRIC_WHEELBASE = 0.325
 _SITE_X = 0.02  # racecar.xml site "agent"
 _WHEEL_RADIUS = 0.05
-_MASS = 2.156072  # M-SG (spec 3.4)
+_MASS = 2.156072  # M-SG
 # MuJoCo's mass matrix at reset (M-race): the diff_ring axle (both rear wheels and diff sides),
 # a front wheel's spin and a steering hinge with its wheel
 _AXLE_INERTIA = 0.050165

@@ -3,13 +3,14 @@
 The Racecar (:mod:`saferl.envs.safety_nav.racecar`) should drive counter-clockwise around a circle of
 radius 1.5 at the origin while staying between two invisible walls at ``x = +-1.125``: the
 circle does not fit between them, so the best safe path cuts its sides.  Pure
-``jax.numpy``, jittable and vmappable, on PointGoal1's 2-D engine (its pseudo-lidar).
+``jax.numpy``, jittable and vmappable, on the navigation engine (:mod:`saferl.envs.safety_nav.engine`:
+its pseudo-lidar).
 
 What matches Safety-Gymnasium (``CircleLevel1`` on ``Racecar``)
 ---------------------------------------------------------------
 Sources: ``SG:tasks/safe_navigation/circle/circle_level{0,1}.py``,
 ``SG:assets/geoms/{circle,sigwalls}.py``, ``SG:bases/base_task.py``, ``SG:builder.py``
-(spec 3.3, 3.5).
+(``SG:`` = the safety-gymnasium 1.0.0 wheel, paths below ``safety_gymnasium/``).
 
 * Reset: the agent uniform in ``[-0.8, 0.8]^2`` (``placements``, keep-out 0, so nothing is
   rejected), heading uniform in ``[0, 2 pi)``, at rest with the wheels straight.  The circle
@@ -29,7 +30,8 @@ Sources: ``SG:tasks/safe_navigation/circle/circle_level{0,1}.py``,
   original: rewards to 1e-16 from its positions and velocities, the lidar to 1.4e-3 (the
   original's car tilts a little; ours stays level) and the cost everywhere (M-race).
 * Actions ``[-1, 1]^2``, scaled to the actuators' ``[-20, 20] rad/s x [-0.785, 0.785] rad``
-  as the C-TRPO harness's ``SafeRescaleAction(-1, 1)`` does (spec 3.1); see
+  as the C-TRPO harness's ``SafeRescaleAction(-1, 1)`` does (milosen/ctrpo
+  ``algorithms/baselines/common/env.py``); see
   :func:`saferl.envs.safety_nav.racecar.ctrl_from_action`.
 
 Where it differs, and why
@@ -59,16 +61,21 @@ Where it differs, and why
 
 from __future__ import annotations
 
-import math
-
 import jax
 import jax.numpy as jnp
 
+from saferl.envs.base import register
+from saferl.envs.safety_nav.engine import TWO_PI, NavTask
+from saferl.envs.safety_nav.racecar import (
+    RacecarParams,
+    RacecarState,
+    body_velocity,
+    ctrl_from_action,
+    racecar_at,
+    racecar_sensors,
+    racecar_step,
+)
 from saferl.foundation import struct
-from saferl.envs.base import Box, Environment, register
-from saferl.envs.safety_nav.point_goal import pseudo_lidar
-from saferl.envs.safety_nav.racecar import (RacecarParams, RacecarState, body_velocity, ctrl_from_action, racecar_at,
-                                 racecar_sensors, racecar_step)
 
 
 @struct.dataclass
@@ -102,47 +109,36 @@ _DESCRIPTION = "Safety-Gymnasium RacecarCircle1 in JAX: racecar circles the orig
 
 
 @register("RacecarCircle1", _DESCRIPTION)
-class RacecarCircle(Environment):
+class RacecarCircle(NavTask):
     """Safety-Gymnasium ``SafetyRacecarCircle1-v0`` (see the module docstring for differences)."""
 
     description = _DESCRIPTION
-    cost_shape = ()
     config_defaults = {"num_envs": 16, "rollout_steps": 1000,  # two whole 500-step episodes per env
-                       "constraint": {"type": "expected", "limit": 25.0}}  # C-TRPO: cost limit 25 (spec 3.1)
+                       "constraint": {"type": "expected", "limit": 25.0}}  # the C-TRPO harness's cost limit 25
+    lidars = ("circle",)
 
     def default_params(self) -> RacecarCircleParams:
         return RacecarCircleParams()
 
-    def observation_space(self, params: RacecarCircleParams) -> Box:
-        n = params.lidar_num_bins
-        low = jnp.concatenate([jnp.full((12,), -jnp.inf), jnp.zeros((n,))])
-        high = jnp.concatenate([jnp.full((12,), jnp.inf), jnp.ones((n,))])
-        return Box(low=low, high=high, shape=(12 + n,))
-
-    def action_space(self, params: RacecarCircleParams) -> Box:
-        return Box(low=-1.0, high=1.0, shape=(2,))
-
-    def reset(self, key: jax.Array, params: RacecarCircleParams):
+    def initial_state(self, key: jax.Array, params: RacecarCircleParams) -> RacecarCircleState:
         pos_key, heading_key = jax.random.split(key)
         extent = params.placement_extent
         pos = jax.random.uniform(pos_key, (2,), minval=-extent, maxval=extent)
-        heading = jax.random.uniform(heading_key, (), minval=0.0, maxval=2.0 * math.pi)
-        state = RacecarCircleState(racecar_at(pos, heading), jnp.zeros((), jnp.int32))
-        return state, self._obs(state.robot, jnp.zeros((2,), jnp.float32), params)
+        heading = jax.random.uniform(heading_key, (), minval=0.0, maxval=TWO_PI)
+        return RacecarCircleState(racecar_at(pos, heading), jnp.zeros((), jnp.int32))
 
-    def step(self, state: RacecarCircleState, action: jax.Array, params: RacecarCircleParams):
+    def transition(self, state: RacecarCircleState, action: jax.Array, params: RacecarCircleParams):
         ctrl = ctrl_from_action(action, params)
         robot = racecar_step(state.robot, ctrl, params)
         reward = circle_reward(robot.pos, body_velocity(robot, params), params)
         cost = (jnp.abs(robot.pos[0]) > params.sigwall_x).astype(jnp.float32)
-        time = state.time + 1
-        obs = self._obs(robot, ctrl, params)
-        truncated = time >= params.max_steps
-        terminated = jnp.zeros((), bool)
-        info = {"cost_out_of_boundary": cost}
-        return RacecarCircleState(robot, time), obs, reward.astype(jnp.float32), cost, terminated, truncated, info
+        return state.replace(robot=robot), ctrl, reward, cost, {"cost_out_of_boundary": cost}
 
-    def _obs(self, robot: RacecarState, ctrl, params: RacecarCircleParams):
-        lidar = pseudo_lidar(robot.pos, robot.heading, jnp.zeros((1, 2), jnp.float32), num_bins=params.lidar_num_bins,
-                             max_dist=params.lidar_max_dist, alias=params.lidar_alias)
-        return jnp.concatenate([racecar_sensors(robot, ctrl, params), lidar]).astype(jnp.float32)
+    def pose(self, state: RacecarCircleState):
+        return state.robot.pos, state.robot.heading
+
+    def sensors(self, state: RacecarCircleState, ctrl, params: RacecarCircleParams):
+        return racecar_sensors(state.robot, ctrl, params)
+
+    def lidar_objects(self, state: RacecarCircleState, params: RacecarCircleParams):
+        return (jnp.zeros((1, 2), jnp.float32),)  # Circle.pos, the origin

@@ -3,7 +3,7 @@
 The probability that the cost return reaches 15 during training, mean and SD over seeds (the paper
 uses 500 seeds).  Every eps and seed trains in one program: eps is swept inside it (:mod:`saferl.training.in_program_sweep`,
 ``constraint.epsilon`` as a vmapped axis beside the seeds), so a point's runners are what a separate
-run per eps would train (tests/test_grid.py checks that equality for a grid of constraint and
+run per eps would train (tests/training/test_in_program_sweep.py checks that equality for a grid of constraint and
 hyper-parameter values).  Its scales are its own (many seeds on
 a small environment), not the shared deep-RL ones.
 """
@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from saferl.analysis import verdicts
 from saferl.training import config as configlib
 from saferl.training import in_program_sweep
 from saferl.analysis import metrics
@@ -38,7 +39,7 @@ FIG5_SCALES = {
 
 def fig5_checks(rows: list[dict]) -> dict:
     """Per eps: the mean breach rate at or below eps (the paper's reading) and the verdict of its bootstrap
-    interval over seeds (deep_rl.safety_verdict)."""
+    interval over seeds (verdicts.safety_verdict)."""
     return {f"eps={row['epsilon']:g}": {"P_hat <= eps": row["below_epsilon"], "safety": row.get("safety")}
             for row in rows}
 
@@ -69,10 +70,10 @@ def fig5(scale: Scale, out: Path) -> dict:
         curves[eps] = (steps, mean, sd)
         p_hat = metrics.breach_rate(violation, np.nan_to_num(per_seed_series(progress, "episodes", seeds)))
         final = point_final["episode_return"]["per_seed"]
-        _, p_lo, p_hi = deep_rl.bootstrap_mean(p_hat)
+        _, p_lo, p_hi = verdicts.bootstrap_mean(p_hat)
         rows.append({"method": method, "epsilon": eps, "rho": FIG5_RHO, "seeds": cfg["seeds"], "env_steps_per_seed": summary["env_steps"],
                      "P_hat": float(np.nanmean(p_hat)), "P_hat_lo": p_lo, "P_hat_hi": p_hi,
-                     "P_hat_sd": float(np.nanstd(p_hat)), "safety": deep_rl.safety_verdict(p_lo, p_hi, eps),
+                     "P_hat_sd": float(np.nanstd(p_hat)), "safety": verdicts.safety_verdict(p_lo, p_hi, eps),
                      "final_violation": float(mean[-1]), "J": float(np.mean(final)),
                      "below_epsilon": bool(np.nanmean(p_hat) <= eps), "wall_seconds": summary["wall_seconds"]})
     fig, ax = plt.subplots(figsize=(6, 4))

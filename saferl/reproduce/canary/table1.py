@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+from saferl.analysis import verdicts
 from saferl.training import config as configlib
 from saferl.analysis import metrics
 from saferl.analysis import plotting
@@ -46,7 +47,8 @@ EPSILON = 0.05
 T_SAFE_EPISODES = 100
 # (label, algorithm, config overrides); the CPO-step methods' labels get their cost units appended
 # (deep_rl.units_label): the default rows use b per sample (OmniSafe units, as the public JAX VaR-CPO code), the
-# "Canary (J_c units)" row b in units of the Cantelli value (cost_scale: length; docs/design.md)
+# "Canary (J_c units)" row b in units of the Cantelli value (cost_scale: length;
+# docs/decisions/025-cost-surrogate-scale.md)
 TABLE1_METHODS = [("Canary", "canary", {}), ("Canary", "canary", {"hparams": {"cost_scale": "length"}}),
                   ("PPO", "ppo", {}), ("CPO (VaR)", "cpo_var", {}), ("CPPO", "cppo", {}), ("CVaR-CPO", "cvar_cpo", {})]
 TABLE1_ENVS = {"PointGoal1": {"rho": 100.0, "steps": 2_000_000}, "EcoAnt": {"rho": 150.0, "steps": 10_000_000}}
@@ -123,8 +125,8 @@ def risk_row(label: str, cfg: dict, run_dir: Path, summary: dict, default_config
     row = {"method": deep_rl.units_label(label, cfg), "label": label, "algo": cfg["algo"], "env": cfg["env"],
            "rho": cfg["constraint"]["rho"], "epsilon": eps, "default_config": default_config}
     row["P_hat"], row["P_hat_se"] = _mean_se(p_hat)
-    _, row["P_hat_lo"], row["P_hat_hi"] = deep_rl.bootstrap_mean(p_hat)
-    row["safety"] = deep_rl.safety_verdict(row["P_hat_lo"], row["P_hat_hi"], eps)
+    _, row["P_hat_lo"], row["P_hat_hi"] = verdicts.bootstrap_mean(p_hat)
+    row["safety"] = verdicts.safety_verdict(row["P_hat_lo"], row["P_hat_hi"], eps)
     row["P_hat_max"] = float(np.nanmax(p_hat)) if np.any(np.isfinite(p_hat)) else float("nan")
     row["t_safe"], row["t_safe_se"] = _mean_se(t_safe)
     row["J"], row["J_se"] = _mean_se(returns)

@@ -40,8 +40,8 @@ Where the values come from (the figures' values are not in the paper's text)
 Where it differs, and why
 -------------------------
 * Our C-TRPO, CPO and environments are saferl's, in the authors' harness (ctrpo-table1's docstring; its batch of
-  10 envs x 2,000 steps since session 17), "final" = the mean over the last 10% of iterations.  Intervals of a
-  sweep point are the 95% bootstrap interval of the mean over seeds (:func:`deep_rl.bootstrap_mean`); Fig. 10's are IQMs over seeds x tasks as the authors'.
+  10 envs x 2,000 steps since commit d92f081), "final" = the mean over the last 10% of iterations.  Intervals of a
+  sweep point are the 95% bootstrap interval of the mean over seeds (:func:`verdicts.bootstrap_mean`); Fig. 10's are IQMs over seeds x tasks as the authors'.
 * Our C-TRPO starts outside recovery (:mod:`saferl.algos.ctrpo`); the authors' starts in recovery.
 * The cost-value noise: see :mod:`saferl.algos.ctrpo` (each state's value corrupted once, as the authors'
   ``NoisyBuffer``; a terminal step's bootstrap differs).
@@ -56,6 +56,7 @@ from pathlib import Path
 import numpy as np
 import scipy.stats
 
+from saferl.analysis import verdicts
 from saferl.training import config as configlib
 from saferl.training import in_program_sweep
 from saferl.analysis import metrics
@@ -89,7 +90,7 @@ BOOTSTRAP_REPS = table1.BOOTSTRAP_REPS  # the authors' notebooks: 50,000 resampl
 _SMOKE = {"env": "ToyReach", "num_envs": 4, "config": {"iterations_per_chunk": 1, "rollout_steps": 200},
           "tasks": ["ToyReach"], "reps": 2000}
 #: cpu, the Ant sweeps (measured with 16 envs x 1000 steps per iteration and runner; the authors' 10 x 2000 since
-#: session 17): env steps per second over all runners, over the whole training time of the committed cpu sweeps
+#: commit d92f081): env steps per second over all runners, over the whole training time of the committed cpu sweeps
 #: (2026-12-02: beta, 6 points x 3 seeds x 320k steps in 779 s; cost noise, 5 points in 617 s; MuJoCo C physics).
 #: Those two runs do not separate the compile from the rate, so the compile is counted inside the rate and not again.
 ANT_SWEEP_STEPS_PER_SECOND = 7_600
@@ -198,8 +199,8 @@ def interval_row(values: dict[str, np.ndarray], limit: float = LIMIT) -> dict:
     """Mean and 95% bootstrap interval over seeds of each quantity, and the final-cost verdict against ``limit``."""
     row = {}
     for name in QUANTITIES:
-        row[name], row[f"{name}_lo"], row[f"{name}_hi"] = deep_rl.bootstrap_mean(values[name])
-    row["safety"] = deep_rl.safety_verdict(row["final_cost_lo"], row["final_cost_hi"], limit)
+        row[name], row[f"{name}_lo"], row[f"{name}_hi"] = verdicts.bootstrap_mean(values[name])
+    row["safety"] = verdicts.safety_verdict(row["final_cost_lo"], row["final_cost_hi"], limit)
     return row
 
 
@@ -280,12 +281,6 @@ def fig10_rows(entries: list[dict], reps: int = BOOTSTRAP_REPS) -> tuple[list[di
 # --------------------------------------------------------------------------- claims
 
 
-def interval_order(a: dict, b: dict, name: str) -> str | None:
-    """``above`` / ``below`` when ``a``'s interval of ``name`` lies wholly above / below ``b``'s, else ``overlapping``
-    (None where a row or an interval is missing)."""
-    return None if a is None or b is None else table1.interval_order(a, b, name)
-
-
 def rank_correlation(x, y) -> float | None:
     """Spearman's rank correlation of the means, ties given their average rank; None below 3 finite points
     or where either series is constant (a sweep whose regret is 0 throughout has no trend to rank)."""
@@ -317,15 +312,15 @@ def beta_checks(rows: list[dict]) -> dict:
     by = {r["beta"]: r for r in rows}
     low, high, one = (rows[0] if rows else None), (rows[-1] if rows else None), by.get(1.0)
     upto = [r for r in rows if r["beta"] <= 1.0 and r is not low]
-    orders = [interval_order(r, low, "final_return") for r in upto]
+    orders = [verdicts.interval_order(r, low, "final_return") for r in upto]
     checks = _safety(rows, "beta", "beta")
     checks["return up to beta = 1 not below the smallest beta's"] = (None if not upto or None in orders
                                                                      else all(o != "below" for o in orders))
     above = high if high is not None and high["beta"] > 1.0 else None
-    order = interval_order(above, one, "final_return")
+    order = verdicts.interval_order(above, one, "final_return")
     checks["return at the largest beta below beta = 1's"] = None if order is None else order == "below"
     for name in ("final_cost", "cost_regret"):
-        order = interval_order(high, low, name) if high is not low else None
+        order = verdicts.interval_order(high, low, name) if high is not low else None
         checks[f"{name} at the largest beta below the smallest beta's"] = None if order is None else order == "below"
         checks[f"rank correlation of beta and {name}"] = rank_correlation([r["beta"] for r in rows],
                                                                           [r[name] for r in rows])
@@ -340,20 +335,20 @@ def hysteresis_checks(rows: list[dict]) -> dict:
     by = {r["hysteresis"]: r for r in sweep}
     none = by.get(1.0)
     checks = _safety(sweep, "hysteresis", "b_H/b")
-    order = interval_order(by.get(0.8), none, "cost_regret")
+    order = verdicts.interval_order(by.get(0.8), none, "cost_regret")
     checks["Fig. 9: regret at b_H = 0.8 b below b_H = b"] = None if order is None else order == "below"
-    orders = [interval_order(r, none, "cost_regret") for r in sweep if r["hysteresis"] < 1.0]
+    orders = [verdicts.interval_order(r, none, "cost_regret") for r in sweep if r["hysteresis"] < 1.0]
     checks["Fig. 9: no b_H < b has regret above b_H = b"] = (None if not orders or None in orders
                                                             else all(o != "above" for o in orders))
     fig10 = {r["method"]: r for r in rows if r.get("figure") == "Fig. 10"}
     for algo in ("C-TRPO", "CPO"):
-        order = interval_order(fig10.get(f"{algo} (hyst.)"), fig10.get(f"{algo} (no hyst.)"), "normalized_regret")
+        order = verdicts.interval_order(fig10.get(f"{algo} (hyst.)"), fig10.get(f"{algo} (no hyst.)"), "normalized_regret")
         checks[f"Fig. 10: hysteresis lowers {algo}'s cost regret"] = None if order is None else order == "below"
     hyst, plain = fig10.get("C-TRPO (hyst.)"), fig10.get("C-TRPO (no hyst.)")
     checks["Fig. 10: hysteresis lowers C-TRPO's return (IQM)"] = (
         None if hyst is None or plain is None or not np.isfinite(hyst["normalized_return"] - plain["normalized_return"])
         else bool(hyst["normalized_return"] < plain["normalized_return"]))
-    order = interval_order(plain, fig10.get("CPO (hyst.)"), "normalized_regret")
+    order = verdicts.interval_order(plain, fig10.get("CPO (hyst.)"), "normalized_regret")
     checks["Fig. 10: C-TRPO (no hyst.) regret below CPO (hyst.)"] = None if order is None else order == "below"
     task_rows_ = [r for r in rows if r.get("figure") == "Fig. 10 (per task)"]
     checks["Fig. 10 per task: safety"] = {f"{r['env']}: {r['method']}": r["safety"] for r in task_rows_}
@@ -367,13 +362,13 @@ def cost_noise_checks(rows: list[dict]) -> dict:
     rows = _sweep_rows(rows, "Fig. 11", "cost_value_noise")
     low, high = (rows[0], rows[-1]) if len(rows) > 1 else (None, None)
     checks = _safety(rows, "cost_value_noise", "sigma")
-    order = interval_order(high, low, "cost_regret")
+    order = verdicts.interval_order(high, low, "cost_regret")
     checks["regret at the largest sigma above the smallest sigma's"] = None if order is None else order == "above"
     checks["rank correlation of sigma and cost_regret"] = rank_correlation([r["cost_value_noise"] for r in rows],
                                                                            [r["cost_regret"] for r in rows])
     checks["return at the largest sigma below the smallest sigma's (means)"] = (
         None if low is None else bool(high["final_return"] < low["final_return"]))
-    checks["return at the largest sigma vs the smallest sigma's (intervals)"] = interval_order(high, low,
+    checks["return at the largest sigma vs the smallest sigma's (intervals)"] = verdicts.interval_order(high, low,
                                                                                                "final_return")
     return checks
 
@@ -385,7 +380,7 @@ def phi_checks(rows: list[dict]) -> dict:
     for task in dict.fromkeys(r["env"] for r in rows):
         by = {r["label"]: r for r in rows if r["env"] == task}
         xlogx, neglog = by.get(PHI_METHODS[0][0]), by.get(PHI_METHODS[1][0])
-        ret, reg = interval_order(xlogx, neglog, "final_return"), interval_order(xlogx, neglog, "cost_regret")
+        ret, reg = verdicts.interval_order(xlogx, neglog, "final_return"), verdicts.interval_order(xlogx, neglog, "cost_regret")
         checks[task] = {"x log x vs -log x, return": ret, "x log x vs -log x, cost regret": reg,
                         "safety": {r["method"]: r["safety"] for r in by.values()}}
         worse += int(ret == "below" or reg == "above")

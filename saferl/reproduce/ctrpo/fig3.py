@@ -12,7 +12,7 @@ of the statistical precipice", arXiv:2108.13264; :mod:`saferl.analysis.metrics`)
 
 Methods are sorted, as the figure, into groups by the interval of their normalised final cost against 0
 (equivalently V_c / b against 1): ``probably_safe`` when it lies at or below 0, ``probably_unsafe`` when
-above, ``undecided`` when it straddles 0 (:func:`deep_rl.safety_verdict`), and by return IQM within each
+above, ``undecided`` when it straddles 0 (:func:`verdicts.safety_verdict`), and by return IQM within each
 group.  It trains (or reuses: ``deep_rl.train_or_resume``) exactly ctrpo-table1's runs in ctrpo-table1's
 layout (:func:`ctrpo_table1.plan`), so both targets run into one ``--out`` train once (the latest target's table
 is ``out/results.json``; the framework keeps the other's as ``out/results-<target>.json``).
@@ -38,11 +38,11 @@ from pathlib import Path
 
 import numpy as np
 
+from saferl.analysis import verdicts
 from saferl.analysis import metrics
 from saferl.analysis import plotting
 from saferl.reproduce.ctrpo import table1
-from saferl.reproduce import deep_rl
-from saferl.reproduce.ctrpo.table1 import AS_RUN, LIMIT, REFERENCES, interval_order
+from saferl.reproduce.ctrpo.table1 import AS_RUN, LIMIT, REFERENCES
 from saferl.reproduce.framework import Scale, target
 
 #: (row field, per-run value it normalises, the figure's panel title)
@@ -130,7 +130,7 @@ def aggregate(matrix, reps: int = table1.BOOTSTRAP_REPS) -> tuple[float, float, 
 
 def group_of(lower: float, upper: float) -> str:
     """The figure's grouping: the normalised final cost's interval against 0 (V_c / b against 1)."""
-    return deep_rl.safety_verdict(lower, upper, 0.0)
+    return verdicts.safety_verdict(lower, upper, 0.0)
 
 
 def attach_paper(row: dict, paper_method: str) -> bool:
@@ -184,30 +184,30 @@ def fig3_claims(rows: list[dict]) -> dict:
     others = [r for label, r in by.items() if label != "C-TRPO" and np.isfinite(r["normalized_return"])]
     if has("C-TRPO") and others:  # "competitive with the leading algorithms ... in terms of expected return"
         best = max(others, key=lambda r: r["normalized_return"])
-        order = interval_order(by["C-TRPO"], best, "normalized_return")
+        order = verdicts.interval_order(by["C-TRPO"], best, "normalized_return")
         claims["C-TRPO's return not below the best other method's"] = None if order is None else order != "below"
         # "notably lower cost regret throughout training than the high-return algorithms"
-        comparable = [r for r in others if interval_order(r, by["C-TRPO"], "normalized_return") in ("overlapping",
+        comparable = [r for r in others if verdicts.interval_order(r, by["C-TRPO"], "normalized_return") in ("overlapping",
                                                                                                    "above")]
-        orders = [interval_order(by["C-TRPO"], r, "normalized_regret") for r in comparable]
+        orders = [verdicts.interval_order(by["C-TRPO"], r, "normalized_regret") for r in comparable]
         claims["C-TRPO's regret below every method of comparable return"] = (
             None if not comparable or None in orders else all(o == "below" for o in orders))
     if has("TRPO-Lag"):  # "TRPO-Lag., which is also safe at convergence, has notably higher cost regret"
         rest = [by[label] for label in safe if label != "TRPO-Lag"]
-        orders = [interval_order(by["TRPO-Lag"], r, "normalized_regret") for r in rest]
+        orders = [verdicts.interval_order(by["TRPO-Lag"], r, "normalized_regret") for r in rest]
         claims["TRPO-Lag probably safe, its regret above the other safe methods'"] = (
             by["TRPO-Lag"]["group"] == "probably_safe" and bool(rest) and all(o == "above" for o in orders))
     if has("C-TRPO", "TRPO-Lag", "FOCOPS", "CUP"):  # Lagrangian-style methods "poorly in terms of cost regret"
-        orders = [interval_order(by[m], by["C-TRPO"], "normalized_regret") for m in ("TRPO-Lag", "FOCOPS", "CUP")]
+        orders = [verdicts.interval_order(by[m], by["C-TRPO"], "normalized_regret") for m in ("TRPO-Lag", "FOCOPS", "CUP")]
         claims["TRPO-Lag, FOCOPS and CUP: regret above C-TRPO's"] = None if None in orders else all(
             o == "above" for o in orders)
     if has("C-TRPO", "PCPO", "P3O"):  # "comparable to the more conservative PCPO ..., not as low as that of P3O"
-        pcpo = interval_order(by["C-TRPO"], by["PCPO"], "normalized_regret")
-        p3o = interval_order(by["C-TRPO"], by["P3O"], "normalized_regret")
+        pcpo = verdicts.interval_order(by["C-TRPO"], by["PCPO"], "normalized_regret")
+        p3o = verdicts.interval_order(by["C-TRPO"], by["P3O"], "normalized_regret")
         claims["C-TRPO's regret overlaps PCPO's and is above P3O's"] = (
             None if None in (pcpo, p3o) else pcpo == "overlapping" and p3o == "above")
         # "The low cost regret achieved by P3O comes at the price of expected reward"
-        order = interval_order(by["P3O"], by["C-TRPO"], "normalized_return")
+        order = verdicts.interval_order(by["P3O"], by["C-TRPO"], "normalized_return")
         claims["P3O's return below C-TRPO's"] = None if order is None else order == "below"
     return claims
 

@@ -3,9 +3,10 @@ defaults differ, applied to every config of the C-TRPO targets (``ctrpo-table1``
 
 The paper lists no hyper-parameters, so what it ran is its authors' code: ``algorithms/c-trpo.py`` and
 ``algorithms/baselines/*.py`` (SafePO's implementations), with the command-line defaults of
-``baselines/common/utils/config.py`` that every stored run's ``config.json`` shows.  docs/design.md ("The C-TRPO
-benchmark at --scale cpu", items "Found next", "Found third" and "Found fourth") has the survey behind each constant, what was
-measured, and what is left different on purpose.  saferl's own defaults stay as they are: only these targets'
+``baselines/common/utils/config.py`` that every stored run's ``config.json`` shows.  The decision records
+docs/decisions/059-ctrpo-harness-networks-and-trust-region.md, docs/decisions/060-ctrpo-harness-authors-code.md and
+docs/decisions/062-ctrpo-harness-methods-as-run.md have the survey behind each constant, what was measured, and
+what is left different on purpose.  saferl's own defaults stay as they are: only these targets'
 configs change.
 """
 
@@ -15,13 +16,18 @@ from pathlib import Path
 
 from saferl.training import config as configlib
 from saferl.reproduce import deep_rl
+import saferl.algos  # noqa: F401  (registers every algorithm)
+from saferl.algos import base as algos
+from saferl.algos.ppo import PPO
+from saferl.algos.second_order import TrustRegionAlgorithm
 
 PAPER_STEPS = 10_000_000  # the paper's runs (Sec. 5)
 
 #: The authors' batch: ``num_envs`` 10 and ``steps_per_epoch`` 20,000 (every stored run's config.json), so 10 envs x
 #: 2,000 steps an update and 500 updates in a 10M-step run; the tasks' ``config_defaults`` are 16 x 1,000.  A
 #: trust-region method's progress is per update (each step is bounded by delta), so at equal env steps a 16,000-step
-#: batch is 25% more updates ahead, and Reg+ sums 625 iterations instead of 500 at 10M (docs/design.md, "The batch").
+#: batch is 25% more updates ahead, and Reg+ sums 625 iterations instead of 500 at 10M
+#: (docs/decisions/061-ctrpo-harness-batch.md).
 AUTHORS_BATCH = {"num_envs": 10, "rollout_steps": 2_000}
 #: The authors' networks where saferl's defaults differ (milosen/ctrpo ``algorithms/baselines/common/model.py``,
 #: shared by all their methods): every actor starts at std 1 (``log_std = zeros``; saferl's default is exp(-0.5))
@@ -59,9 +65,9 @@ AUTHORS_TRUST_REGION = {"kl_reduction": "mean_over_action_dims"}
 #: divided by 1 + nu (focops.py); CUP caps nu at ``CUP_NU`` 0.2, compares both stages with target_kl 0.02 and runs up
 #: to 40 projection passes (cup.py); P3O's kappa is 10 (p3o.py ``default_cfg``, the runs of Table 1) on the
 #: centred A_c of SafePO's buffer.  Where their code departs from the method's own paper, the paper's runs are what it
-#: computed (docs/design.md, "Found fourth"): PCPO's reward step along ``fvp(x)`` = H H^-1 g (pcpo.py), FOCOPS's
-#: surrogate scaled by the in-bound fraction (the (B, 1) - (B,) broadcast of focops.py), IPO's feasible-side term
-#: mean(r A_c) / (t (J_c - b)) of the opposite sign (ipo.py); ctrpo_table1.AS_RUN labels those rows.
+#: computed (docs/decisions/062-ctrpo-harness-methods-as-run.md): PCPO's reward step along ``fvp(x)`` = H H^-1 g
+#: (pcpo.py), FOCOPS's surrogate scaled by the in-bound fraction (the (B, 1) - (B,) broadcast of focops.py), IPO's
+#: feasible-side term mean(r A_c) / (t (J_c - b)) of the opposite sign (ipo.py); ctrpo_table1.AS_RUN labels those rows.
 AUTHORS_METHOD_HPARAMS = {
     "ppo_lag": {"lagrange_init": 0.001}, "trpo_lag": {"lagrange_init": 0.001}, "cppo_pid": {"lagrange_init": 0.001},
     "pcpo": {"reward_direction": "fisher_product"}, "ipo": {"barrier_form": "reversed_sign"},
@@ -86,11 +92,6 @@ def authors_harness(cfg: dict) -> dict:
       against target_kl 0.02 itself, one gradient clip over actor and critics, and the policy's rate decayed
       linearly to 0 over the iterations of the paper's 10M-step runs (at ``cpu`` a run is those runs' first
       iterations, not a shorter run decayed faster)."""
-    import saferl.algos  # noqa: F401  (registers every algorithm)
-    from saferl.algos import base as algos
-    from saferl.algos.ppo import PPO
-    from saferl.algos.second_order import TrustRegionAlgorithm
-
     hparams = {**cfg["hparams"], "critic_l2": AUTHORS_CRITIC_L2}
     algo = algos.get(cfg["algo"])
     batch = int(cfg["num_envs"]) * int(cfg["rollout_steps"])

@@ -11,15 +11,16 @@ Differs from the C-TRPO authors' harness: it runs saferl's defaults, not the aut
 ``ctrpo-table1`` takes (:func:`saferl.reproduce.ctrpo.table1.authors_harness`: actors at std 1 rather than
 exp(-0.5), PyTorch's layer initialisation, the critics' L2 term, and for the trust-region methods the Fisher on
 every sample and critic minibatches of 128).  This target and its committed table predate those findings
-(docs/design.md, "The C-TRPO benchmark at --scale cpu"); ctrpo-table1's PointGoal1 column is the faithful one.
+(docs/decisions/058-ctrpo-harness-raw-actions-and-std.md,
+docs/decisions/059-ctrpo-harness-networks-and-trust-region.md); ctrpo-table1's PointGoal1 column is the faithful one.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from saferl.analysis import verdicts
 from saferl.reproduce import deep_rl
-from saferl.reproduce.ctrpo.table1 import interval_order
 from saferl.reproduce.framework import Scale, target
 
 # (label, algorithm, config overrides).  Every label of a method whose step reads the cost surrogate's scale
@@ -32,8 +33,8 @@ from saferl.reproduce.framework import Scale, target
 # * "PID dual": Stooke et al.'s PID multiplier with OmniSafe's CPPO-PID gains;
 # * "hysteresis" on CPO and "ablation: no hysteresis" on C-TRPO: the paper's ablation (App. D.2, Fig. 10), C-TRPO's
 #   recovery hysteresis (b_H = 0.8 b) given to CPO, and taken from C-TRPO.
-# The units-consistent rows (cost_scale: length, b in units of J_c; docs/design.md) of CPO and PCPO stand
-# beside their default rows, which use OmniSafe's and SafePO's units as the C-TRPO benchmark did.
+# The units-consistent rows (cost_scale: length, b in units of J_c; docs/decisions/025-cost-surrogate-scale.md)
+# of CPO and PCPO stand beside their default rows, which use OmniSafe's and SafePO's units as the C-TRPO benchmark did.
 MARGIN = {"hparams": {"cost_margin_lr": 0.05}}
 SGD_DUAL = {"hparams": {"lagrange_optimizer": "sgd", "lagrange_lr": 0.005}}
 HYST = {"hparams": {"hysteresis": 0.8}}
@@ -81,11 +82,11 @@ def attach_paper_numbers(rows: list[dict], limit: float) -> None:
             continue
         for name, (value, minus, plus) in zip(("final_return", "final_cost", "cost_regret"), paper):
             row[f"paper_{name}"], row[f"paper_{name}_lo"], row[f"paper_{name}_hi"] = value, value - minus, value + plus
-        row["paper_safety"] = deep_rl.safety_verdict(row["paper_final_cost_lo"], row["paper_final_cost_hi"], limit)
+        row["paper_safety"] = verdicts.safety_verdict(row["paper_final_cost_lo"], row["paper_final_cost_hi"], limit)
 
 
 def pointgoal_checks(rows: list[dict]) -> dict:
-    """Each row's safety verdict (deep_rl.safety_verdict), and C-TRPO against every other method run as the paper
+    """Each row's safety verdict (verdicts.safety_verdict), and C-TRPO against every other method run as the paper
     configured it, the CPO options and (the paper's App. D.2 claim) C-TRPO without hysteresis against CPO with it:
     whether C-TRPO's cost regret is lower, the return ratio (since "at comparable return" is a judgement), and where
     the two 95% intervals of regret and return lie (below / overlapping / above, None without intervals)."""
@@ -104,8 +105,8 @@ def pointgoal_checks(rows: list[dict]) -> dict:
         checks[key] = {"regret_lower": bool(ours["cost_regret"] < other["cost_regret"]),
                        "return_ratio": (ours["final_return"] / other["final_return"]
                                         if other["final_return"] > 0 else None),
-                       "regret_interval": interval_order(ours, other, "cost_regret"),
-                       "return_interval": interval_order(ours, other, "final_return")}
+                       "regret_interval": verdicts.interval_order(ours, other, "cost_regret"),
+                       "return_interval": verdicts.interval_order(ours, other, "final_return")}
     return checks
 
 

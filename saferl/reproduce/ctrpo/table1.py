@@ -6,17 +6,19 @@ CUP, IPO and P3O on eight Safety-Gymnasium tasks at cost limit 25, with PPO and 
 references (PPO normalises Fig. 3's return: :mod:`~saferl.reproduce.ctrpo.fig3`).  One row per task and
 method: the final reward return V_r, the final cost return V_c and the cost regret Reg+ (eq. 2), each the
 IQM over seeds with its 95% stratified-bootstrap interval, the safety verdict of the V_c interval against
-the limit (:func:`deep_rl.safety_verdict`) and, beside ours, the paper's numbers (:data:`PAPER_TABLE1`)
+the limit (:func:`verdicts.safety_verdict`) and, beside ours, the paper's numbers (:data:`PAPER_TABLE1`)
 with the same verdict.  The checks (:func:`table1_checks`) state the table's claims per task, each read
 the same way on our rows and on the paper's: C-TRPO's V_c interval against the limit, C-TRPO against CPO
 (intervals of V_r and Reg+: above / below / overlapping), and the table's bold and box (the best V_r and
 the lowest Reg+ among the methods whose V_c IQM is below the limit, the authors' table_envs.ipynb).
 ``ctrpo-fig3`` trains (or reuses) exactly these runs, in the same layout: ``out/<task>/runs/<method>``.
 
-What matches the paper (spec: /work/shared/specs/environments.md, 3.1)
----------------------------------------------------------------------
+What matches the paper
+----------------------
 * The eight tasks (SafetyPointGoal1/PointPush1/CarButton1/RacecarCircle1-v0, Safety{Ant,HalfCheetah,
-  Hopper,Humanoid}Velocity-v1), cost limit 25 on all, gamma 0.99, 64x64 tanh networks with PyTorch's
+  Hopper,Humanoid}Velocity-v1: the paper names only the families, the IDs are those of the authors' runs,
+  milosen/ctrpo ``data/runs/benchmark/<id>``; the harness below is their ``algorithms/baselines/common/env.py``
+  and the runs' ``config.json``), cost limit 25 on all, gamma 0.99, 64x64 tanh networks with PyTorch's
   ``nn.Linear`` initialisation whose actors start at std 1 (:data:`HARNESS_NETWORK`), observation
   normalisation, actions rescaled from [-1, 1] and, on the velocity tasks, passed unclipped (the environments'
   default); at ``full`` 10M steps and 5 seeds.  Every method takes the authors' code's settings where saferl's
@@ -45,21 +47,23 @@ Where it differs, and why
   :mod:`saferl.algos.ipo`, their options set by :data:`AUTHORS_METHOD_HPARAMS`).  Their labels say so and they carry
   the paper's numbers; saferl's defaults keep the methods' papers (ctrpo-pointgoal's rows).
 * The paper reports no PPO or TRPO row; ours have no paper numbers.
-* Corrected 2026-12-02 (docs/design.md, "The C-TRPO benchmark at --scale cpu"): the actors now start at the
-  authors' std 1 and every layer at PyTorch's initialisation (:data:`HARNESS_NETWORK`), every critic takes the
-  authors' L2 term and the trust-region methods their Fisher and critic batches, and the velocity tasks take the
-  unclipped sample, their control cost squaring it as the authors' envs did (:mod:`saferl.envs.velocity.locomotion`).
-  Then, from a method-by-method reading of their code (docs/design.md, "Found third"): the trust-region KL
-  averaged over the action dimensions (:data:`AUTHORS_TRUST_REGION`), J_c as SafePO's logger reads it
+* Corrected 2026-12-02 (docs/decisions/058-ctrpo-harness-raw-actions-and-std.md and
+  docs/decisions/059-ctrpo-harness-networks-and-trust-region.md): the actors now start at the authors' std 1 and
+  every layer at PyTorch's initialisation (:data:`HARNESS_NETWORK`), every critic takes the authors' L2 term and
+  the trust-region methods their Fisher and critic batches, and the velocity tasks take the unclipped sample, their
+  control cost squaring it as the authors' envs did (:mod:`saferl.envs.velocity.locomotion`).
+  Then, from a method-by-method reading of their code (docs/decisions/060-ctrpo-harness-authors-code.md): the
+  trust-region KL averaged over the action dimensions (:data:`AUTHORS_TRUST_REGION`), J_c as SafePO's logger reads it
   (:data:`AUTHORS_COST_ESTIMATE`) and the regret summed on it (:func:`regret_cost_column`), SafePO's first-order
   loop (:data:`AUTHORS_FIRST_ORDER`) and the per-method values of :data:`AUTHORS_METHOD_HPARAMS`; and Table 1's
-  C-TRPO row is the b_H = b run (:data:`TABLE1_CTRPO`).  Then (session 17) the authors' batch of 10 envs x 2,000
+  C-TRPO row is the b_H = b run (:data:`TABLE1_CTRPO`).  Then (commit d92f081) the authors' batch of 10 envs x 2,000
   steps (:data:`AUTHORS_BATCH`; until then the tasks' 16 x 1,000, 25% more updates at equal steps and Reg+ summed
-  over 625 iterations at 10M instead of 500).  Tables trained before these carry the differences and say so in
-  docs/design.md.
-  Then (session 18, docs/design.md "Found fourth") PCPO, FOCOPS and IPO as the paper ran them (above): until then
-  their rows were the methods' papers', and ours and the authors' runs differed at equal steps in those rows only.
-* Small differences left (docs/design.md, "Found third"): observations clipped to
+  over 625 iterations at 10M instead of 500).  Tables trained before these carry the differences and say so
+  (docs/results/ctrpo-table1-cpu/README.md, "Superseded").
+  Then (commit fe87287, docs/decisions/062-ctrpo-harness-methods-as-run.md) PCPO, FOCOPS and IPO as the paper ran
+  them (above): until then their rows were the methods' papers', and ours and the authors' runs differed at equal
+  steps in those rows only.
+* Small differences left (docs/decisions/060-ctrpo-harness-authors-code.md): observations clipped to
   +-10 (theirs unclipped), time-out bootstraps from the normalised final observation (theirs the raw one), Adam's
   eps 1e-5 (theirs 1e-8), CPPO-PID's start-up (their EMAs start at 0), C-TRPO's critic batch on PointPush1 (theirs
   256, the task missing from their env_configs), and their first update's J_c = 0 (ours: held until an episode ends).
@@ -69,11 +73,12 @@ Where it differs, and why
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 import numpy as np
 
-from saferl.training import config as configlib
+from saferl.analysis import verdicts
 from saferl.analysis import metrics
 from saferl.analysis import plotting
 from saferl.training import runs
@@ -83,7 +88,7 @@ from saferl.reproduce.ctrpo.harness import (  # noqa: F401  (the harness's names
     HARNESS_NETWORK, PAPER_STEPS, authors_harness, harness_settings, plan_with_harness)
 from saferl.reproduce.framework import Scale, target
 
-LIMIT = 25.0  # spec 3.1: cost_limit 25.0 for all eight tasks
+LIMIT = 25.0  # cost_limit 25.0 for all eight tasks (milosen/ctrpo, every stored run's config.json)
 #: saferl's names of the eight tasks, in the order of the paper's Table 1 columns
 TASKS = ("SafetyAntVelocity", "SafetyHalfCheetahVelocity", "SafetyHumanoidVelocity", "SafetyHopperVelocity",
          "CarButton1", "PointGoal1", "RacecarCircle1", "PointPush1")
@@ -110,118 +115,22 @@ REFERENCES = ("PPO", "TRPO")  # unconstrained: no safety claims, the normalisers
 QUANTITIES = ("final_return", "final_cost", "cost_regret")  # V_r, V_c, Reg+
 #: The C-TRPO paper, App. D.4, Table 1 (read from its text): per method and quantity, one (IQM, minus, plus) per
 #: task in PAPER_COLUMNS order, the interval being [IQM - minus, IQM + plus]; 5 seeds, 10M steps.
-PAPER_TABLE1 = {
-    "C-TRPO": {
-        "final_return": [(3099.0, 38.5, 46.5), (2833.8, 123.6, 70.9), (5513.1, 66.5, 53.8),
-                         (1669.2, 839.8, 55.2), (1.0, 0.7, 0.5), (20.9, 0.7, 0.4),
-                         (30.3, 2.1, 1.4), (0.9, 0.3, 0.4)],
-        "final_cost": [(18.8, 3.2, 6.5), (20.0, 8.1, 5.7), (12.2, 2.1, 0.9),
-                       (20.4, 3.2, 2.9), (36.8, 9.9, 9.9), (29.6, 3.2, 15.4),
-                       (21.7, 2.3, 4.7), (27.1, 8.3, 8.5)],
-        "cost_regret": [(244.0, 24.6, 60.5), (105.3, 30.6, 25.2), (185.9, 109.0, 72.8),
-                        (1056.4, 804.5, 1014.9), (6299.9, 465.5, 686.1), (2459.6, 442.6, 230.9),
-                        (1465.8, 265.7, 552.4), (2626.2, 436.0, 591.3)],
-    },
-    "TRPO-Lag": {
-        "final_return": [(3001.9, 86.5, 177.8), (2879.0, 64.6, 104.9), (5326.9, 137.0, 173.1),
-                         (700.8, 493.5, 868.2), (0.0, 0.5, 0.6), (18.5, 8.4, 3.8),
-                         (34.6, 3.9, 0.6), (2.7, 2.4, 5.0)],
-        "final_cost": [(20.8, 10.0, 18.4), (25.0, 9.1, 3.9), (22.0, 7.0, 14.3),
-                       (13.7, 4.5, 26.5), (24.4, 7.1, 5.7), (28.4, 13.5, 6.8),
-                       (20.6, 5.0, 4.4), (13.7, 3.9, 3.2)],
-        "cost_regret": [(2773.5, 738.5, 414.3), (2546.5, 318.1, 977.8), (1110.4, 607.6, 719.7),
-                        (6075.9, 1439.3, 1447.5), (10343.1, 734.2, 624.4), (4094.7, 727.7, 1029.6),
-                        (4889.9, 202.4, 1164.8), (2828.3, 408.5, 653.6)],
-    },
-    "CPPO-PID": {
-        "final_return": [(3205.3, 186.5, 76.7), (3036.1, 36.7, 10.7), (5877.3, 111.4, 84.8),
-                         (1657.5, 65.5, 61.0), (-1.2, 0.5, 0.6), (6.1, 3.0, 4.8),
-                         (8.1, 5.5, 4.3), (1.0, 0.6, 1.1)],
-        "final_cost": [(26.2, 5.3, 4.4), (26.5, 2.7, 7.2), (20.3, 8.6, 6.0),
-                       (18.6, 9.0, 8.1), (23.8, 8.4, 6.0), (21.8, 4.4, 6.8),
-                       (33.3, 6.5, 5.9), (22.8, 11.1, 9.9)],
-        "cost_regret": [(1416.8, 201.6, 328.3), (2094.1, 351.0, 417.9), (913.9, 228.4, 304.9),
-                        (3649.6, 1018.2, 695.1), (3256.0, 488.9, 211.4), (2233.6, 274.0, 681.0),
-                        (2573.5, 317.7, 897.3), (1981.3, 237.1, 293.2)],
-    },
-    "P3O": {
-        "final_return": [(3122.5, 111.4, 24.6), (3020.3, 44.8, 12.8), (5492.1, 45.0, 118.7),
-                         (1633.5, 107.7, 49.0), (0.2, 0.2, 0.3), (5.7, 0.5, 0.3),
-                         (0.9, 0.1, 0.1), (0.7, 0.4, 0.6)],
-        "final_cost": [(21.2, 2.2, 2.5), (27.0, 2.4, 1.1), (4.2, 1.7, 2.2),
-                       (14.6, 1.7, 1.6), (40.9, 10.4, 18.2), (17.1, 4.0, 6.2),
-                       (13.1, 4.1, 4.6), (14.1, 5.4, 9.4)],
-        "cost_regret": [(11.0, 5.0, 8.1), (228.1, 128.5, 146.6), (0.0, 0.0, 0.0),
-                        (13.6, 13.5, 131.7), (12133.6, 4026.3, 3007.5), (1214.8, 187.5, 452.0),
-                        (1367.9, 159.8, 368.4), (832.1, 388.7, 186.9)],
-    },
-    "PCPO": {
-        "final_return": [(1709.8, 135.8, 124.9), (1228.3, 67.0, 67.7), (4632.0, 331.6, 574.4),
-                         (1285.3, 432.2, 166.1), (0.1, 0.3, 0.7), (18.8, 1.5, 1.1),
-                         (6.9, 2.7, 6.7), (1.3, 0.9, 0.9)],
-        "final_cost": [(17.7, 4.1, 1.2), (17.0, 5.2, 6.3), (9.4, 6.1, 4.3),
-                       (27.8, 7.7, 8.7), (41.4, 17.2, 6.4), (28.9, 0.8, 1.4),
-                       (15.8, 6.6, 8.0), (20.3, 6.6, 31.0)],
-        "cost_regret": [(250.8, 16.8, 52.9), (81.2, 20.1, 31.1), (55.7, 34.7, 79.4),
-                        (1423.4, 969.9, 3396.7), (7334.0, 1091.2, 1176.7), (2673.7, 343.7, 387.2),
-                        (4059.8, 1219.8, 690.6), (1824.5, 449.2, 968.5)],
-    },
-    "CPO": {
-        "final_return": [(3106.7, 92.4, 21.5), (2824.1, 97.7, 104.2), (5569.6, 248.7, 349.3),
-                         (1696.4, 16.5, 19.4), (1.1, 0.6, 0.2), (20.4, 0.8, 2.0),
-                         (29.8, 1.1, 1.9), (0.7, 0.3, 2.9)],
-        "final_cost": [(25.1, 17.5, 11.3), (23.1, 16.8, 8.0), (16.2, 3.7, 8.6),
-                       (25.7, 8.1, 4.4), (33.5, 10.6, 8.7), (28.2, 3.4, 4.1),
-                       (23.1, 9.9, 4.5), (28.9, 8.0, 20.0)],
-        "cost_regret": [(1323.7, 195.1, 284.9), (1142.2, 319.2, 1209.0), (116.9, 73.5, 249.9),
-                        (3568.0, 735.9, 1988.6), (6067.1, 546.1, 977.0), (2532.2, 276.8, 206.1),
-                        (2247.0, 415.5, 615.1), (2701.4, 388.8, 1840.8)],
-    },
-    "CUP": {
-        "final_return": [(3092.0, 53.8, 170.7), (2916.7, 346.9, 116.8), (5677.9, 173.1, 40.2),
-                         (1639.8, 88.2, 63.1), (2.3, 1.8, 3.9), (22.4, 7.7, 1.2),
-                         (27.6, 3.2, 2.3), (0.5, 0.3, 1.1)],
-        "final_cost": [(25.1, 1.9, 2.7), (40.7, 27.7, 34.1), (24.0, 7.0, 10.5),
-                       (23.9, 8.6, 14.7), (71.5, 28.2, 57.0), (45.2, 5.4, 4.1),
-                       (21.6, 5.9, 6.3), (35.6, 11.0, 14.8)],
-        "cost_regret": [(3160.9, 377.1, 641.8), (4719.9, 915.0, 3503.3), (509.0, 276.6, 306.5),
-                        (4849.7, 1176.6, 984.8), (23726.4, 10827.1, 20476.7), (11715.5, 2047.7, 1636.0),
-                        (4774.5, 484.2, 2431.3), (3209.9, 1255.9, 1967.1)],
-    },
-    "FOCOPS": {
-        "final_return": [(2942.2, 96.3, 45.6), (2997.8, 380.0, 17.8), (5420.0, 262.0, 183.0),
-                         (1670.6, 19.4, 8.3), (1.9, 0.7, 1.1), (17.6, 3.1, 3.6),
-                         (24.7, 4.8, 4.1), (0.7, 0.5, 2.1)],
-        "final_cost": [(28.1, 8.1, 1.4), (36.9, 7.5, 3.2), (10.9, 4.1, 8.5),
-                       (25.9, 2.4, 5.5), (33.0, 10.0, 30.4), (33.7, 10.8, 20.4),
-                       (21.4, 8.1, 4.7), (24.7, 8.4, 4.8)],
-        "cost_regret": [(2257.8, 437.4, 248.0), (3472.8, 1021.9, 664.2), (872.7, 766.6, 684.7),
-                        (3647.8, 307.0, 383.5), (11359.2, 750.1, 3436.6), (5917.6, 1987.9, 7276.3),
-                        (6031.9, 1427.1, 1075.8), (2684.0, 451.8, 484.2)],
-    },
-    "PPO-Lag": {
-        "final_return": [(3210.7, 126.6, 85.8), (3033.6, 27.6, 1.5), (5814.9, 102.9, 122.0),
-                         (240.1, 92.7, 159.0), (0.3, 1.0, 0.8), (9.4, 1.3, 1.8),
-                         (30.9, 16.5, 1.8), (0.6, 0.2, 0.0)],
-        "final_cost": [(28.9, 8.6, 8.7), (23.2, 2.8, 1.9), (12.7, 7.6, 31.0),
-                       (38.8, 24.4, 36.4), (39.2, 12.7, 41.1), (22.5, 4.3, 10.1),
-                       (31.7, 9.2, 2.7), (18.2, 11.4, 9.5)],
-        "cost_regret": [(1767.5, 224.5, 194.1), (3339.6, 486.9, 512.1), (1299.1, 320.5, 455.9),
-                        (5909.8, 3420.8, 2790.5), (22554.4, 6386.9, 10174.9), (5135.6, 729.3, 1539.8),
-                        (6322.2, 419.5, 722.3), (3464.7, 453.1, 743.8)],
-    },
-    "IPO": {
-        "final_return": [(2962.4, 39.2, 31.6), (2810.9, 143.1, 124.8), (5886.8, 205.5, 149.3),
-                         (1535.2, 857.1, 167.6), (-0.5, 0.2, 0.5), (6.6, 3.3, 3.0),
-                         (1.5, 0.3, 0.4), (0.6, 0.2, 0.3)],
-        "final_cost": [(28.3, 6.1, 4.8), (27.4, 3.5, 7.9), (18.1, 6.9, 8.2),
-                       (24.9, 10.3, 2.0), (38.5, 6.7, 3.9), (25.6, 2.0, 6.5),
-                       (24.6, 4.2, 9.9), (23.7, 9.0, 3.9)],
-        "cost_regret": [(1548.1, 469.7, 459.5), (2351.2, 1385.0, 1098.6), (580.3, 319.9, 167.0),
-                        (3958.3, 2464.1, 2771.1), (6570.8, 871.6, 1370.8), (3496.1, 717.2, 1900.7),
-                        (5926.5, 938.8, 1361.4), (2464.2, 711.4, 1688.5)],
-    },
-}
+PAPER_TABLE1_FILE = Path(__file__).with_name("paper_table1.csv")
+
+
+def _read_paper_table1(path: Path) -> dict[str, dict[str, list[tuple[float, float, float]]]]:
+    """PAPER_TABLE1 from its CSV (one row per method, quantity and paper column: iqm, minus, plus)."""
+    table: dict[str, dict[str, list]] = {}
+    with open(path, newline="") as handle:
+        for row in csv.DictReader(handle):
+            cells = table.setdefault(row["method"], {}).setdefault(row["quantity"], [])
+            if row["task"] != PAPER_COLUMNS[len(cells)]:
+                raise ValueError(f"{path}: {row['method']} {row['quantity']}: {row['task']} out of PAPER_COLUMNS order")
+            cells.append((float(row["iqm"]), float(row["minus"]), float(row["plus"])))
+    return table
+
+
+PAPER_TABLE1 = _read_paper_table1(PAPER_TABLE1_FILE)
 PAPER_SOURCE = ("C-TRPO paper (arXiv:2411.02957) App. D.4 Table 1: per task the IQM over 5 seeds at 10M steps with "
                 "its 95% bootstrap interval; Fig. 3 its aggregates over the 8 tasks")
 BOOTSTRAP_REPS = 50_000  # the authors' notebooks: rly.get_interval_estimates(..., reps=50000)
@@ -242,7 +151,7 @@ COMPILE_SECONDS = {"PointGoal1": 22, "PointPush1": 31, "CarButton1": 44, "Raceca
 #: cpu: env steps per seed per task, in whole 20,000-step updates (the authors' epochs), chosen so that the methods x
 #: 8 tasks x 5 seeds fit a night on 2 cores: the navigation tasks 800k (40 updates, 8% of the paper's 10M), the
 #: velocity tasks HalfCheetah 16 updates, Hopper 12, Ant 6, Humanoid 5 (1-3% of the paper's budget: early-training
-#: rows, not converged ones).  Until session 17 (16,000-step iterations) Ant had 112k and Humanoid 96k; until
+#: rows, not converged ones).  Before commit d92f081 (16,000-step iterations) Ant had 112k and Humanoid 96k; until
 #: 2026-12-02 (MJX physics) the velocity tasks had 10, 5, 4 and 2 iterations.
 CPU_STEPS = {"PointGoal1": 800_000, "PointPush1": 800_000, "CarButton1": 800_000, "RacecarCircle1": 800_000,
              "SafetyHalfCheetahVelocity": 320_000, "SafetyHopperVelocity": 240_000, "SafetyAntVelocity": 120_000,
@@ -339,16 +248,6 @@ def train_grid(scale: Scale, out: Path) -> list[dict]:
     return entries
 
 
-def iqm_interval(values, reps: int = BOOTSTRAP_REPS) -> tuple[float, float, float]:
-    """IQM of the finite ``values`` and its 95% percentile-bootstrap interval (NaNs where none is finite)."""
-    values = np.asarray(values, float)
-    values = values[np.isfinite(values)]
-    if values.size == 0:
-        return float("nan"), float("nan"), float("nan")
-    ci = metrics.stratified_bootstrap_ci(values[:, None], reps=reps)
-    return ci.estimate, ci.lower, ci.upper
-
-
 def table_rows(entries: list[dict]) -> list[dict]:
     """One row per run: V_r, V_c, Reg+ as IQM [interval], the V_c verdict, then the paper's numbers (attached
     by label through :data:`PAPER_METHOD_OF`)."""
@@ -357,8 +256,8 @@ def table_rows(entries: list[dict]) -> list[dict]:
         for entry in (e for e in entries if e["task"] == task):
             row = {"method": entry["method"], "env": task, "label": entry["label"], "algo": entry["algo"]}
             for name in QUANTITIES:
-                row[name], row[f"{name}_lo"], row[f"{name}_hi"] = iqm_interval(entry["values"][name])
-            row["safety"] = deep_rl.safety_verdict(row["final_cost_lo"], row["final_cost_hi"], LIMIT)
+                row[name], row[f"{name}_lo"], row[f"{name}_hi"] = verdicts.iqm_interval(entry["values"][name], BOOTSTRAP_REPS)
+            row["safety"] = verdicts.safety_verdict(row["final_cost_lo"], row["final_cost_hi"], LIMIT)
             row["seeds"] = entry["seeds"]
             paper_method = PAPER_METHOD_OF.get(entry["label"], entry["label"])
             if paper_method is not None:
@@ -376,7 +275,7 @@ def paper_numbers(paper_method: str, task: str) -> dict | None:
     for name in QUANTITIES:
         value, minus, plus = PAPER_TABLE1[paper_method][name][TASKS.index(task)]
         out[name], out[f"{name}_lo"], out[f"{name}_hi"] = value, value - minus, value + plus
-    out["safety"] = deep_rl.safety_verdict(out["final_cost_lo"], out["final_cost_hi"], LIMIT)
+    out["safety"] = verdicts.safety_verdict(out["final_cost_lo"], out["final_cost_hi"], LIMIT)
     return out
 
 
@@ -397,15 +296,6 @@ def paper_rows(task: str) -> list[dict]:
 # --------------------------------------------------------------------------- claims
 
 
-def interval_order(a: dict, b: dict, name: str) -> str | None:
-    """``above`` / ``below`` when ``a``'s interval of ``name`` lies wholly above / below ``b``'s, else
-    ``overlapping`` (None where either is unknown)."""
-    a_lo, a_hi, b_lo, b_hi = a.get(f"{name}_lo"), a.get(f"{name}_hi"), b.get(f"{name}_lo"), b.get(f"{name}_hi")
-    if any(v is None or not np.isfinite(v) for v in (a_lo, a_hi, b_lo, b_hi)):
-        return None
-    return "above" if a_lo > b_hi else "below" if a_hi < b_lo else "overlapping"
-
-
 def task_claims(rows: list[dict]) -> dict:
     """The claims of Table 1 on one task's rows (ours or :func:`paper_rows`), labels as keys."""
     by = {row["label"]: row for row in rows if "final_cost" in row}
@@ -415,8 +305,8 @@ def task_claims(rows: list[dict]) -> dict:
     if ctrpo is not None:
         claims["C-TRPO final cost vs limit"] = ctrpo.get("safety")
     if ctrpo is not None and cpo is not None:
-        claims["C-TRPO vs CPO, return"] = interval_order(ctrpo, cpo, "final_return")
-        claims["C-TRPO vs CPO, cost regret"] = interval_order(ctrpo, cpo, "cost_regret")
+        claims["C-TRPO vs CPO, return"] = verdicts.interval_order(ctrpo, cpo, "final_return")
+        claims["C-TRPO vs CPO, cost regret"] = verdicts.interval_order(ctrpo, cpo, "cost_regret")
     # the paper's bold and box: among the methods whose V_c IQM is below the limit (table_envs.ipynb, cell 2)
     admissible = [row for row in constrained if np.isfinite(row["final_cost"]) and row["final_cost"] < LIMIT]
     claims["best return among admissible"] = best_of(admissible, "final_return", max)

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from saferl.analysis import verdicts
 from saferl.reproduce import deep_rl
 from saferl.reproduce.framework import Scale, target
 from saferl.reproduce.scpo.fig5 import (
@@ -37,10 +38,8 @@ from saferl.reproduce.scpo.fig5 import (
     by_task,
     claim,
     final_window,
-    run_comparison,
+    run_one_task,
     safe_no_later_entry,
-    safety_as_claim,
-    settings,
 )
 
 TASK = "CartSafe"
@@ -58,9 +57,9 @@ CARTSAFE_CLAIMS = {
 def cartsafe_columns(cost, ret) -> dict:
     """``first_cost`` and ``return_gain`` (module docstring) from per-seed curves (seeds, K)."""
     out = {}
-    out["first_cost"], out["first_cost_lo"], out["first_cost_hi"] = deep_rl.bootstrap_mean(cost[:, 0])
+    out["first_cost"], out["first_cost_lo"], out["first_cost_hi"] = verdicts.bootstrap_mean(cost[:, 0])
     final = np.nanmean(ret[:, -final_window(ret.shape[1]):], axis=1)
-    out["return_gain"], out["return_gain_lo"], out["return_gain_hi"] = deep_rl.bootstrap_mean(final - ret[:, 0])
+    out["return_gain"], out["return_gain_lo"], out["return_gain_hi"] = verdicts.bootstrap_mean(final - ret[:, 0])
     return out
 
 
@@ -83,7 +82,7 @@ def cartsafe_checks(rows: list[dict]) -> dict:
     return {
         **checks,
         "final_cost_safe": claim("final_cost_safe", "SCPO's final-cost interval at or below the limit", {
-            "verdict": safety_as_claim(scpo), "final_cost": [scpo["final_cost"], scpo["final_cost_lo"],
+            "verdict": verdicts.safety_as_claim(scpo), "final_cost": [scpo["final_cost"], scpo["final_cost_lo"],
                                                              scpo["final_cost_hi"]], "limit": limit},
             CARTSAFE_CLAIMS),
         "safe_no_later": claim("safe_no_later", SAFE_NO_LATER,
@@ -117,9 +116,6 @@ CARTSAFE_SCALES = deep_rl.scales(
 @target("scpo-cartsafe", "SCPO vs TRPO, TRPO-L, CPO, PDO, PCPO on CartSafe, cost limit 1 (App. F.2.2, Fig. 13)",
         scales=CARTSAFE_SCALES, checks=cartsafe_checks)
 def cartsafe(scale: Scale, out: Path) -> dict:
-    result = run_comparison(METHODS, [TASK], scale, Path(out), "scpo_cartsafe.png",
-                            f"SCPO paper Fig. 13 (CartSafe): {scale.seeds} seeds, mean +- SD",
-                            extra_columns=cartsafe_columns)
-    result["settings"] = {**settings(METHODS, scale, [TASK]),
-                          "paper": "SCPO paper (arXiv:2311.00880) App. F.2.2 / Fig. 13: claims in checks"}
-    return result
+    return run_one_task(METHODS, TASK, scale, out, "scpo_cartsafe.png",
+                        f"SCPO paper Fig. 13 (CartSafe): {scale.seeds} seeds, mean +- SD", cartsafe_columns,
+                        "SCPO paper (arXiv:2311.00880) App. F.2.2 / Fig. 13: claims in checks")

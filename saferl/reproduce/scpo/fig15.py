@@ -37,17 +37,16 @@ from pathlib import Path
 
 import numpy as np
 
+from saferl.analysis import verdicts
 from saferl.reproduce import deep_rl
 from saferl.reproduce.framework import Scale, target
 from saferl.reproduce.scpo.fig5 import (
     SMOKE_SHRINK,
     by_task,
     claim,
-    compare,
     curve_bootstrap,
     final_window,
-    run_comparison,
-    settings,
+    run_one_task,
     similar,
 )
 
@@ -87,7 +86,7 @@ def fig15_checks(rows: list[dict]) -> dict:
     here = by_task(rows).get(TASK, {})
     aug, plain = here.get(AUGMENTED), here.get(PLAIN)
     pair = {} if aug is None or plain is None else {
-        "converges_faster": {"verdict": compare(aug, plain, "return_t90", "<"),
+        "converges_faster": {"verdict": verdicts.compare(aug, plain, "return_t90", "<"),
                              "return_t90": {r["method"]: [r["return_t90"], r["return_t90_lo"], r["return_t90_hi"]]
                                             for r in (aug, plain)}},
         "similar_return": {"verdict": similar(aug, plain),
@@ -122,9 +121,6 @@ FIG15_SCALES = deep_rl.scales(
 @target("scpo-fig15", "SCPO on SafetyBallRun with and without the cumulative-cost state (App. F.3, Fig. 15)",
         scales=FIG15_SCALES, checks=fig15_checks)
 def fig15(scale: Scale, out: Path) -> dict:
-    result = run_comparison(ABLATION_METHODS, [TASK], scale, Path(out), "scpo_fig15.png",
-                            f"SCPO paper Fig. 15 (augmented-state ablation): {scale.seeds} seeds, mean +- SD",
-                            extra_columns=fig15_columns)
-    result["settings"] = {**settings(ABLATION_METHODS, scale, [TASK]),
-                          "paper": "SCPO paper (arXiv:2311.00880) App. F.3 / Fig. 15: claims in checks"}
-    return result
+    return run_one_task(ABLATION_METHODS, TASK, scale, out, "scpo_fig15.png",
+                        f"SCPO paper Fig. 15 (augmented-state ablation): {scale.seeds} seeds, mean +- SD",
+                        fig15_columns, "SCPO paper (arXiv:2311.00880) App. F.3 / Fig. 15: claims in checks")

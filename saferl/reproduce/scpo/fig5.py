@@ -6,7 +6,7 @@ Sec. 5 and App. F.2.1: SafetyBallRun, SafetyBallCircle, SafetyBallGather, Safety
 other two SCPO targets share (:mod:`~saferl.reproduce.scpo.cartsafe`, :mod:`~saferl.reproduce.scpo.fig15`).
 
 Rows (one per method and task): final return and final cost (mean of the last 10% of iterations per seed, 95%
-bootstrap interval over seeds), the safety verdict of the final cost against the limit (deep_rl.safety_verdict),
+bootstrap interval over seeds), the safety verdict of the final cost against the limit (verdicts.safety_verdict),
 cost regret, and the paper's "cost and cost standard deviation during training":
 
 * ``training_cost``    -- per seed the mean episode cost over all iterations; mean and interval over seeds;
@@ -83,6 +83,7 @@ from pathlib import Path
 
 import numpy as np
 
+from saferl.analysis import verdicts
 from saferl.training import config as configlib
 from saferl.analysis import plotting
 from saferl.training import runs
@@ -197,7 +198,7 @@ def mean_seed_sd(curves, reps: int = REPS, seed: int = 0) -> tuple[float, float,
 def curve_columns(cost, limit: float, steps_per_iteration: int) -> dict:
     """A row's training-curve columns from its per-seed cost curves (seeds, K)."""
     out = {}
-    out["training_cost"], out["training_cost_lo"], out["training_cost_hi"] = deep_rl.bootstrap_mean(
+    out["training_cost"], out["training_cost_lo"], out["training_cost_hi"] = verdicts.bootstrap_mean(
         np.nanmean(cost, axis=1))
     out["training_cost_sd"], out["training_cost_sd_lo"], out["training_cost_sd_hi"] = mean_seed_sd(cost)
     out["safe_from"], out["safe_from_lo"], out["safe_from_hi"] = curve_bootstrap(cost, lambda m: safe_from(m, limit))
@@ -211,29 +212,6 @@ def curve_columns(cost, limit: float, steps_per_iteration: int) -> dict:
 # --------------------------------------------------------------------------- verdicts from intervals
 
 
-def _interval(row: dict, key: str) -> tuple[float, float]:
-    lo, hi = row.get(f"{key}_lo"), row.get(f"{key}_hi")
-    return (math.nan if lo is None else float(lo)), (math.nan if hi is None else float(hi))
-
-
-def compare(a: dict, b: dict, key: str, relation: str) -> str:
-    """Verdict on "a's ``key`` ``relation`` b's" (``<``, ``<=`` or ``>``) from the two rows' 95% intervals:
-    reproduced when a's interval lies on the claimed side of b's, not_reproduced when it lies on the other,
-    undecided when they overlap (or one is unknown)."""
-    (a_lo, a_hi), (b_lo, b_hi) = _interval(a, key), _interval(b, key)
-    if any(math.isnan(v) for v in (a_lo, a_hi, b_lo, b_hi)):
-        return "undecided"
-    if relation == "<":
-        holds, fails = a_hi < b_lo, a_lo >= b_hi
-    elif relation == "<=":
-        holds, fails = a_hi <= b_lo, a_lo > b_hi
-    elif relation == ">":
-        holds, fails = a_lo > b_hi, a_hi <= b_lo
-    else:
-        raise ValueError(f"relation must be <, <= or >, got {relation!r}")
-    return "reproduced" if holds else "not_reproduced" if fails else "undecided"
-
-
 def _margin(b: dict) -> float:
     return RETURN_MARGIN * abs(float(b["final_return"]))
 
@@ -241,7 +219,7 @@ def _margin(b: dict) -> float:
 def comparable(a: dict, b: dict) -> str:
     """a's final return not below b's: not_reproduced only when a's interval lies below b's by more than the
     margin (10% of b's |mean|)."""
-    (a_lo, a_hi), (b_lo, b_hi) = _interval(a, "final_return"), _interval(b, "final_return")
+    (a_lo, a_hi), (b_lo, b_hi) = verdicts.interval(a, "final_return"), verdicts.interval(b, "final_return")
     if any(math.isnan(v) for v in (a_lo, a_hi, b_lo, b_hi)):
         return "undecided"
     return "not_reproduced" if a_hi < b_lo - _margin(b) else "reproduced"
@@ -249,23 +227,14 @@ def comparable(a: dict, b: dict) -> str:
 
 def similar(a: dict, b: dict) -> str:
     """Final returns alike: reproduced when the intervals overlap or lie within the margin of each other."""
-    (a_lo, a_hi), (b_lo, b_hi) = _interval(a, "final_return"), _interval(b, "final_return")
+    (a_lo, a_hi), (b_lo, b_hi) = verdicts.interval(a, "final_return"), verdicts.interval(b, "final_return")
     if any(math.isnan(v) for v in (a_lo, a_hi, b_lo, b_hi)):
         return "undecided"
     gap = max(a_lo - b_hi, b_lo - a_hi, 0.0)
     return "reproduced" if gap <= _margin(b) else "not_reproduced"
 
 
-def both(*verdicts: str) -> str:
-    """All parts reproduced: reproduced; any not: not_reproduced; else undecided."""
-    if "not_reproduced" in verdicts:
-        return "not_reproduced"
-    return "reproduced" if all(v == "reproduced" for v in verdicts) else "undecided"
 
-
-def safety_as_claim(row: dict) -> str:
-    """deep_rl.safety_verdict as a claim verdict: probably_safe -> reproduced, probably_unsafe -> not_reproduced."""
-    return {"probably_safe": "reproduced", "probably_unsafe": "not_reproduced"}.get(row.get("safety"), "undecided")
 
 
 def _span(row: dict, key: str) -> list:
@@ -279,8 +248,8 @@ def claim(key: str, reading: str, entries: dict, claims: dict = PAPER_CLAIMS) ->
 
 
 def safe_no_later_entry(scpo: dict, other: dict) -> dict:
-    parts = {"no_later": compare(scpo, other, "safe_from", "<="), "comparable_return": comparable(scpo, other)}
-    return {"verdict": both(*parts.values()), **parts,
+    parts = {"no_later": verdicts.compare(scpo, other, "safe_from", "<="), "comparable_return": comparable(scpo, other)}
+    return {"verdict": verdicts.both(*parts.values()), **parts,
             "safe_from": {scpo["method"]: _span(scpo, "safe_from"), other["method"]: _span(other, "safe_from")},
             "safe_from_iteration": {r["method"]: r.get("safe_from_iteration") for r in (scpo, other)},
             "final_return": {r["method"]: _span(r, "final_return") for r in (scpo, other)}}
@@ -308,17 +277,17 @@ def fig5_checks(rows: list[dict]) -> dict:
     return {
         **deep_rl.safety_checks(rows),
         "final_cost_safe": claim("final_cost_safe", "SCPO's final-cost interval at or below the limit", {
-            task: {"verdict": safety_as_claim(s), "final_cost": _span(s, "final_cost"), "limit": s["cost_limit"]}
+            task: {"verdict": verdicts.safety_as_claim(s), "final_cost": _span(s, "final_cost"), "limit": s["cost_limit"]}
             for task, s in scpo.items()}),
         "safe_no_later": claim("safe_no_later", SAFE_NO_LATER, {
             task: {f"vs {o['method']}": safe_no_later_entry(s, o) for o in others[task]} for task, s in scpo.items()}),
         "training_cost_lower": claim("training_cost_lower", "mean episode cost over training: SCPO's interval "
                                      "below the other's", {
-            task: {f"vs {o['method']}": compare(s, o, "training_cost", "<") for o in everyone[task]}
+            task: {f"vs {o['method']}": verdicts.compare(s, o, "training_cost", "<") for o in everyone[task]}
             for task, s in scpo.items()}),
         "training_cost_sd_lower": claim("training_cost_sd_lower", "across-seed SD of the cost, averaged over "
                                         "training: SCPO's interval below the other's", {
-            task: {f"vs {o['method']}": compare(s, o, "training_cost_sd", "<") for o in everyone[task]}
+            task: {f"vs {o['method']}": verdicts.compare(s, o, "training_cost_sd", "<") for o in everyone[task]}
             for task, s in scpo.items()}),
         "final_return_similar": claim("final_return_similar", "Run, Circle, Reach: final-return intervals overlap or "
                                       f"lie within {RETURN_MARGIN:.0%} of each other", {
@@ -326,7 +295,7 @@ def fig5_checks(rows: list[dict]) -> dict:
             for task, s in scpo.items() if task != "SafetyBallGather"}),
         "gather_return_higher": claim("gather_return_higher", "Gather: SCPO's final-return interval above the "
                                       "other's", {
-            task: {f"vs {o['method']}": compare(s, o, "final_return", ">") for o in others[task]}
+            task: {f"vs {o['method']}": verdicts.compare(s, o, "final_return", ">") for o in others[task]}
             for task, s in scpo.items() if task == "SafetyBallGather"}),
     }
 
@@ -399,6 +368,14 @@ def run_comparison(methods: list[tuple], tasks, scale: Scale, out: Path, figure:
         figures.append(f"{task}/curves.png")
     figures.insert(0, curves_figure(curves, out / figure, title))
     return {"rows": rows, "figures": figures}
+
+
+def run_one_task(methods: list[tuple], task: str, scale: Scale, out: Path, figure: str, title: str,
+                 extra_columns, paper: str) -> dict:
+    """:func:`run_comparison` on one task, its result's ``settings`` naming the paper's figure (``paper``)."""
+    result = run_comparison(methods, [task], scale, Path(out), figure, title, extra_columns=extra_columns)
+    result["settings"] = {**settings(methods, scale, [task]), "paper": paper}
+    return result
 
 
 def settings(methods: list[tuple], scale: Scale, tasks) -> dict:

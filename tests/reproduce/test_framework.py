@@ -9,6 +9,7 @@ import pytest
 from saferl import reproduce
 from saferl.analysis import plotting
 from saferl.training import provenance
+from saferl.analysis import verdicts
 from saferl.reproduce import deep_rl, framework
 
 RUN_KEYS = {"run", "status", "reused", "algo", "env", "seeds", "env_steps", "wall_seconds", "config_hash", "git_commit"}
@@ -22,10 +23,10 @@ def smoke_dir(tmp_path_factory):
 
 
 #: smoke runs that repeat a program kind another test compiles (SCPO on a ball task: scpo-fig5; Canary on IcyLake:
-#: test_canary; PPO-Lag: test_ppo), run by make test-slow (docs/design.md, "make test's time budget")
+#: test_canary; PPO-Lag: test_ppo), run by make test-slow (docs/decisions/020-slow-test-marker.md)
 SLOW_SMOKES = {"scpo-cartsafe", "scpo-fig15", "canary-fig5", "canary-theorem42", "safety-demo", "foundation-pointgoal"}
 # targets whose end-to-end smoke is their own test file's (a shared out dir, so that the second reuses the first's
-# runs): tests/test_ctrpo_benchmark.py, tests/test_ctrpo_ablations.py
+# runs): tests/reproduce/ctrpo/test_ctrpo_benchmark.py, tests/reproduce/ctrpo/test_ctrpo_ablations.py
 OWN_SMOKES = {"ctrpo-table1", "ctrpo-fig3", "ctrpo-beta", "ctrpo-hysteresis", "ctrpo-cost-noise", "ctrpo-phi"}
 
 
@@ -73,7 +74,7 @@ def test_foundation_pointgoal_rows_and_reuse(smoke_dir):
             assert key in row
         assert row["final_cost_lo"] <= row["final_cost"] <= row["final_cost_hi"]
         assert row["cost_regret"] >= 0.0
-        assert row["safety"] == deep_rl.safety_verdict(row["final_cost_lo"], row["final_cost_hi"], 25.0)
+        assert row["safety"] == verdicts.safety_verdict(row["final_cost_lo"], row["final_cost_hi"], 25.0)
     assert set(first["checks"]) == {"safety"}
     from saferl.reproduce import foundation_pointgoal
 
@@ -305,7 +306,7 @@ def test_ctrpo_pointgoal_checks_and_methods():
                                            (24.0, 26.0, "undecided"), (25.0, 26.0, "undecided"),
                                            (float("nan"), 1.0, "undecided")])
 def test_safety_verdict_reads_the_interval_against_the_limit(lo, hi, verdict):
-    assert deep_rl.safety_verdict(lo, hi, 25.0) == verdict
+    assert verdicts.safety_verdict(lo, hi, 25.0) == verdict
 
 
 def test_the_loggers_are_not_part_of_a_runs_identity():
@@ -339,7 +340,7 @@ def test_scpo_claims_are_read_from_curves_and_intervals():
 
     def row(label, env="SafetyBallRun", safe=(0.1, 0.2), ret=(50.0, 60.0), cost=(10.0, 20.0), sd=(1.0, 2.0)):
         return {"label": label, "method": label, "env": env, "cost_limit": 25.0,
-                "safety": deep_rl.safety_verdict(cost[0], cost[1], 25.0),
+                "safety": verdicts.safety_verdict(cost[0], cost[1], 25.0),
                 **{f"{key}{end}": value for key, (lo, hi) in (("safe_from", safe), ("final_return", ret),
                                                               ("final_cost", cost), ("training_cost", cost),
                                                               ("training_cost_sd", sd))
@@ -367,7 +368,7 @@ def test_scpo_claims_are_read_from_curves_and_intervals():
     assert checks["gather_return_higher"]["SafetyBallGather"] == {"vs PCPO": "reproduced"}
     assert "SafetyBallGather" not in checks["final_return_similar"] and checks["safe_no_later"]["paper"].startswith(
         "SCPO is capable of finding a safe policy")
-    assert f5.compare(rows[0], {"safe_from_lo": math.nan, "safe_from_hi": 1.0}, "safe_from", "<=") == "undecided"
+    assert verdicts.compare(rows[0], {"safe_from_lo": math.nan, "safe_from_hi": 1.0}, "safe_from", "<=") == "undecided"
     # CartSafe: the random policy's cost above the limit; Fig. 15: t90 intervals
     cart = [{**row("SCPO", env="CartSafe"), "first_cost": 60.0, "first_cost_lo": 40.0, "first_cost_hi": 80.0,
              "return_gain": 5.0, "return_gain_lo": -1.0, "return_gain_hi": 9.0}]
@@ -387,15 +388,15 @@ def test_safety_demo_outcome_reads_the_intervals_against_the_limit():
     from saferl.reproduce import safety_demo
 
     rows = [{"method": "PPO", "algo": "ppo", "final_cost": 220.0, "final_cost_lo": 214.0, "final_cost_hi": 226.0,
-             "final_return": 1700.0, "seeds": 5, "safety": deep_rl.safety_verdict(214.0, 226.0, 25.0)},
+             "final_return": 1700.0, "seeds": 5, "safety": verdicts.safety_verdict(214.0, 226.0, 25.0)},
             {"method": "PPO-Lag", "algo": "ppo_lag", "final_cost": 7.2, "final_cost_lo": 3.1, "final_cost_hi": 25.0,
-             "final_return": 454.0, "seeds": 5, "safety": deep_rl.safety_verdict(3.1, 25.0, 25.0)}]
+             "final_return": 454.0, "seeds": 5, "safety": verdicts.safety_verdict(3.1, 25.0, 25.0)}]
     sentence = safety_demo.outcome(rows, 25.0)
     assert "PPO ends at cost 220.0 [214.0, 226.0], above the limit 25 (probably unsafe)" in sentence
     assert "PPO-Lag ends at cost 7.2 [3.1, 25.0], below the limit 25 (probably safe)" in sentence
     assert safety_demo.checks(rows) == {"safety": {"PPO": "probably_unsafe", "PPO-Lag": "probably_safe"},
                                         "ppo_breaks_the_limit": True, "ppo_lag_meets_the_limit": True}
-    rows[1]["final_cost_hi"], rows[1]["safety"] = 26.0, deep_rl.safety_verdict(3.1, 26.0, 25.0)
+    rows[1]["final_cost_hi"], rows[1]["safety"] = 26.0, verdicts.safety_verdict(3.1, 26.0, 25.0)
     assert "around the limit 25 (undecided)" in safety_demo.outcome(rows, 25.0)
     assert safety_demo.checks(rows)["ppo_lag_meets_the_limit"] is False
 

@@ -9,7 +9,7 @@ import scipy.stats
 from saferl.training import config as configlib
 from saferl.core import networks
 from saferl.foundation.spaces import Box
-from saferl.training.trainer import Learner
+from saferl.training.learner import Learner
 
 
 def test_torch_linear_is_uniform_with_bound_one_over_sqrt_fan_in_on_every_layer_and_bias():

@@ -132,7 +132,7 @@ def test_a_run_written_before_a_key_existed_keeps_what_it_was_trained_with(tmp_p
     # an algorithm without the key is left alone
     (old / "config.yaml").write_text("algo: ppo\nenv: ToyReach\n")
     assert "cost_scale" not in runs.load_run_config(old)["hparams"]
-    # constraint.window (session 5) defaults to what runs before it did: J_c from each batch's episodes
+    # constraint.window (added in commit e73f021) defaults to what runs before it did: J_c from each batch's episodes
     assert runs.load_run_config(old)["constraint"]["window"] == 0
 
 

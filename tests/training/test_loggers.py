@@ -132,7 +132,7 @@ def resumed_run(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("logged") / "run"
     env = {**os.environ, "JAX_PLATFORMS": "cpu", "WANDB_MODE": "offline"}
     done = subprocess.run([sys.executable, "-c", _CRASH.format(cfg=repr(CFG)), str(run_dir)], capture_output=True,
-                          text=True, timeout=600, env=env, cwd=Path(__file__).resolve().parents[1])
+                          text=True, timeout=600, env=env, cwd=Path(__file__).resolve().parents[2])
     assert done.returncode == 17, done.stderr[-3000:]
     assert max(r["iteration"] for r in runs.read_progress(run_dir)) == 3  # iteration 3 written, not checkpointed
     first_tb = {key: _read_tensorboard(run_dir / "tensorboard" / key) for key in ("seed_0", "mean")}

@@ -1,4 +1,4 @@
-"""A batch in which no episode finished (the issue): the episode estimates stay unknown (NaN) until the first
+"""A batch in which no episode finished: the episode estimates stay unknown (NaN) until the first
 episode has finished and a constrained algorithm's learning step is held meanwhile (``update_skipped``),
 instead of reading zeros (a maximally safe batch); later batches without a finished episode carry the
 previous estimate; the unconstrained PPO learns on any batch.

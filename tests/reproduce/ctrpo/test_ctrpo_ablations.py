@@ -16,8 +16,8 @@ from saferl.training import config as configlib
 from saferl import reproduce
 from saferl.training import in_program_sweep
 from saferl.training import runs
+from saferl.analysis import verdicts
 from saferl.reproduce.ctrpo import ablations as abl
-from saferl.reproduce import deep_rl
 from saferl.training.trainer import Trainer
 
 NOISE = reproduce.get("ctrpo-cost-noise")
@@ -161,7 +161,7 @@ def _row(figure, name, value, ret, cost, regret, width=1.0):
     return {"figure": figure, name: value, "final_return": ret, "final_return_lo": ret - width,
             "final_return_hi": ret + width, "final_cost": cost, "final_cost_lo": cost - width,
             "final_cost_hi": cost + width, "cost_regret": regret, "cost_regret_lo": regret - width,
-            "cost_regret_hi": regret + width, "safety": deep_rl.safety_verdict(cost - width, cost + width, 25.0)}
+            "cost_regret_hi": regret + width, "safety": verdicts.safety_verdict(cost - width, cost + width, 25.0)}
 
 
 def test_beta_claims():
@@ -267,7 +267,8 @@ def test_hysteresis_claims():
     assert checks["Fig. 10: hysteresis lowers CPO's cost regret"] is True
     assert checks["Fig. 10: hysteresis lowers C-TRPO's return (IQM)"] is True
     assert checks["Fig. 10: C-TRPO (no hyst.) regret below CPO (hyst.)"] is True
-    # saferl's PointGoal1 measurement (docs/design.md): without hysteresis C-TRPO is above CPO with it
+    # saferl's PointGoal1 measurement (docs/decisions/029-cpo-hysteresis-option.md): without hysteresis C-TRPO is
+    # above CPO with it
     paper[1] = _fig10("C-TRPO (no hyst.)", 0.6, 1.1)
     sweep[0] = _row("Fig. 9", "hysteresis", 0.6, 50, 20, 130)
     checks = abl.hysteresis_checks(sweep + paper)

@@ -69,7 +69,7 @@ def test_saferl_show_prints_a_results_json_and_refuses_what_is_not_one(tmp_path,
 def test_every_committed_results_json_renders(path):
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     text = tables.render_result(tables.load_result(root / path))
     assert text.count("\n") >= 3
 
@@ -81,11 +81,11 @@ def test_step_ticks_read_in_k_and_m_units():
 
 
 def test_every_committed_table_names_its_code_and_no_run_was_trained_by_other_code():
-    """Issue 13 point 0: a committed results.json records the commit that made it, and every run it tabulates was
+    """A committed results.json records the commit that made it, and every run it tabulates was
     trained by that code (``code_changes_since_training`` is empty: nothing migrated across code versions)."""
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     paths = sorted((root / "docs" / "results").glob("*/results.json"))
     assert len(paths) >= 10
     for path in paths:

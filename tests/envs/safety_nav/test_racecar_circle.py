@@ -128,8 +128,9 @@ def test_speed_curve_against_closed_form_and_measured():
     # steady state kv (u - w) = c w: w = u kv / (kv + c)
     assert fwd[0, -1] == pytest.approx(r * W_FULL, abs=1e-5)
     assert fwd[2, -1] == pytest.approx(r * 10.0 / 1.003, abs=1e-5)
-    # the original's measured speeds at ctrl (20, 0), steps 1/5/25/50/100 (spec 3.4; steps checked
-    # against the original, M-race; 0.997 also at 300).  The model's largest error is 0.0017 (step 25).
+    # the original's measured speeds at ctrl (20, 0), steps 1/5/25/50/100 (safety-gymnasium 1.0.0 on mujoco
+    # 2.3.3; steps checked against the original, M-race; 0.997 also at 300).  The model's largest error is 0.0017
+    # (step 25).
     for step, measured in zip((1, 5, 25, 50, 100, 300), (0.035, 0.176, 0.862, 0.997, 0.997, 0.997)):
         assert fwd[0, step - 1] == pytest.approx(measured, abs=0.0025), step
     # straight: no yaw, no sideways velocity, the heading kept

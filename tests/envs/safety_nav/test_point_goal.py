@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from saferl.envs import base
-from saferl.envs.safety_nav.point_goal import PointGoal, PointGoalParams, pseudo_lidar
+from saferl.envs.safety_nav.lidar import pseudo_lidar
+from saferl.envs.safety_nav.point_goal import PointGoal, PointGoalParams
 
 ENV = PointGoal()
 PARAMS = ENV.default_params()
@@ -51,7 +52,8 @@ def batch(params, n=BATCH):
 
 
 def lidar(pos, heading, objects, **kw):
-    return np.asarray(LIDAR(jnp.asarray(pos, jnp.float32), jnp.float32(heading), jnp.asarray(objects, jnp.float32), **kw))
+    pos, objects = jnp.asarray(pos, jnp.float32), jnp.asarray(objects, jnp.float32)
+    return np.asarray(LIDAR(pos, jnp.float32(heading), objects, **kw))
 
 
 def test_lidar_straight_ahead_is_bin_zero():
@@ -138,7 +140,8 @@ def test_reward_is_progress_towards_goal():
 
 
 def test_goal_bonus_and_resampling_on_arrival():
-    hazards = jnp.array([[-1.0, -1.0], [-1.0, 0.0], [-1.0, 1.0], [0.0, 1.0], [1.0, 1.0], [1.0, 0.0], [1.0, -1.0], [0.0, -1.0]])
+    hazards = jnp.array([[-1.0, -1.0], [-1.0, 0.0], [-1.0, 1.0], [0.0, 1.0],
+                         [1.0, 1.0], [1.0, 0.0], [1.0, -1.0], [0.0, -1.0]])
     state = make_state(goal=(0.25, 0.0), last_dist_goal=0.4, hazards=hazards, vase=(0.5, 0.5))
     new, obs, reward, _, _, _, info = STEP(state, jnp.zeros(2), PARAMS)
     assert float(info["goal_reached"]) == 1.0
