@@ -23,10 +23,10 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 
 test: lint
-	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not slow" tests
+	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not slow" tests benchmarks/tests
 
 test-slow: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadfile -m slow tests
+	$(BIN)/python -m pytest -n 2 --dist loadfile -m slow tests benchmarks/tests
 
 bench: $(STAMP)
 	$(BIN)/saferl bench

@@ -31,10 +31,15 @@ def add_budget_scale(target, steps: int) -> str:
     cpu = target.scales["cpu"]
     name = budget_scale_name(steps)
     wall = len(cpu["values"]) * cpu.seeds * steps / ctrpo_ablations.ANT_SWEEP_STEPS_PER_SECOND
-    target.scales[name] = dataclasses.replace(cpu, steps=steps, wall_s=wall, name=name,
-                                       note=f"{cpu['env']} {steps // 1000}k steps x {cpu.seeds} seeds "
-                                            "per value (ablation_budget.py; not the cpu table)",
-                                       params={**cpu.params, "sweep_steps": steps})
+    target.scales[name] = dataclasses.replace(
+        cpu,
+        steps=steps,
+        wall_s=wall,
+        name=name,
+        note=f"{cpu['env']} {steps // 1000}k steps x {cpu.seeds} seeds "
+        "per value (ablation_budget.py; not the cpu table)",
+        params={**cpu.params, "sweep_steps": steps},
+    )
     return name
 
 
@@ -45,12 +50,16 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     if args.target not in SWEEP_TARGETS:
-        print(f"ablation_budget: target {args.target!r} is not an Ant sweep; one of {', '.join(SWEEP_TARGETS)}",
-              file=sys.stderr)
+        print(
+            f"ablation_budget: target {args.target!r} is not an Ant sweep; one of {', '.join(SWEEP_TARGETS)}",
+            file=sys.stderr,
+        )
         return 2
     if args.steps <= 0 or args.steps % 16_000:
-        print(f"ablation_budget: --steps {args.steps} must be a positive multiple of 16,000 (one iteration)",
-              file=sys.stderr)
+        print(
+            f"ablation_budget: --steps {args.steps} must be a positive multiple of 16,000 (one iteration)",
+            file=sys.stderr,
+        )
         return 2
     from saferl.reproduce import framework
 

@@ -14,11 +14,11 @@ under the labels of ``ctrpo_table1.AS_RUN`` (their code's variants; no TRPO: the
 
 A self-check comes first: at 10M steps the aggregate must equal the paper's Fig. 3 (:data:`ctrpo_fig3.PAPER_FIG3`,
 computed from these same files by the authors' notebook) up to the bootstrap's noise.  Run from the repository
-root, after ``fetch`` has mirrored milosen/ctrpo::
+root; MIRROR is a git clone of the authors' repository, milosen/ctrpo on GitHub (its HEAD is read)::
 
-    .venv/bin/python benchmarks/authors_at_budget.py /work/.mirror/milosen+ctrpo/repo            # cpu budgets
-    .venv/bin/python benchmarks/authors_at_budget.py /work/.mirror/milosen+ctrpo/repo --steps 2000000
-    .venv/bin/python benchmarks/authors_at_budget.py /work/.mirror/milosen+ctrpo/repo \
+    .venv/bin/python benchmarks/authors_at_budget.py MIRROR            # cpu budgets
+    .venv/bin/python benchmarks/authors_at_budget.py MIRROR --steps 2000000
+    .venv/bin/python benchmarks/authors_at_budget.py MIRROR \
         --ours docs/results/ctrpo-table1-cpu/results.json     # + ours beside theirs, task by task
 
 With ``--ours`` (a ctrpo-table1 results.json trained at these budgets) it prints per task and method our IQM
@@ -39,23 +39,34 @@ from pathlib import Path
 
 import numpy as np
 
-from saferl.reproduce.ctrpo import ablations
-from saferl.reproduce.ctrpo import fig3
-from saferl.reproduce.ctrpo import table1
+from saferl.analysis import verdicts
+from saferl.reproduce.ctrpo import ablations, fig3, table1
 
 #: saferl's labels -> the authors' folders under data/runs ({task} is their environment id)
 #: (PCPO, FOCOPS and IPO under the labels of ctrpo_table1.AS_RUN: the authors' runs are those variants)
 AS_RUN_LABEL = {paper: label for label, paper in table1.AS_RUN.items()}
-AUTHORS_FOLDERS = {"C-TRPO": "ablation/{task}/c-trpo-hyst", table1.TABLE1_CTRPO: "ablation/{task}/c-trpo",
-                   "CPO": "benchmark/{task}/cpo", AS_RUN_LABEL["PCPO"]: "benchmark/{task}/pcpo",
-                   "CPPO-PID": "benchmark/{task}/cppo_pid", "PPO-Lag": "benchmark/{task}/ppo_lag",
-                   "TRPO-Lag": "benchmark/{task}/trpo_lag", AS_RUN_LABEL["FOCOPS"]: "benchmark/{task}/focops",
-                   "CUP": "benchmark/{task}/cup", AS_RUN_LABEL["IPO"]: "benchmark/{task}/ipo",
-                   "P3O": "benchmark/{task}/p3o", "PPO": "benchmark/{task}/ppo"}
+AUTHORS_FOLDERS = {
+    "C-TRPO": "ablation/{task}/c-trpo-hyst",
+    table1.TABLE1_CTRPO: "ablation/{task}/c-trpo",
+    "CPO": "benchmark/{task}/cpo",
+    AS_RUN_LABEL["PCPO"]: "benchmark/{task}/pcpo",
+    "CPPO-PID": "benchmark/{task}/cppo_pid",
+    "PPO-Lag": "benchmark/{task}/ppo_lag",
+    "TRPO-Lag": "benchmark/{task}/trpo_lag",
+    AS_RUN_LABEL["FOCOPS"]: "benchmark/{task}/focops",
+    "CUP": "benchmark/{task}/cup",
+    AS_RUN_LABEL["IPO"]: "benchmark/{task}/ipo",
+    "P3O": "benchmark/{task}/p3o",
+    "PPO": "benchmark/{task}/ppo",
+}
 #: Fig. 10's runs (App. D.2; plots/helpers.py ``load_ablation_data``) under ctrpo-hysteresis's labels
-FIG10_FOLDERS = {"C-TRPO": "ablation/{task}/c-trpo-hyst", table1.TABLE1_CTRPO: "ablation/{task}/c-trpo",
-                 "CPO": "benchmark/{task}/cpo", "CPO (option: hysteresis)": "ablation/{task}/cpo-hyst",
-                 "PPO": "benchmark/{task}/ppo"}
+FIG10_FOLDERS = {
+    "C-TRPO": "ablation/{task}/c-trpo-hyst",
+    table1.TABLE1_CTRPO: "ablation/{task}/c-trpo",
+    "CPO": "benchmark/{task}/cpo",
+    "CPO (option: hysteresis)": "ablation/{task}/cpo-hyst",
+    "PPO": "benchmark/{task}/ppo",
+}
 EPOCH_STEPS = 20_000  # the authors' steps_per_epoch (every run's config.json)
 
 
@@ -68,8 +79,9 @@ def _git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True).stdout
 
 
-def load_runs(repo: Path, folders: dict[str, str] = AUTHORS_FOLDERS,
-              tasks=table1.TASKS) -> dict[tuple[str, str], list[list[dict]]]:
+def load_runs(
+    repo: Path, folders: dict[str, str] = AUTHORS_FOLDERS, tasks=table1.TASKS
+) -> dict[tuple[str, str], list[list[dict]]]:
     """``{(task, label): [rows of one seed's progress.csv, sorted by steps], ...}`` for every task and label."""
     names = _git(repo, "ls-tree", "-r", "--name-only", "HEAD", "data/runs").split()
     out = {}
@@ -91,7 +103,7 @@ def seed_values_at(rows: list[dict], steps: int) -> tuple[int, float, float, flo
     """(the epoch's steps, EpRet, EpCost, cumulative [EpCost - 25]_+) at the epoch nearest ``steps``."""
     totals = np.array([float(r["Train/TotalSteps"]) for r in rows])
     at = int(np.argmin(np.abs(totals - steps)))
-    costs = np.array([float(r["Metrics/EpCost"]) for r in rows[:at + 1]])
+    costs = np.array([float(r["Metrics/EpCost"]) for r in rows[: at + 1]])
     regret = float(np.maximum(costs - table1.LIMIT, 0.0).sum())
     return int(totals[at]), float(rows[at]["Metrics/EpRet"]), float(rows[at]["Metrics/EpCost"]), regret
 
@@ -103,10 +115,13 @@ def entries_at(runs: dict, budget: dict[str, int]) -> tuple[list[dict], dict[str
     for (task, label), seeds in runs.items():
         got = [seed_values_at(rows, budget[task]) for rows in seeds]
         read_at[task] = got[0][0]
-        values = {name: np.array([g[i] for g in got]) for i, name in
-                  ((1, "final_return"), (2, "final_cost"), (3, "cost_regret"))}
-        entries.append({"task": task, "label": label, "method": label, "algo": label, "seeds": len(seeds),
-                        "values": values})
+        values = {
+            name: np.array([g[i] for g in got])
+            for i, name in ((1, "final_return"), (2, "final_cost"), (3, "cost_regret"))
+        }
+        entries.append(
+            {"task": task, "label": label, "method": label, "algo": label, "seeds": len(seeds), "values": values}
+        )
     return entries, read_at
 
 
@@ -170,8 +185,10 @@ def print_side_by_side(ours: list[dict], theirs: list[dict], ours_batch: int) ->
     iteration_to_epoch = ours_batch / EPOCH_STEPS
     for task in table1.TASKS:
         print(f"\n#### {task}: ours / the authors' runs at the same budget (ours above/below/overlap theirs)")
-        print(f"| method | V_r ours | V_r authors' | | V_c ours | V_c authors' | | Reg+ ours (x {iteration_to_epoch:g}) | "
-              "Reg+ authors' | |")
+        print(
+            f"| method | V_r ours | V_r authors' | | V_c ours | V_c authors' | | "
+            f"Reg+ ours (x {iteration_to_epoch:g}) | Reg+ authors' | |"
+        )
         print("|---|---|---|---|---|---|---|---|---|---|")
         for row in (r for r in ours if r["env"] == task and "final_cost" in r):
             other = by.get((task, row["label"]))
@@ -181,7 +198,7 @@ def print_side_by_side(ours: list[dict], theirs: list[dict], ours_batch: int) ->
             for name in table1.QUANTITIES:
                 scale = iteration_to_epoch if name == "cost_regret" else 1.0
                 mine = {k: scale * row[k] for k in (name, f"{name}_lo", f"{name}_hi")}
-                order = table1.interval_order(mine, other, name)
+                order = verdicts.interval_order(mine, other, name)
                 cells += [fmt(mine, name, 1), fmt(other, name, 1), order]
             print(f"| {row['method']} | " + " | ".join(cells) + " |")
 
@@ -193,8 +210,12 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=table1.BOOTSTRAP_REPS, help="bootstrap resamples")
     parser.add_argument("--json", type=Path, help="also write the rows and claims here")
     parser.add_argument("--ours", type=Path, help="a ctrpo-table1 results.json to print beside the authors' runs")
-    parser.add_argument("--ours-batch", type=int, default=EPOCH_STEPS,
-                        help="env steps per iteration of the --ours runs (their Reg+ is shown per 20,000 steps)")
+    parser.add_argument(
+        "--ours-batch",
+        type=int,
+        default=EPOCH_STEPS,
+        help="env steps per iteration of the --ours runs (their Reg+ is shown per 20,000 steps)",
+    )
     args = parser.parse_args()
     runs = load_runs(args.mirror)
     worst = self_check(runs, args.reps)
@@ -206,44 +227,63 @@ def main() -> None:
     print("\n| method (the authors' runs) | final cost / b - 1 | return / PPO's | regret / CPO's | group |")
     print("|---|---|---|---|---|")
     for row in sorted(rows, key=lambda r: (fig3.GROUP_ORDER.index(r["group"]), -r["normalized_return"])):
-        print(f"| {row['label']} | {fmt(row, 'normalized_final_cost')} | {fmt(row, 'normalized_return')} | "
-              f"{fmt(row, 'normalized_regret')} | {row['group']} |")
+        print(
+            f"| {row['label']} | {fmt(row, 'normalized_final_cost')} | {fmt(row, 'normalized_return')} | "
+            f"{fmt(row, 'normalized_regret')} | {row['group']} |"
+        )
     claims = fig3.fig3_claims(rows)
     paper = fig3.fig3_claims(fig3.paper_rows())
     print("\n| Fig. 3 claim | the authors' runs at this budget | the paper (10M) |\n|---|---|---|")
     for name, value in claims.items():
         print(f"| {name} | {value} | {paper.get(name)} |")
     table_rows = table1.table_rows(entries)
-    named = [{**r, "label": table1.PAPER_METHOD_OF.get(r["label"], r["label"])} for r in table_rows
-             if "final_cost" in r and table1.PAPER_METHOD_OF.get(r["label"], r["label"]) is not None]
+    named = [
+        {**r, "label": table1.PAPER_METHOD_OF.get(r["label"], r["label"])}
+        for r in table_rows
+        if "final_cost" in r and table1.PAPER_METHOD_OF.get(r["label"], r["label"]) is not None
+    ]
     task_claims = {task: table1.task_claims([r for r in named if r["env"] == task]) for task in table1.TASKS}
     for claims in task_claims.values():
         for name in ("best return among admissible", "lowest regret among admissible"):
             claims[name] = with_row_labels(claims[name])
-    print("\n| task | C-TRPO (b_H = b) cost vs limit | vs CPO, return | vs CPO, regret | best return "
-          "(admissible) | lowest regret (admissible) |\n|---|---|---|---|---|---|")
+    print(
+        "\n| task | C-TRPO (b_H = b) cost vs limit | vs CPO, return | vs CPO, regret | best return "
+        "(admissible) | lowest regret (admissible) |\n|---|---|---|---|---|---|"
+    )
     for task, c in task_claims.items():
-        print(f"| {task} | {c.get('C-TRPO final cost vs limit')} | {c.get('C-TRPO vs CPO, return')} | "
-              f"{c.get('C-TRPO vs CPO, cost regret')} | {c['best return among admissible']} | "
-              f"{c['lowest regret among admissible']} |")
+        print(
+            f"| {task} | {c.get('C-TRPO final cost vs limit')} | {c.get('C-TRPO vs CPO, return')} | "
+            f"{c.get('C-TRPO vs CPO, cost regret')} | {c['best return among admissible']} | "
+            f"{c['lowest regret among admissible']} |"
+        )
     fig10_tasks = list(table1.TASKS) if args.steps else list(ablations.CPU_TASKS)
     fig10_rows, fig10_checks = fig10_at(args.mirror, {task: budget[task] for task in fig10_tasks}, args.reps)
-    print(f"\n| Fig. 10 (the authors' runs; {', '.join(fig10_tasks)}) | return / PPO's | cost / b | "
-          "regret / CPO (no hyst.)'s |\n|---|---|---|---|")
+    print(
+        f"\n| Fig. 10 (the authors' runs; {', '.join(fig10_tasks)}) | return / PPO's | cost / b | "
+        "regret / CPO (no hyst.)'s |\n|---|---|---|---|"
+    )
     for row in fig10_rows:
-        print(f"| {row['method']} | {fmt(row, 'normalized_return')} | {fmt(row, 'normalized_cost')} | "
-              f"{fmt(row, 'normalized_regret')} |")
+        print(
+            f"| {row['method']} | {fmt(row, 'normalized_return')} | {fmt(row, 'normalized_cost')} | "
+            f"{fmt(row, 'normalized_regret')} |"
+        )
     for name, value in fig10_checks.items():
         print(f"- {name}: {value}")
     if args.ours:
         print_side_by_side(json.loads(args.ours.read_text())["rows"], table_rows, args.ours_batch)
     if args.json:
         clean = lambda v: float(v) if isinstance(v, (np.floating, float)) else v  # noqa: E731
-        payload = {"budget": budget, "read_at": read_at, "self_check_max_abs_diff": worst,
-                   "fig3_rows": [{k: clean(v) for k, v in r.items()} for r in rows], "fig3_claims": claims,
-                   "table1_rows": [{k: clean(v) for k, v in r.items() if k != "values"} for r in table_rows],
-                   "table1_claims": task_claims,
-                   "fig10_rows": [{k: clean(v) for k, v in r.items()} for r in fig10_rows], "fig10_claims": fig10_checks}
+        payload = {
+            "budget": budget,
+            "read_at": read_at,
+            "self_check_max_abs_diff": worst,
+            "fig3_rows": [{k: clean(v) for k, v in r.items()} for r in rows],
+            "fig3_claims": claims,
+            "table1_rows": [{k: clean(v) for k, v in r.items() if k != "values"} for r in table_rows],
+            "table1_claims": task_claims,
+            "fig10_rows": [{k: clean(v) for k, v in r.items()} for r in fig10_rows],
+            "fig10_claims": fig10_checks,
+        }
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(payload, indent=1, default=str) + "\n")
         print(f"\nwrote {args.json}")

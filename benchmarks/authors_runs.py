@@ -7,9 +7,10 @@ method and task this prints, per seed, their return and cost at the epoch neares
 check of the harness and of each method's code as the paper ran it: early in training the velocity tasks' return is
 dominated by what the harness charges (the control cost of the unclipped sample).  Their value is one epoch's
 50-episode rolling mean, ours a mean over iterations, so on a curve still rising theirs lags a little.
-Run from the repository root, after ``fetch`` has mirrored milosen/ctrpo::
+Run from the repository root; MIRROR is a git clone of the authors' repository, milosen/ctrpo on GitHub (its HEAD
+is read)::
 
-    .venv/bin/python benchmarks/authors_runs.py /work/.mirror/milosen+ctrpo/repo runs/reproduce/ctrpo-table1-cpu
+    .venv/bin/python benchmarks/authors_runs.py MIRROR runs/reproduce/ctrpo-table1-cpu
 """
 
 from __future__ import annotations
@@ -22,14 +23,12 @@ import sys
 from pathlib import Path
 
 import numpy as np
-
-from saferl.training import runs
-from saferl.reproduce.ctrpo import table1
-from saferl.reproduce.deep_rl import run_dir_name, units_label
-
+from authors_at_budget import AUTHORS_FOLDERS, authors_task_id  # noqa: E402  (a sibling script)
 from scipy.stats import mannwhitneyu
 
-from authors_at_budget import AUTHORS_FOLDERS, authors_task_id  # noqa: E402  (a sibling script)
+from saferl.reproduce.ctrpo import table1
+from saferl.reproduce.deep_rl import run_dir_name, units_label
+from saferl.training import runs
 
 #: saferl's method labels -> the authors' directory names (authors_at_budget's map; this script runs from benchmarks/)
 AUTHORS_ALGO = AUTHORS_FOLDERS
@@ -41,8 +40,11 @@ def _git(repo: Path, *args: str) -> str:
 
 def authors_values(repo: Path, folder: str, steps: int) -> tuple[int, list[float], list[float]] | None:
     """(their epoch's total steps, returns, costs) per seed at the epoch nearest ``steps``, or None."""
-    files = [f for f in _git(repo, "ls-tree", "-r", "--name-only", "HEAD", f"data/runs/{folder}").split()
-             if f.endswith("/progress.csv") and ".ipynb" not in f]
+    files = [
+        f
+        for f in _git(repo, "ls-tree", "-r", "--name-only", "HEAD", f"data/runs/{folder}").split()
+        if f.endswith("/progress.csv") and ".ipynb" not in f
+    ]
     at, returns, costs = None, [], []
     for name in sorted(files):
         rows = list(csv.DictReader(io.StringIO(_git(repo, "show", f"HEAD:{name}"))))
@@ -83,8 +85,10 @@ def main(repo: str, out: str) -> None:
     repo_path, out_path = Path(repo), Path(out)
     for task in table1.TASKS:
         print(f"## {task}")
-        print("| method | ours: steps, final return per seed | authors: epoch steps, return per seed | return: p "
-              "| ours: cost | authors: cost | cost: p |")
+        print(
+            "| method | ours: steps, final return per seed | authors: epoch steps, return per seed | return: p "
+            "| ours: cost | authors: cost | cost: p |"
+        )
         print("|---|---|---|---|---|---|---|")
         for label, folder in AUTHORS_ALGO.items():
             mine = ours(out_path, task, label)
@@ -93,9 +97,11 @@ def main(repo: str, out: str) -> None:
             theirs = authors_values(repo_path, folder.format(task=authors_task_id(task)), mine[0])
             if theirs is None:
                 continue
-            print(f"| {label} | {mine[0]:,}: {fmt(mine[1])} | {theirs[0]:,}: {fmt(theirs[1])} | "
-                  f"{rank_test(mine[1], theirs[1])} | {np.median(mine[2]):.2f} | {np.median(theirs[2]):.2f} | "
-                  f"{rank_test(mine[2], theirs[2])} |")
+            print(
+                f"| {label} | {mine[0]:,}: {fmt(mine[1])} | {theirs[0]:,}: {fmt(theirs[1])} | "
+                f"{rank_test(mine[1], theirs[1])} | {np.median(mine[2]):.2f} | {np.median(theirs[2]):.2f} | "
+                f"{rank_test(mine[2], theirs[2])} |"
+            )
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Does a larger batch make CPO's and Canary's cost gradient b informative?  (issue 13, point 1)
+"""Does a larger batch make CPO's and Canary's cost gradient b informative?
 
     python benchmarks/batch_size_study.py --out runs/batch-size-study [--steps 2000000] [--seeds 5]
         [--multipliers 1,4,16] [--algos cpo,canary] [--rollouts 4]
@@ -25,10 +25,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gradient_agreement import agreement  # noqa: E402
 
-from saferl.training import config as configlib  # noqa: E402
 from saferl.analysis import metrics
-from saferl.training import runs  # noqa: E402
 from saferl.reproduce.deep_rl import SMALL_NETS, per_seed_series, train_or_resume  # noqa: E402
+from saferl.training import config as configlib  # noqa: E402
+from saferl.training import runs  # noqa: E402
 from saferl.training.trainer import Trainer  # noqa: E402
 
 BASE_ENVS = 16  # PointGoal1's default environments per seed
@@ -39,8 +39,15 @@ SETTINGS = {
 
 
 def study_config(algo: str, multiplier: int, steps: int, seeds: int) -> dict:
-    user = {"algo": algo, "env": "PointGoal1", "total_steps": steps, "seeds": seeds,
-            "num_envs": BASE_ENVS * multiplier, "hparams": {"cost_scale": "length"}, **SETTINGS[algo]}
+    user = {
+        "algo": algo,
+        "env": "PointGoal1",
+        "total_steps": steps,
+        "seeds": seeds,
+        "num_envs": BASE_ENVS * multiplier,
+        "hparams": {"cost_scale": "length"},
+        **SETTINGS[algo],
+    }
     return configlib.resolve(user)
 
 
@@ -59,8 +66,11 @@ def measure(run_dir: Path, cfg: dict, rollouts: int) -> dict:
 
 def outcome(run_dir: Path, cfg: dict, summary: dict) -> dict:
     final = summary["final"]
-    row = {"final_cost": final["episode_cost"]["mean"], "final_return": final["episode_return"]["mean"],
-           "iterations": summary.get("iterations")}
+    row = {
+        "final_cost": final["episode_cost"]["mean"],
+        "final_return": final["episode_return"]["mean"],
+        "iterations": summary.get("iterations"),
+    }
     if cfg["constraint"]["type"] == "var":
         progress = runs.read_progress(run_dir)
         seeds = runs.seed_ids(cfg)
@@ -90,13 +100,27 @@ def main() -> None:
             cfg = study_config(algo, multiplier, args.steps, args.seeds)
             run_dir = out / f"{algo}-x{multiplier}"
             summary = train_or_resume(cfg, run_dir, show_progress=True)
-            row = {"algo": algo, "envs_per_seed": cfg["num_envs"], "episodes_per_batch": cfg["num_envs"],
-                   **outcome(run_dir, cfg, summary), **measure(run_dir, cfg, args.rollouts)}
+            row = {
+                "algo": algo,
+                "envs_per_seed": cfg["num_envs"],
+                "episodes_per_batch": cfg["num_envs"],
+                **outcome(run_dir, cfg, summary),
+                **measure(run_dir, cfg, args.rollouts),
+            }
             table.append(row)
             print(json.dumps(row), flush=True)
     (out / "table.json").write_text(json.dumps(table, indent=2))
-    columns = ["algo", "envs_per_seed", "corr_g", "corr_b", "signal_share_of_s", "s", "final_cost", "final_return",
-               "P_hat"]
+    columns = [
+        "algo",
+        "envs_per_seed",
+        "corr_g",
+        "corr_b",
+        "signal_share_of_s",
+        "s",
+        "final_cost",
+        "final_return",
+        "P_hat",
+    ]
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for row in table:
         cells = [f"{row[c]:.3g}" if isinstance(row.get(c), float) else str(row.get(c, "")) for c in columns]

@@ -1,4 +1,4 @@
-"""The task-by-task throughput table of ``benchmarks/omnisafe_tasks.sh`` (issue 16, point 8).
+"""The task-by-task throughput table of ``benchmarks/omnisafe_tasks.sh``.
 
     python benchmarks/compare_tasks.py benchmarks/results/tasks
 
@@ -14,11 +14,24 @@ import json
 import sys
 from pathlib import Path
 
-#: issue 16 point 8: the least ratio over OmniSafe CPO each task is held to
-ACCEPTANCE = {"SafetyHopperVelocity": 20.0, "PointGoal1": 100.0, "PointPush1": 100.0, "CarButton1": 100.0,
-              "RacecarCircle1": 100.0}
-ORDER = ["SafetyHopperVelocity", "PointGoal1", "PointPush1", "CarButton1", "RacecarCircle1", "SafetyAntVelocity",
-         "SafetyHalfCheetahVelocity", "SafetyHumanoidVelocity"]
+#: the least ratio over OmniSafe CPO each task is held to (the acceptance lines of the speed goal)
+ACCEPTANCE = {
+    "SafetyHopperVelocity": 20.0,
+    "PointGoal1": 100.0,
+    "PointPush1": 100.0,
+    "CarButton1": 100.0,
+    "RacecarCircle1": 100.0,
+}
+ORDER = [
+    "SafetyHopperVelocity",
+    "PointGoal1",
+    "PointPush1",
+    "CarButton1",
+    "RacecarCircle1",
+    "SafetyAntVelocity",
+    "SafetyHalfCheetahVelocity",
+    "SafetyHumanoidVelocity",
+]
 
 
 def omnisafe_line(path: Path) -> dict | None:
@@ -29,8 +42,16 @@ def omnisafe_line(path: Path) -> dict | None:
 
 
 def table(results: Path) -> str:
-    header = ["task", "OmniSafe CPO env-steps/s", "OmniSafe peak RSS (MB)", "saferl CPO env-steps/s (config)",
-              "saferl peak RSS (MB)", "ratio", "acceptance", "saferl env only, env-steps/s (config)"]
+    header = [
+        "task",
+        "OmniSafe CPO env-steps/s",
+        "OmniSafe peak RSS (MB)",
+        "saferl CPO env-steps/s (config)",
+        "saferl peak RSS (MB)",
+        "ratio",
+        "acceptance",
+        "saferl env only, env-steps/s (config)",
+    ]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     rows = [(name, name, f"saferl_cpo_{name}.json") for name in ORDER]
     # a velocity task benched with its other physics backend (omnisafe_tasks.sh: --set env_params.physics=mjx)
@@ -45,18 +66,25 @@ def table(results: Path) -> str:
         omni = omnisafe_line(results / f"omnisafe_CPO_{name}.json")
         ratio = best["steps_per_second"] / omni["steps_per_second"] if omni else None
         need = ACCEPTANCE.get(name)
-        verdict = "-" if need is None or ratio is None else (f">= {need:.0f}x: " + ("met" if ratio >= need else
-                                                                                  "not met"))
-        lines.append("| " + " | ".join([
-            label,
-            f"{omni['steps_per_second']:,.0f}" if omni else "-",
-            f"{omni['peak_rss_mb']:,.0f}" if omni else "-",
-            f"{best['steps_per_second']:,.0f} ({best['num_envs']} envs x {best['seeds']} seeds)",
-            f"{bench['peak_rss_mb']:,.0f}",
-            f"x{ratio:,.1f}" if ratio else "-",
-            verdict,
-            f"{env_best['steps_per_second']:,.0f} ({env_best['num_envs']} x {env_best['seeds']})",
-        ]) + " |")
+        verdict = (
+            "-" if need is None or ratio is None else (f">= {need:.0f}x: " + ("met" if ratio >= need else "not met"))
+        )
+        lines.append(
+            "| "
+            + " | ".join(
+                [
+                    label,
+                    f"{omni['steps_per_second']:,.0f}" if omni else "-",
+                    f"{omni['peak_rss_mb']:,.0f}" if omni else "-",
+                    f"{best['steps_per_second']:,.0f} ({best['num_envs']} envs x {best['seeds']} seeds)",
+                    f"{bench['peak_rss_mb']:,.0f}",
+                    f"x{ratio:,.1f}" if ratio else "-",
+                    verdict,
+                    f"{env_best['steps_per_second']:,.0f} ({env_best['num_envs']} x {env_best['seeds']})",
+                ]
+            )
+            + " |"
+        )
     return "\n".join(lines)
 
 

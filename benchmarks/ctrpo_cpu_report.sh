@@ -1,22 +1,28 @@
 #!/usr/bin/env bash
-# Everything the C-TRPO benchmark's cpu tables are judged with, regenerated from a finished lane (issue 17):
+# Everything the C-TRPO benchmark's cpu tables are judged with, regenerated from one pinned training:
 #     bash benchmarks/ctrpo_cpu_report.sh PIN MIRROR
-# PIN: the clone that trained and tabulated the lane (runs/reproduce/ctrpo-table1-cpu and docs/results/ctrpo-*-cpu
-# inside it, written by benchmarks/rerun_committed_tables.sh); MIRROR: a mirror of milosen/ctrpo.  Run from the
-# repository root of main with its venv.  Writes, under docs/:
-#   results/ctrpo-{table1,fig3,phi,hysteresis,beta,cost-noise}-cpu  the lane's tables (copied; tabulated by PIN's commit)
+# PIN: the clone, checked out at one commit, that trained and tabulated the tables (runs/reproduce/ctrpo-table1-cpu
+# and docs/results/ctrpo-*-cpu inside it, written by benchmarks/rerun_committed_tables.sh); MIRROR: a git clone of
+# milosen/ctrpo (the C-TRPO authors' runs).  Run from the repository root of the checkout whose docs/ it updates,
+# with its venv.  Writes, under docs/:
+#   results/ctrpo-{table1,fig3,phi,hysteresis,beta,cost-noise}-cpu  PIN's tables (copied; tabulated by PIN's commit)
 #   results/ctrpo-authors-runs/ours-at-equal-steps-cpu.md            ours against the authors' runs per seed, rank tests
 #   results/ctrpo-authors-runs/ours-beside-theirs-cpu.md             IQM intervals side by side, claims (authors_at_budget)
-#   results/ctrpo-authors-runs/fig3-without-{racecar,racecar-carbutton}-cpu.{md,json}  Fig. 3 with the ports that differ left out
+#   results/ctrpo-authors-runs/fig3-without-{racecar,racecar-carbutton}-cpu.{md,json}
+#                                                                    Fig. 3 with the ports that differ left out
 #   results/ctrpo-table1-cpu-job-rates.md                            measured job rates and the paper's budget at them
 set -euo pipefail
-PIN=${1:?the clone that trained the lane}
-MIRROR=${2:?a mirror of milosen/ctrpo}
+PIN=${1:?the pinned clone that trained the tables}
+MIRROR=${2:?a git clone of milosen/ctrpo}
 PY=${PY:-.venv/bin/python}
 OUT="$PIN/runs/reproduce/ctrpo-table1-cpu"
 for target in ctrpo-table1 ctrpo-fig3 ctrpo-phi ctrpo-hysteresis ctrpo-beta ctrpo-cost-noise; do
   if [ -f "$PIN/docs/results/$target-cpu/results.json" ]; then
-    rm -rf "docs/results/$target-cpu" && cp -r "$PIN/docs/results/$target-cpu" "docs/results/$target-cpu"
+    # the tables are PIN's; the write-up beside them (README.md) is this checkout's and stays
+    find "docs/results/$target-cpu" -mindepth 1 -maxdepth 1 ! -name README.md -exec rm -rf {} + 2>/dev/null || true
+    mkdir -p "docs/results/$target-cpu"
+    (cd "$PIN/docs/results/$target-cpu" && find . -mindepth 1 -maxdepth 1 ! -name README.md -exec cp -r {} \
+      "$OLDPWD/docs/results/$target-cpu/" \;)
     echo "copied $target-cpu"
   else
     echo "not tabulated yet: $target-cpu"

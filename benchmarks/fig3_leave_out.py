@@ -3,8 +3,9 @@
     python benchmarks/fig3_leave_out.py MIRROR runs/reproduce/ctrpo-table1-cpu --leave-out RacecarCircle1 \
         [--leave-out CarButton1] [--reps 2000] [--json OUT.json]
 
-Where a port is known to differ from the original on a task (docs/design.md: RacecarCircle1's reverse at full
-lock, CarButton1's button contact), Fig. 3's aggregate over all eight tasks mixes that difference into every
+Where a port is known to differ from the original on a task (docs/results/ctrpo-table1-cpu/README.md, sections
+"RacecarCircle1" and "CarButton1": RacecarCircle1's reverse at full lock, CarButton1's button contact), Fig. 3's
+aggregate over all eight tasks mixes that difference into every
 method's score.  This recomputes the figure's rows and its seven claims (:func:`ctrpo_fig3.fig3_claims`, the
 statistics of ``saferl reproduce ctrpo-fig3``) on the tasks kept, for our runs (a ctrpo-table1 output directory:
 ``OUT/<task>/runs/<method>``, every method finished on every task kept) and for the authors' stored runs cut at
@@ -19,11 +20,10 @@ import json
 import sys
 from pathlib import Path
 
-from saferl.reproduce.ctrpo import fig3
-from saferl.reproduce.ctrpo import table1
-from saferl.reproduce import deep_rl
-
 from authors_at_budget import entries_at, fig3_at, load_runs  # noqa: E402  (a sibling script)
+
+from saferl.reproduce import deep_rl
+from saferl.reproduce.ctrpo import fig3, table1
 
 
 def our_entries(out: Path, tasks) -> list[dict]:
@@ -40,8 +40,16 @@ def our_entries(out: Path, tasks) -> list[dict]:
         summary = json.loads(summary_path.read_text()) if summary_path.is_file() else {"interrupted": True}
         if summary.get("interrupted"):
             sys.exit(f"{run_dir}: no finished run of {label!r} (Fig. 3 needs every method on every task kept)")
-        entries.append({"task": cfg["env"], "label": label, "method": label, "algo": cfg["algo"],
-                        "seeds": cfg["seeds"], "values": table1.seed_values(run_dir, cfg, summary)})
+        entries.append(
+            {
+                "task": cfg["env"],
+                "label": label,
+                "method": label,
+                "algo": cfg["algo"],
+                "seeds": cfg["seeds"],
+                "values": table1.seed_values(run_dir, cfg, summary),
+            }
+        )
     return entries
 
 
@@ -66,32 +74,55 @@ def main(argv=None) -> None:
     ours_all = our_entries(args.out, table1.TASKS)
     theirs_all, _ = entries_at(load_runs(args.mirror), budget)
     results = {}
-    for name, entries in (("ours, all tasks", ours_all), ("ours, kept", [e for e in ours_all if e["task"] in kept]),
-                          ("authors, all tasks", theirs_all),
-                          ("authors, kept", [e for e in theirs_all if e["task"] in kept])):
+    for name, entries in (
+        ("ours, all tasks", ours_all),
+        ("ours, kept", [e for e in ours_all if e["task"] in kept]),
+        ("authors, all tasks", theirs_all),
+        ("authors, kept", [e for e in theirs_all if e["task"] in kept]),
+    ):
         results[name] = claims_of(entries, args.reps)
     paper = fig3.fig3_claims(fig3.paper_rows())
-    print(f"Fig. 3's claims at the cpu budgets, all eight tasks and without {', '.join(args.leave_out)} "
-          f"({args.reps} resamples)\n")
-    print("| Fig. 3 claim | ours, 8 tasks | ours, without | the authors' runs, 8 tasks | the authors', without | "
-          "the paper (10M) |\n|---|---|---|---|---|---|")
+    print(
+        f"Fig. 3's claims at the cpu budgets, all eight tasks and without {', '.join(args.leave_out)} "
+        f"({args.reps} resamples)\n"
+    )
+    print(
+        "| Fig. 3 claim | ours, 8 tasks | ours, without | the authors' runs, 8 tasks | the authors', without | "
+        "the paper (10M) |\n|---|---|---|---|---|---|"
+    )
     for claim in paper:
         cells = [str(results[name][1].get(claim)) for name in results]
         print(f"| {claim} | {' | '.join(cells)} | {paper[claim]} |")
-    print("\n| method | ours, 8 tasks: return / PPO's, regret / CPO's, group | ours, without | authors', 8 tasks | "
-          "authors', without |\n|---|---|---|---|---|")
+    print(
+        "\n| method | ours, 8 tasks: return / PPO's, regret / CPO's, group | ours, without | authors', 8 tasks | "
+        "authors', without |\n|---|---|---|---|---|"
+    )
     by_label = {name: {r["label"]: r for r in rows} for name, (rows, _) in results.items()}
     for label in by_label["ours, all tasks"]:
         cells = []
         for name in results:
             row = by_label[name].get(label)
-            cells.append("--" if row is None else f"{row['normalized_return']:.2f}, {row['normalized_regret']:.2f}, "
-                                                  f"{row['group']}")
+            cells.append(
+                "--"
+                if row is None
+                else f"{row['normalized_return']:.2f}, {row['normalized_regret']:.2f}, {row['group']}"
+            )
         print(f"| {label} | {' | '.join(cells)} |")
     if args.json:
-        args.json.write_text(json.dumps({"left_out": args.leave_out, "reps": args.reps,
-                                         "claims": {n: c for n, (_, c) in results.items()}, "paper": paper,
-                                         "rows": {n: r for n, (r, _) in results.items()}}, indent=1, default=float) + "\n")
+        args.json.write_text(
+            json.dumps(
+                {
+                    "left_out": args.leave_out,
+                    "reps": args.reps,
+                    "claims": {n: c for n, (_, c) in results.items()},
+                    "paper": paper,
+                    "rows": {n: r for n, (r, _) in results.items()},
+                },
+                indent=1,
+                default=float,
+            )
+            + "\n"
+        )
 
 
 if __name__ == "__main__":

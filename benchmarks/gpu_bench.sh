@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# One prepared accelerator check (issue 2 point 6, issues 3-4 throughput), meant for a session
-# that is lent a GPU:  bash benchmarks/gpu_bench.sh OUT_DIR
+# One prepared accelerator check of saferl's throughput, for a machine with a GPU:
+#     bash benchmarks/gpu_bench.sh OUT_DIR
 # The device image has its own JAX with CUDA (0.11 at the time of writing, outside our CPU pin,
 # which exists for a CPU-runtime deadlock), so the package runs from the source tree without pip.
 # It times saferl bench at large batch:

@@ -44,8 +44,13 @@ def agreement(trainer: Trainer, runner, key):
         return jnp.vdot(rows[i], hinv[j]) / jnp.sqrt(jnp.vdot(rows[i], hinv[i]) * jnp.vdot(rows[j], hinv[j]))
 
     s_full = jnp.vdot(rows[4], hinv[4])
-    return {"corr_g": corr(0, 1), "corr_b": corr(2, 3), "signal_share_of_s": jnp.vdot(rows[2], hinv[3]) / s_full,
-            "s": s_full, "c": full.c[0]}
+    return {
+        "corr_g": corr(0, 1),
+        "corr_b": corr(2, 3),
+        "signal_share_of_s": jnp.vdot(rows[2], hinv[3]) / s_full,
+        "s": s_full,
+        "c": full.c[0],
+    }
 
 
 def main() -> None:
@@ -60,8 +65,10 @@ def main() -> None:
     runner = jax.tree.map(lambda x: x[args.seed_index], runners)
     fn = jax.jit(lambda k: agreement(trainer, runner, k))
     results = [jax.device_get(fn(k)) for k in jax.random.split(jax.random.PRNGKey(1), args.rollouts)]
-    print(f"{cfg['algo']} on {cfg['env']} ({cfg['num_envs']} envs x {cfg['rollout_steps']} steps per batch), "
-          f"seed index {args.seed_index}, {args.rollouts} batches:")
+    print(
+        f"{cfg['algo']} on {cfg['env']} ({cfg['num_envs']} envs x {cfg['rollout_steps']} steps per batch), "
+        f"seed index {args.seed_index}, {args.rollouts} batches:"
+    )
     for name in results[0]:
         values = np.array([float(r[name]) for r in results])
         print(f"  {name:18s} mean {values.mean():10.4g}   per batch {np.array2string(values, precision=3)}")

@@ -33,9 +33,11 @@ def finished_rates(out: Path) -> dict[str, dict[str, dict]]:
         if summary.get("interrupted") or not summary.get("steps_per_second"):
             continue
         task, method = path.parts[-4], path.parts[-2]
-        rates.setdefault(task, {})[method] = {"seeds": int(summary["seeds"]),
-                                              "rate": float(summary["steps_per_second"]),
-                                              "compile_seconds": float(summary.get("compile_seconds") or 0.0)}
+        rates.setdefault(task, {})[method] = {
+            "seeds": int(summary["seeds"]),
+            "rate": float(summary["steps_per_second"]),
+            "compile_seconds": float(summary.get("compile_seconds") or 0.0),
+        }
     return rates
 
 
@@ -47,8 +49,11 @@ def results_rates(results: Path) -> dict[str, dict[str, dict]]:
         if len(parts) != 3 or parts[1] != "runs" or not run.get("wall_seconds") or not run.get("env_steps"):
             continue  # an in-program sweep (runs/<name>) or a run without its measurements
         seeds = int(run["seeds"])
-        rates.setdefault(parts[0], {})[parts[2]] = {"seeds": seeds, "compile_seconds": 0.0,
-                                                    "rate": seeds * float(run["env_steps"]) / float(run["wall_seconds"])}
+        rates.setdefault(parts[0], {})[parts[2]] = {
+            "seeds": seeds,
+            "compile_seconds": 0.0,
+            "rate": seeds * float(run["env_steps"]) / float(run["wall_seconds"]),
+        }
     return rates
 
 
@@ -62,22 +67,40 @@ def table(rates: dict[str, dict[str, dict]], budget: int) -> tuple[list[dict], d
     for task, methods in rates.items():
         per_method = [run["rate"] for run in methods.values()]
         hours = {method: job_hours(run, budget) for method, run in methods.items()}
-        rows.append({"task": task, "methods": len(methods), "median_rate": statistics.median(per_method),
-                     "min_rate": min(per_method), "max_rate": max(per_method),
-                     "median_job_hours": statistics.median(hours.values()), "job_hours": sum(hours.values())})
-    totals = {"job_hours": sum(row["job_hours"] for row in rows), "runs": sum(row["methods"] for row in rows),
-              "median_job_hours_per_method": sum(row["median_job_hours"] for row in rows)}
+        rows.append(
+            {
+                "task": task,
+                "methods": len(methods),
+                "median_rate": statistics.median(per_method),
+                "min_rate": min(per_method),
+                "max_rate": max(per_method),
+                "median_job_hours": statistics.median(hours.values()),
+                "job_hours": sum(hours.values()),
+            }
+        )
+    totals = {
+        "job_hours": sum(row["job_hours"] for row in rows),
+        "runs": sum(row["methods"] for row in rows),
+        "median_job_hours_per_method": sum(row["median_job_hours"] for row in rows),
+    }
     return rows, totals
 
 
 def render(rows: list[dict], totals: dict, budget: int) -> str:
-    lines = [f"| task | methods | training rate, median (min-max), env-steps/s | one job of {budget / 1e6:g}M steps "
-             "per seed, median | all its methods |", "|---|---|---|---|---|"]
+    lines = [
+        f"| task | methods | training rate, median (min-max), env-steps/s | one job of {budget / 1e6:g}M steps "
+        "per seed, median | all its methods |",
+        "|---|---|---|---|---|",
+    ]
     for row in rows:
-        lines.append(f"| {row['task']} | {row['methods']} | {row['median_rate']:,.0f} ({row['min_rate']:,.0f}-"
-                     f"{row['max_rate']:,.0f}) | {row['median_job_hours']:.1f} h | {row['job_hours']:.1f} h |")
-    lines.append(f"\n{totals['runs']} runs; per method over the tasks (medians) "
-                 f"{totals['median_job_hours_per_method']:.1f} job-hours; all of them {totals['job_hours']:.0f} job-hours.")
+        lines.append(
+            f"| {row['task']} | {row['methods']} | {row['median_rate']:,.0f} ({row['min_rate']:,.0f}-"
+            f"{row['max_rate']:,.0f}) | {row['median_job_hours']:.1f} h | {row['job_hours']:.1f} h |"
+        )
+    lines.append(
+        f"\n{totals['runs']} runs; per method over the tasks (medians) "
+        f"{totals['median_job_hours_per_method']:.1f} job-hours; all of them {totals['job_hours']:.0f} job-hours."
+    )
     return "\n".join(lines)
 
 
@@ -99,8 +122,11 @@ def main(argv=None) -> int:
     else:
         rates = finished_rates(args.out)
     if not rates:
-        print(f"job_rates: no finished run in {args.out} (expected OUT/<task>/runs/<method>/summary.json, or a "
-              "results.json whose runs are <task>/runs/<method>)", file=sys.stderr)
+        print(
+            f"job_rates: no finished run in {args.out} (expected OUT/<task>/runs/<method>/summary.json, or a "
+            "results.json whose runs are <task>/runs/<method>)",
+            file=sys.stderr,
+        )
         return 2
     rows, totals = table(rates, args.budget)
     print(render(rows, totals, args.budget))

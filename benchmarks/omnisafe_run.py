@@ -1,6 +1,6 @@
 """Time one OmniSafe training run end to end; prints JSON with env-steps/s and peak RSS.
 
-    python omnisafe_run.py ALGO STEPS [ENV_ID]      (ENV_ID default SafetyPointGoal1-v0)
+python omnisafe_run.py ALGO STEPS [ENV_ID]      (ENV_ID default SafetyPointGoal1-v0)
 """
 
 import json
@@ -24,6 +24,15 @@ start = time.time()
 agent = omnisafe.Agent(algo, env_id, custom_cfgs=custom)
 agent.learn()
 elapsed = time.time() - start
-print(json.dumps({"library": "omnisafe", "algo": algo, "env": env_id, "steps": steps,
-                  "steps_per_second": steps / elapsed,
-                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+print(
+    json.dumps(
+        {
+            "library": "omnisafe",
+            "algo": algo,
+            "env": env_id,
+            "steps": steps,
+            "steps_per_second": steps / elapsed,
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        }
+    )
+)

@@ -3,11 +3,13 @@
 #
 #   bash benchmarks/omnisafe_side_by_side.sh [STEPS]
 #
-# OmniSafe needs its own virtual environment (see ../shared/ANCHORS.md for why `pip install omnisafe`
-# fails on Python 3.11): torch 2.13 (CPU), safety-gymnasium 1.0.0 and omnisafe 0.5.0 installed with
-# --no-deps, their dependencies by hand with pygame>=2.1.3, and safety-gymnasium's mutable dataclass
-# defaults patched so it imports on Python 3.11. OmniSafe is pinned to 1 torch thread (it slows 4-20x when
-# it shares cores). Results go to benchmarks/results/side_by_side.json.
+# OmniSafe needs its own virtual environment: `pip install omnisafe==0.5.0` fails on Python 3.11 (its
+# safety-gymnasium 1.0.0 pins pygame==2.1.0, which has no Python 3.11 wheel, and gymnasium-robotics 1.2.2 pins
+# numpy<1.24). So: torch 2.13 (CPU), safety-gymnasium 1.0.0 and omnisafe 0.5.0 installed with --no-deps, their
+# dependencies by hand with pygame>=2.1.3, and safety-gymnasium's mutable dataclass defaults patched so it imports
+# on Python 3.11 (patch_safety_gymnasium.py). OmniSafe is pinned to 1 torch thread (it slows several-fold when
+# it shares cores). Results go to benchmarks/results/ (omnisafe_ALGO.json|log, saferl_bench*.json); compare.py
+# prints the ratios at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 STEPS=${1:-20000}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Side-by-side throughput on the C-TRPO benchmark's tasks (issue 16, point 8): OmniSafe 0.5 CPO against
-# saferl's CPO, task by task, in one run on one machine.
+# Side-by-side throughput on the C-TRPO benchmark's tasks: OmniSafe 0.5 CPO against saferl's CPO, task by task,
+# in one run on one machine.
 #
 #   bash benchmarks/omnisafe_tasks.sh [STEPS]
 #

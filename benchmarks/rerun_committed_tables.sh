@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Rerun the committed reproduce tables with the checked-out code (issue 13, point 0), resumably:
+# Rerun the committed reproduce tables with the checked-out code, resumably:
 # every target trains into runs/reproduce/TARGET-SCALE (finished runs are reused, interrupted ones resumed),
 # and its results.json and figures replace docs/results/TARGET-SCALE.  Run from the repository root:
 #     nohup bash benchmarks/rerun_committed_tables.sh > runs/rerun.log 2>&1 &
@@ -24,6 +24,8 @@ src, dst = Path(sys.argv[1]), Path(sys.argv[2])
 result = json.loads((src / "results.json").read_text())
 dst.mkdir(parents=True, exist_ok=True)
 for old in sorted(dst.rglob("*"), reverse=True):  # the previous table's files, figures in folders included
+    if old == dst / "README.md":  # the write-up beside the table is kept
+        continue
     if old.is_file():
         old.unlink()
     elif old.is_dir() and not any(old.iterdir()):

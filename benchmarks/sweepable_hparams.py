@@ -1,9 +1,9 @@
-"""Which real-valued hyper-parameters of each algorithm can be swept inside one program (saferl.training.in_program_sweep).
+"""Which real-valued hyper-parameters of each algorithm can be swept inside one program (in_program_sweep).
 
 For every registered algorithm (on ToyReach; a VaR algorithm with its default VaR constraint) each real-valued
 hyper-parameter is swept over two values (its default and a nearby allowed one) and the trainer's trace check
 (:meth:`saferl.training.trainer.Trainer.check_sweep`) says whether the value reaches the program.  Prints a Markdown
-table; docs/design.md records it.  Traces only, compiles nothing (a few minutes on 2 cores).
+table; docs/results/measurements.md records it.  Traces only, compiles nothing (a few minutes on 2 cores).
 
     JAX_PLATFORMS=cpu python benchmarks/sweepable_hparams.py [ALGO ...]
 """
@@ -13,8 +13,8 @@ from __future__ import annotations
 import sys
 
 from saferl import algos  # noqa: F401 -- registers every algorithm
-from saferl.training import config as configlib
 from saferl.algos import base
+from saferl.training import config as configlib
 from saferl.training.trainer import Trainer
 
 ENV = "ToyReach"
@@ -49,8 +49,13 @@ def survey(algo: str) -> tuple[list[str], dict[str, str]]:
             swept.append(name)
         except ValueError as err:
             text = str(err)
-            refused[name] = ("Python number" if "Python number" in text else
-                             "not read inside the program" if "does not read" in text else text.split(": ", 1)[-1])
+            refused[name] = (
+                "Python number"
+                if "Python number" in text
+                else "not read inside the program"
+                if "does not read" in text
+                else text.split(": ", 1)[-1]
+            )
     return swept, refused
 
 

@@ -75,14 +75,3 @@ def linearise(algo, agent, batch):
     grads = algo.gradients(agent, batch, adv_r, adv_c)
     matvec = algo.fisher_matvec(agent, batch)
     return grads, algo.solve(matvec, jnp.concatenate([grads.g[None], grads.B])), matvec
-
-
-def load_benchmark_script(name: str):
-    """Import ``benchmarks/<name>.py`` (a script, not a package module) as a module."""
-    import importlib.util
-    from pathlib import Path
-    path = Path(__file__).resolve().parent.parent / "benchmarks" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module

@@ -113,16 +113,28 @@ def summarize(values, seed: int = 0, resamples: int = 10_000) -> dict:
     rng = np.random.default_rng(seed)
     means = x[rng.integers(0, x.size, size=(resamples, x.size))].mean(axis=1)
     low, high = np.percentile(means, [2.5, 97.5])
-    return {"n": int(x.size), "mean": float(x.mean()), "std": float(x.std(ddof=1)) if x.size > 1 else 0.0,
-            "ci95": [float(low), float(high)], "min": float(x.min()), "max": float(x.max())}
+    return {
+        "n": int(x.size),
+        "mean": float(x.mean()),
+        "std": float(x.std(ddof=1)) if x.size > 1 else 0.0,
+        "ci95": [float(low), float(high)],
+        "min": float(x.min()),
+        "max": float(x.max()),
+    }
 
 
 def episode_record(returns, costs, lengths, extras=None, extra_names=()) -> dict:
     """The per-episode values of one (task, policy) and their summaries; ``extras`` (episodes, k)
     holds the per-episode counts named by ``extra_names``."""
-    record = {"returns": [float(v) for v in returns], "costs": [float(v) for v in costs],
-              "lengths": [int(v) for v in lengths],
-              "return": summarize(returns), "cost": summarize(costs), "length": summarize(lengths), "extras": {}}
+    record = {
+        "returns": [float(v) for v in returns],
+        "costs": [float(v) for v in costs],
+        "lengths": [int(v) for v in lengths],
+        "return": summarize(returns),
+        "cost": summarize(costs),
+        "length": summarize(lengths),
+        "extras": {},
+    }
     for i, name in enumerate(extra_names):
         values = np.asarray(extras, np.float64)[:, i]
         record["extras"][name] = {"values": values.tolist(), **summarize(values)}
@@ -130,8 +142,11 @@ def episode_record(returns, costs, lengths, extras=None, extra_names=()) -> dict
 
 
 #: what each task counts per episode besides return and cost
-EXTRA_NAMES = {"BallGather": ("apples collected",), "BallReach": ("goals reached", "steps touching the box"),
-               "PointGoal1": ("goals reached",)}
+EXTRA_NAMES = {
+    "BallGather": ("apples collected",),
+    "BallReach": ("goals reached", "steps touching the box"),
+    "PointGoal1": ("goals reached",),
+}
 
 
 def machine() -> dict:
@@ -147,8 +162,12 @@ def machine() -> dict:
                 break
     except OSError:
         pass
-    return {"nproc": os.cpu_count(), "cpu_model": model, "platform": platform.platform(),
-            "load_average_1_5_15min": [round(x, 2) for x in os.getloadavg()]}
+    return {
+        "nproc": os.cpu_count(),
+        "cpu_model": model,
+        "platform": platform.platform(),
+        "load_average_1_5_15min": [round(x, 2) for x in os.getloadavg()],
+    }
 
 
 def write_side(result: dict, out, started: float) -> None:

@@ -37,8 +37,13 @@ def serve(env_id: str) -> None:
             answer = {"obs": obs.tolist()}
         elif "step" in request:
             obs, reward, cost, terminated, truncated, _ = env.step(to_original(request["step"], low, high))
-            answer = {"obs": obs.tolist(), "reward": float(reward), "cost": float(cost),
-                      "terminated": bool(terminated), "truncated": bool(truncated)}
+            answer = {
+                "obs": obs.tolist(),
+                "reward": float(reward),
+                "cost": float(cost),
+                "terminated": bool(terminated),
+                "truncated": bool(truncated),
+            }
         else:
             break
         out.write(json.dumps(answer) + "\n")

@@ -11,7 +11,8 @@ the server maps onto the task's action box as the C-TRPO harness's ``SafeRescale
 
 Why: a fidelity check with scripted or random actions (``suite_saferl.py``) tests the dynamics where those
 policies go; a learned policy goes where the task pays, and if the port is easier there (RacecarCircle1: our
-800k-step runs reach returns the authors' reach only at 7.5-10M steps, docs/design.md), the policy's return
+800k-step runs reach returns the authors' reach only at 7.5-10M steps, docs/results/ctrpo-table1-cpu/README.md),
+the policy's return
 drops on the original.  If it holds, the port is faithful where the policy drives, and the difference in
 learning speed lies elsewhere.  Measured on RacecarCircle1: docs/results/fidelity/racecar_transfer.md.
 """
@@ -42,15 +43,22 @@ class OriginalEnv:
     """The original task behind ``env_server.py``, stepped one action at a time."""
 
     def __init__(self, env_id: str, python: str):
-        self._proc = subprocess.Popen([python, str(SERVER), env_id], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                      stderr=subprocess.DEVNULL, text=True)
+        self._proc = subprocess.Popen(
+            [python, str(SERVER), env_id],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
 
     def _ask(self, request: dict) -> dict:
         self._proc.stdin.write(json.dumps(request) + "\n")
         self._proc.stdin.flush()
         line = self._proc.stdout.readline()
         if not line:
-            raise RuntimeError("the original's server ended (is the fidelity venv installed? make -C benchmarks/fidelity venv)")
+            raise RuntimeError(
+                "the original's server ended (is the fidelity venv installed? make -C benchmarks/fidelity venv)"
+            )
         return json.loads(line)
 
     def reset(self, seed: int) -> np.ndarray:
@@ -79,8 +87,9 @@ def constant_dims(policy: api.Policy) -> tuple[np.ndarray, np.ndarray]:
     return var < CONSTANT_VARIANCE, mean
 
 
-def original_episodes(run: api.Run, env: OriginalEnv, seed_id: int, seed_index: int, episodes: int,
-                      blind: bool) -> list[tuple[float, float]]:
+def original_episodes(
+    run: api.Run, env: OriginalEnv, seed_id: int, seed_index: int, episodes: int, blind: bool
+) -> list[tuple[float, float]]:
     """(return, cost) of ``episodes`` episodes of the final policy of seed ``seed_id`` on the original;
     ``blind``: the entries of :func:`constant_dims` replaced by the port's constant values."""
     policy = run.policy_for(seed_id)
@@ -115,14 +124,20 @@ def transfer(run_dir: Path, env_id: str, episodes: int, server_python: str, blin
     finally:
         env.close()
     constant = [np.flatnonzero(constant_dims(run.policy_for(s))[0]).tolist() for s in port["seeds"]]
-    return {"run": str(run_dir), "blind": blind, "constant_dims": constant, "algo": run.config["algo"],
-            "env": run.config["env"], "seeds": port["seeds"],
-            "training_return": final["episode_return"].get("per_seed"),
-            "training_cost": final["episode_cost"].get("per_seed"),
-            "port_return": [s["episode_return"] for s in port["per_seed"]],
-            "port_cost": [s["episode_cost"] for s in port["per_seed"]],
-            "original_return": [statistics.fmean(r for r, _ in seed) for seed in original],
-            "original_cost": [statistics.fmean(c for _, c in seed) for seed in original]}
+    return {
+        "run": str(run_dir),
+        "blind": blind,
+        "constant_dims": constant,
+        "algo": run.config["algo"],
+        "env": run.config["env"],
+        "seeds": port["seeds"],
+        "training_return": final["episode_return"].get("per_seed"),
+        "training_cost": final["episode_cost"].get("per_seed"),
+        "port_return": [s["episode_return"] for s in port["per_seed"]],
+        "port_cost": [s["episode_cost"] for s in port["per_seed"]],
+        "original_return": [statistics.fmean(r for r, _ in seed) for seed in original],
+        "original_cost": [statistics.fmean(c for _, c in seed) for seed in original],
+    }
 
 
 def markdown(rows: list[dict], env_id: str, episodes: int) -> str:
@@ -130,16 +145,23 @@ def markdown(rows: list[dict], env_id: str, episodes: int) -> str:
         values = sorted(float(v) for v in values)
         return f"{statistics.median(values):.1f} ({', '.join(f'{v:.1f}' for v in values)})"
 
-    lines = [f"# Policies trained on saferl's port, run on the original {env_id}", "",
-             f"`python benchmarks/fidelity/policy_transfer.py` ({episodes} episodes per seed and side, sampled "
-             "actions, frozen observation statistics). Median over seeds (every seed's mean, sorted).", "",
-             "| run | training (last 10%) return | port return | original return | training cost | port cost "
-             "| original cost |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# Policies trained on saferl's port, run on the original {env_id}",
+        "",
+        f"`python benchmarks/fidelity/policy_transfer.py` ({episodes} episodes per seed and side, sampled "
+        "actions, frozen observation statistics). Median over seeds (every seed's mean, sorted).",
+        "",
+        "| run | training (last 10%) return | port return | original return | training cost | port cost "
+        "| original cost |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for row in rows:
         name = Path(row["run"]).name + (", constant entries blinded" if row["blind"] else "")
-        lines.append(f"| {name} | {cell(row['training_return'])} | {cell(row['port_return'])} | "
-                     f"{cell(row['original_return'])} | {cell(row['training_cost'])} | {cell(row['port_cost'])} | "
-                     f"{cell(row['original_cost'])} |")
+        lines.append(
+            f"| {name} | {cell(row['training_return'])} | {cell(row['port_return'])} | "
+            f"{cell(row['original_return'])} | {cell(row['training_cost'])} | {cell(row['port_cost'])} | "
+            f"{cell(row['original_cost'])} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -149,9 +171,12 @@ def main(argv=None) -> None:
     parser.add_argument("--original", required=True, help="the original's Gymnasium id, e.g. SafetyRacecarCircle1-v0")
     parser.add_argument("--episodes", type=int, default=10)
     parser.add_argument("--server-python", default=DEFAULT_SERVER_PYTHON)
-    parser.add_argument("--blind", action="store_true",
-                        help="feed the policy the port's constant value of every observation entry that never varied "
-                             "in training (constant_dims), on the original")
+    parser.add_argument(
+        "--blind",
+        action="store_true",
+        help="feed the policy the port's constant value of every observation entry that never varied "
+        "in training (constant_dims), on the original",
+    )
     parser.add_argument("--json", type=Path, help="also write the per-seed numbers here")
     args = parser.parse_args(argv)
     if args.episodes < 1:

@@ -10,7 +10,7 @@ authors' pace (their CPO's return ~1 at 800k steps, ours 27.6 on the port), the 
 
 :data:`SENSOR_NOISE_STD` is measured, not fitted: the spread of each entry over 4 episodes x 500 steps of the
 constant action (1, 0.3) on the original (``env_server.py``) against the port's, the noise's standard deviation
-being sqrt(std_original^2 - std_port^2) (docs/design.md, "RacecarCircle1 is far easier to learn on our port").
+being sqrt(std_original^2 - std_port^2) (docs/results/ctrpo-table1-cpu/README.md, "RacecarCircle1").
 The noise is independent from step to step; the original's bounce is not, so this is a model of its size only.
 """
 
@@ -26,14 +26,20 @@ import jax.numpy as jnp
 import yaml
 
 from saferl import api
-from saferl.foundation import struct
 from saferl.envs.base import register
 from saferl.envs.safety_nav.racecar_circle import RacecarCircle, RacecarCircleState
+from saferl.foundation import struct
 
 #: observation index -> noise std: accelerometer x, y, z; velocimeter z; gyro x, y (std original / port over
 #: the constant action (1, 0.3): 1.367 / 0.200, 0.386 / 0.053, 1.621 / 0, 0.003 / 0, 0.007 / 0, 0.014 / 0)
-SENSOR_NOISE_STD = {0: math.sqrt(1.367**2 - 0.200**2), 1: math.sqrt(0.386**2 - 0.053**2), 2: 1.621,
-                    5: 0.003, 6: 0.007, 7: 0.014}
+SENSOR_NOISE_STD = {
+    0: math.sqrt(1.367**2 - 0.200**2),
+    1: math.sqrt(0.386**2 - 0.053**2),
+    2: 1.621,
+    5: 0.003,
+    6: 0.007,
+    7: 0.014,
+}
 NAME = "RacecarCircle1-SensorNoise"
 
 
@@ -74,9 +80,11 @@ def main(argv=None) -> None:
     cfg["env"] = NAME
     run = api.train(None, None, steps=None, config=cfg, out=args.out, progress=False)
     final = run.summary["final"]
-    print(f"{NAME}, {cfg['algo']}, {cfg['seeds']} seeds x {cfg['total_steps']:,} steps: final return per seed "
-          f"{[round(v, 1) for v in final['episode_return']['per_seed']]}, cost "
-          f"{[round(v, 1) for v in final['episode_cost']['per_seed']]}")
+    print(
+        f"{NAME}, {cfg['algo']}, {cfg['seeds']} seeds x {cfg['total_steps']:,} steps: final return per seed "
+        f"{[round(v, 1) for v in final['episode_return']['per_seed']]}, cost "
+        f"{[round(v, 1) for v in final['episode_cost']['per_seed']]}"
+    )
 
 
 if __name__ == "__main__":

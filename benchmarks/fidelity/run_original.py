@@ -186,9 +186,13 @@ def trajectory(label: str, env_id: str, seed: int = 0) -> dict:
         env.reset(seed=seed)
         pos, heading, goal = point_state(env)
         task = env.unwrapped.task
-        layout = {"pos": pos.tolist(), "heading": heading, "goal": goal.tolist(),
-                  "hazards": np.asarray(task.hazards.pos)[:, :2].tolist(),
-                  "vases": np.asarray(task.vases.pos)[:, :2].tolist()}
+        layout = {
+            "pos": pos.tolist(),
+            "heading": heading,
+            "goal": goal.tolist(),
+            "hazards": np.asarray(task.hazards.pos)[:, :2].tolist(),
+            "vases": np.asarray(task.vases.pos)[:, :2].tolist(),
+        }
     else:
         start = common.TRAJECTORY_STARTS[label]
         resets = 0
@@ -228,8 +232,14 @@ def trajectory(label: str, env_id: str, seed: int = 0) -> dict:
         rewards.append(float(reward))
         costs.append(float(cost))
     env.close()
-    out = {"start": layout, "actions": actions.tolist(), "positions": positions, "velocities": velocities,
-           "rewards": rewards, "costs": costs}
+    out = {
+        "start": layout,
+        "actions": actions.tolist(),
+        "positions": positions,
+        "velocities": velocities,
+        "rewards": rewards,
+        "costs": costs,
+    }
     if headings:
         out["headings"] = headings
     return out
@@ -239,8 +249,9 @@ def trajectory(label: str, env_id: str, seed: int = 0) -> dict:
 WALL_LIMIT_X = {"BallGather": 9.4, "BallReach": 9.4, "BallCircle": 11.4}
 
 
-def wall_bounce(label: str, env_id: str, speeds=(1.0, 2.0, 3.0, 4.0, 6.0), gaps=(0.3, 0.33, 0.36),
-                contact_erp: float | None = None) -> dict:
+def wall_bounce(
+    label: str, env_id: str, speeds=(1.0, 2.0, 3.0, 4.0, 6.0), gaps=(0.3, 0.33, 0.36), contact_erp: float | None = None
+) -> dict:
     """The ball rolled with no action straight into the +x wall: outgoing over incoming normal
     speed, and the tangential speed kept, per impact (speed, gap to the wall at the start).
     ``contact_erp`` replaces builder.py's ``setDefaultContactERP(0.9)`` (to show where the bounce comes from)."""
@@ -262,14 +273,27 @@ def wall_bounce(label: str, env_id: str, speeds=(1.0, 2.0, 3.0, 4.0, 6.0), gaps=
                 step_env(env, np.zeros(2, np.float32))
                 _, vel = ball_state(env)
                 if before[0] > 0.0 and vel[0] < 0.5 * before[0]:  # the wall took half the normal speed or more
-                    impacts.append({"speed": speed, "gap": gap, "normal_in": float(before[0]),
-                                    "normal_out": float(-vel[0]), "ratio": float(-vel[0] / before[0]),
-                                    "tangential_kept": float(vel[1] / before[1])})
+                    impacts.append(
+                        {
+                            "speed": speed,
+                            "gap": gap,
+                            "normal_in": float(before[0]),
+                            "normal_out": float(-vel[0]),
+                            "ratio": float(-vel[0] / before[0]),
+                            "tangential_kept": float(vel[1] / before[1]),
+                        }
+                    )
                     break
     env.close()
     ratios = np.array([i["ratio"] for i in impacts])
-    return {"impacts": impacts, "ratio_mean": float(ratios.mean()), "ratio_min": float(ratios.min()),
-            "ratio_max": float(ratios.max()), "limit": limit, "y": -8.0 if label == "BallReach" else 0.0}
+    return {
+        "impacts": impacts,
+        "ratio_mean": float(ratios.mean()),
+        "ratio_min": float(ratios.min()),
+        "ratio_max": float(ratios.max()),
+        "limit": limit,
+        "y": -8.0 if label == "BallReach" else 0.0,
+    }
 
 
 def reach_reset_probe(resets: int = 300, seed: int = 2) -> dict:
@@ -294,9 +318,13 @@ def point_random_trajectories(count: int = 6, steps: int = 300) -> list[dict]:
         env.reset(seed=seed)
         pos, heading, goal = point_state(env)
         task = env.unwrapped.task
-        start = {"pos": pos.tolist(), "heading": heading, "goal": goal.tolist(),
-                 "hazards": np.asarray(task.hazards.pos)[:, :2].tolist(),
-                 "vases": np.asarray(task.vases.pos)[:, :2].tolist()}
+        start = {
+            "pos": pos.tolist(),
+            "heading": heading,
+            "goal": goal.tolist(),
+            "hazards": np.asarray(task.hazards.pos)[:, :2].tolist(),
+            "vases": np.asarray(task.vases.pos)[:, :2].tolist(),
+        }
         actions = np.random.default_rng(seed).uniform(-1.0, 1.0, (steps, 2)).astype(np.float32)
         positions, headings = [], []
         for action in actions:
@@ -344,11 +372,21 @@ def ppo_speed(steps: int, threads: int, seed: int = 0) -> dict:
     seconds = time.perf_counter() - start
     env.close()
     done = int(model.num_timesteps)
-    return {"library": f"stable-baselines3 {stable_baselines3.__version__}", "torch": torch.__version__,
-            "torch_threads": threads, "env": "SafetyBallRun-v0", "num_envs": 1, "n_steps": model.n_steps,
-            "batch_size": model.batch_size, "n_epochs": model.n_epochs,
-            "net_arch": str(policy.net_arch), "activation": policy.activation_fn.__name__,
-            "env_steps": done, "learn_seconds": seconds, "steps_per_second": done / seconds}
+    return {
+        "library": f"stable-baselines3 {stable_baselines3.__version__}",
+        "torch": torch.__version__,
+        "torch_threads": threads,
+        "env": "SafetyBallRun-v0",
+        "num_envs": 1,
+        "n_steps": model.n_steps,
+        "batch_size": model.batch_size,
+        "n_epochs": model.n_epochs,
+        "net_arch": str(policy.net_arch),
+        "activation": policy.activation_fn.__name__,
+        "env_steps": done,
+        "learn_seconds": seconds,
+        "steps_per_second": done / seconds,
+    }
 
 
 # --------------------------------------------------------------------------- main
@@ -357,8 +395,16 @@ def ppo_speed(steps: int, threads: int, seed: int = 0) -> dict:
 def versions() -> dict:
     from importlib.metadata import version
 
-    names = ["bullet-safety-gym", "pybullet", "safety-gymnasium", "gymnasium", "mujoco", "numpy",
-             "stable-baselines3", "torch"]
+    names = [
+        "bullet-safety-gym",
+        "pybullet",
+        "safety-gymnasium",
+        "gymnasium",
+        "mujoco",
+        "numpy",
+        "stable-baselines3",
+        "torch",
+    ]
     return {n: version(n) for n in names}
 
 
@@ -371,8 +417,14 @@ def main(argv=None) -> None:
     parser.add_argument("--speed-steps", type=int, default=5000, help="ball tasks; PointGoal1 takes a fifth")
     parser.add_argument("--skip-speed", action="store_true")
     args = parser.parse_args(argv)
-    result = {"side": "original", "python": platform.python_version(), "versions": versions(),
-              "bridge": bridge_check(), "tasks": {}, "speed": {}}
+    result = {
+        "side": "original",
+        "python": platform.python_version(),
+        "versions": versions(),
+        "bridge": bridge_check(),
+        "tasks": {},
+        "speed": {},
+    }
     print(f"bridge importable: {result['bridge']['importable']} ({result['bridge']['error']})", flush=True)
     for label, env_id, _, _, count in common.TASKS:
         count = max(2, int(round(count * args.episodes_scale)))
@@ -380,8 +432,11 @@ def main(argv=None) -> None:
         for policy in common.POLICIES:
             entry["policies"][policy] = episodes(label, env_id, policy, count)
             rec = entry["policies"][policy]
-            print(f"{label:11s} {policy:8s} return {rec['return']['mean']:9.3f} +- {rec['return']['std']:7.3f}  "
-                  f"cost {rec['cost']['mean']:7.3f} +- {rec['cost']['std']:6.3f}  ({rec['seconds']:.0f} s)", flush=True)
+            print(
+                f"{label:11s} {policy:8s} return {rec['return']['mean']:9.3f} +- {rec['return']['std']:7.3f}  "
+                f"cost {rec['cost']['mean']:7.3f} +- {rec['cost']['std']:6.3f}  ({rec['seconds']:.0f} s)",
+                flush=True,
+            )
         entry["trajectory"] = trajectory(label, env_id)
         if label in WALL_LIMIT_X:
             # the layout saferl needs for its state (apples, box, puddles: away from the +x wall)
@@ -389,8 +444,11 @@ def main(argv=None) -> None:
             if label == "BallGather":
                 entry["wall_bounce_erp0"] = wall_bounce(label, env_id, contact_erp=0.0)
             b = entry["wall_bounce"]
-            print(f"{label:11s} wall bounce: out/in normal speed {b['ratio_mean']:.2f} "
-                  f"({b['ratio_min']:.2f}-{b['ratio_max']:.2f}, {len(b['impacts'])} impacts)", flush=True)
+            print(
+                f"{label:11s} wall bounce: out/in normal speed {b['ratio_mean']:.2f} "
+                f"({b['ratio_min']:.2f}-{b['ratio_max']:.2f}, {len(b['impacts'])} impacts)",
+                flush=True,
+            )
         if label == "BallReach":
             entry["reset_probe"] = reach_reset_probe()
         if label == "PointGoal1":
@@ -402,8 +460,11 @@ def main(argv=None) -> None:
             result["speed"][label] = stepping_speed(env_id, steps)
             print(f"{label:11s} {result['speed'][label]['steps_per_second']:9,.0f} random env-steps/s", flush=True)
         result["ppo"] = ppo_speed(args.ppo_steps, args.ppo_threads)
-        print(f"SB3 PPO on SafetyBallRun-v0: {result['ppo']['steps_per_second']:,.0f} env-steps/s "
-              f"({result['ppo']['env_steps']} steps in {result['ppo']['learn_seconds']:.1f} s)", flush=True)
+        print(
+            f"SB3 PPO on SafetyBallRun-v0: {result['ppo']['steps_per_second']:,.0f} env-steps/s "
+            f"({result['ppo']['env_steps']} steps in {result['ppo']['learn_seconds']:.1f} s)",
+            flush=True,
+        )
     stamp = HERE / ".venv" / "install_seconds"  # written by the Makefile's venv target
     result["install_seconds"] = float(stamp.read_text()) if stamp.is_file() else None
     result["machine"] = common.machine()

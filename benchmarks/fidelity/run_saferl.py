@@ -1,4 +1,4 @@
-"""saferl's side of the fidelity comparison (runs in the main venv, /work/main/.venv).
+"""saferl's side of the fidelity comparison (runs in the main venv, .venv).
 
 The same episodes as ``run_original.py`` (random policy and the scripted controllers of
 ``common.py``, read from saferl's state pytrees), the same trajectories from the start states
@@ -132,22 +132,48 @@ def start_state(label: str, start: dict, key):
     t0 = jnp.zeros((), jnp.int32)
     if label == "PointGoal1":
         pos, goal = f32(start["pos"]), f32(start["goal"])
-        return PointGoalState(pos=pos, heading=f32(start["heading"]) % (2 * math.pi), vel=jnp.zeros(2),
-                              ang_vel=f32(0.0), goal=goal, hazards=f32(start["hazards"]), vases=f32(start["vases"]),
-                              last_dist_goal=jnp.linalg.norm(goal - pos), time=t0, key=key)
+        return PointGoalState(
+            pos=pos,
+            heading=f32(start["heading"]) % (2 * math.pi),
+            vel=jnp.zeros(2),
+            ang_vel=f32(0.0),
+            goal=goal,
+            hazards=f32(start["hazards"]),
+            vases=f32(start["vases"]),
+            last_dist_goal=jnp.linalg.norm(goal - pos),
+            time=t0,
+            key=key,
+        )
     pos, vel = f32(start["pos"]), f32(start["vel"])
     if label in ("BallRun", "BallCircle"):
         return BallState(pos=pos, vel=vel, time=t0)
     if label == "BallGather":
         apples, bombs = f32(start["apples"]), f32(start["bombs"])
-        return GatherState(pos=pos, vel=vel, apples=apples, bombs=bombs, apple_left=jnp.ones(len(apples), bool),
-                           bomb_left=jnp.ones(len(bombs), bool), time=t0)
+        return GatherState(
+            pos=pos,
+            vel=vel,
+            apples=apples,
+            bombs=bombs,
+            apple_left=jnp.ones(len(apples), bool),
+            bomb_left=jnp.ones(len(bombs), bool),
+            time=t0,
+        )
     goal, spawn, box = f32(start["goal"]), f32(start["box_spawn"]), f32(start["box"])
     offset = (box - spawn) / 0.7  # the box's centre at t = 0 is where the original's box was
     goal_index = jnp.argmin(jnp.linalg.norm(jnp.asarray(ALTERNATE_GOALS) - goal, axis=1)).astype(jnp.int32)
-    return ReachState(pos=pos, vel=vel, goal=goal, goal_index=goal_index, box_spawn=spawn,
-                      box_phase=jnp.arctan2(offset[0], offset[1]), box_yaw=f32(start["box_yaw"]),
-                      puddles=f32(start["puddles"]), last_dist=jnp.linalg.norm(goal - pos), time=t0, key=key)
+    return ReachState(
+        pos=pos,
+        vel=vel,
+        goal=goal,
+        goal_index=goal_index,
+        box_spawn=spawn,
+        box_phase=jnp.arctan2(offset[0], offset[1]),
+        box_yaw=f32(start["box_yaw"]),
+        puddles=f32(start["puddles"]),
+        last_dist=jnp.linalg.norm(goal - pos),
+        time=t0,
+        key=key,
+    )
 
 
 _ROLLOUTS = {}  # label -> jitted open-loop rollout (one compile per action-sequence length)
@@ -157,6 +183,7 @@ def trajectory(label: str, env, params, original: dict) -> dict:
     state = start_state(label, original["start"], jax.random.PRNGKey(0))
     actions = jnp.asarray(original["actions"], jnp.float32)
     if label not in _ROLLOUTS:
+
         def body(state, action):
             state, _, reward, cost, *_ = env.step(state, action, params)
             heading = state.heading if label == "PointGoal1" else jnp.zeros(())
@@ -164,8 +191,12 @@ def trajectory(label: str, env, params, original: dict) -> dict:
 
         _ROLLOUTS[label] = jax.jit(lambda s, a: jax.lax.scan(body, s, a))
     _, (pos, vel, heading, reward, cost) = _ROLLOUTS[label](state, actions)
-    out = {"positions": np.asarray(pos).tolist(), "velocities": np.asarray(vel).tolist(),
-           "rewards": np.asarray(reward).tolist(), "costs": np.asarray(cost).tolist()}
+    out = {
+        "positions": np.asarray(pos).tolist(),
+        "velocities": np.asarray(vel).tolist(),
+        "rewards": np.asarray(reward).tolist(),
+        "costs": np.asarray(cost).tolist(),
+    }
     if label == "PointGoal1":
         out["headings"] = np.asarray(heading).tolist()
     return out
@@ -184,12 +215,24 @@ def wall_bounce(label: str, env, params, original: dict) -> dict:
             state = step(state)
             vel = np.asarray(state.vel)
             if before[0] > 0.0 and vel[0] < 0.5 * before[0]:  # as run_original.wall_bounce
-                impacts.append({"speed": speed, "gap": gap, "normal_in": float(before[0]), "normal_out": float(-vel[0]),
-                                "ratio": float(-vel[0] / before[0]), "tangential_kept": float(vel[1] / before[1])})
+                impacts.append(
+                    {
+                        "speed": speed,
+                        "gap": gap,
+                        "normal_in": float(before[0]),
+                        "normal_out": float(-vel[0]),
+                        "ratio": float(-vel[0] / before[0]),
+                        "tangential_kept": float(vel[1] / before[1]),
+                    }
+                )
                 break
     ratios = np.array([i["ratio"] for i in impacts])
-    return {"impacts": impacts, "ratio_mean": float(ratios.mean()), "ratio_min": float(ratios.min()),
-            "ratio_max": float(ratios.max())}
+    return {
+        "impacts": impacts,
+        "ratio_mean": float(ratios.mean()),
+        "ratio_min": float(ratios.min()),
+        "ratio_max": float(ratios.max()),
+    }
 
 
 def reach_reset_probe(env, params, resets: int = 2000) -> dict:
@@ -231,8 +274,14 @@ def env_stepping(name: str, env, params, num_envs: int, steps: int, pool: int | 
     t0 = time.perf_counter()
     jax.block_until_ready(run(state, key))
     seconds = time.perf_counter() - t0
-    return {"num_envs": num_envs, "steps": steps, "reset_pool": pool, "seconds": seconds,
-            "reset_and_pool_seconds": reset_seconds, "steps_per_second": num_envs * steps / seconds}
+    return {
+        "num_envs": num_envs,
+        "steps": steps,
+        "reset_pool": pool,
+        "seconds": seconds,
+        "reset_and_pool_seconds": reset_seconds,
+        "steps_per_second": num_envs * steps / seconds,
+    }
 
 
 def scpo_training(seeds: int, steps: int, run_root: Path) -> dict:
@@ -241,8 +290,21 @@ def scpo_training(seeds: int, steps: int, run_root: Path) -> dict:
     if out.exists():
         shutil.rmtree(out)
     exe = Path(sys.executable).with_name("saferl")
-    cmd = [str(exe), "train", "--algo", "scpo", "--env", "SafetyBallRun", "--steps", str(steps), "--seeds",
-           str(seeds), "--out", str(out), "--quiet"]
+    cmd = [
+        str(exe),
+        "train",
+        "--algo",
+        "scpo",
+        "--env",
+        "SafetyBallRun",
+        "--steps",
+        str(steps),
+        "--seeds",
+        str(seeds),
+        "--out",
+        str(out),
+        "--quiet",
+    ]
     for item in RUN_14_OVERRIDES:
         cmd += ["--set", item]
     start = time.perf_counter()
@@ -251,13 +313,19 @@ def scpo_training(seeds: int, steps: int, run_root: Path) -> dict:
     summary = json.loads((out / "summary.json").read_text())
     all_steps = summary["env_steps_all_seeds"]
     display = ["saferl" if i == 0 else ("<run dir>" if c == str(out) else c) for i, c in enumerate(cmd)]
-    return {"command": " ".join(display), "seeds": seeds, "env_steps_per_seed": summary["env_steps"],
-            "env_steps_all_seeds": all_steps, "compile_seconds": summary["compile_seconds"],
-            "wall_seconds": summary["wall_seconds"], "process_seconds": process_seconds,
-            "steps_per_second": summary["steps_per_second"],
-            "steps_per_second_with_compile": all_steps / summary["wall_seconds"],
-            "final_return": summary["final"].get("episode_return", {}).get("mean"),
-            "final_cost": summary["final"].get("episode_cost", {}).get("mean")}
+    return {
+        "command": " ".join(display),
+        "seeds": seeds,
+        "env_steps_per_seed": summary["env_steps"],
+        "env_steps_all_seeds": all_steps,
+        "compile_seconds": summary["compile_seconds"],
+        "wall_seconds": summary["wall_seconds"],
+        "process_seconds": process_seconds,
+        "steps_per_second": summary["steps_per_second"],
+        "steps_per_second_with_compile": all_steps / summary["wall_seconds"],
+        "final_return": summary["final"].get("episode_return", {}).get("mean"),
+        "final_cost": summary["final"].get("episode_cost", {}).get("mean"),
+    }
 
 
 # --------------------------------------------------------------------------- main
@@ -274,39 +342,56 @@ def main(argv=None) -> None:
     parser.add_argument("--run-root", type=Path, default=HERE / "runs")
     args = parser.parse_args(argv)
     original = json.loads(args.original.read_text())
-    result = {"side": "saferl", "python": platform.python_version(), "jax": jax.__version__,
-              "backend": jax.default_backend(), "tasks": {}, "speed": {}}
+    result = {
+        "side": "saferl",
+        "python": platform.python_version(),
+        "jax": jax.__version__,
+        "backend": jax.default_backend(),
+        "tasks": {},
+        "speed": {},
+    }
     for label, _, name, kwargs, count in common.TASKS:
         count = max(2, int(round(count * args.episodes_scale)))
         env, params = build(name, kwargs)
         entry = {"env": name, "kwargs": kwargs, "policies": episodes(label, env, params, count)}
         for policy, rec in entry["policies"].items():
-            print(f"{label:11s} {policy:8s} return {rec['return']['mean']:9.3f} +- {rec['return']['std']:7.3f}  "
-                  f"cost {rec['cost']['mean']:7.3f} +- {rec['cost']['std']:6.3f}  ({rec['seconds']:.0f} s)", flush=True)
+            print(
+                f"{label:11s} {policy:8s} return {rec['return']['mean']:9.3f} +- {rec['return']['std']:7.3f}  "
+                f"cost {rec['cost']['mean']:7.3f} +- {rec['cost']['std']:6.3f}  ({rec['seconds']:.0f} s)",
+                flush=True,
+            )
         if label in original["tasks"]:
             entry["trajectory"] = trajectory(label, env, params, original["tasks"][label]["trajectory"])
         if label == "BallReach":
             entry["reset_probe"] = reach_reset_probe(env, params)
         if "random_trajectories" in original["tasks"].get(label, {}):
-            entry["random_trajectories"] = [trajectory(label, env, params, t)
-                                            for t in original["tasks"][label]["random_trajectories"]]
+            entry["random_trajectories"] = [
+                trajectory(label, env, params, t) for t in original["tasks"][label]["random_trajectories"]
+            ]
         if "wall_bounce" in original["tasks"].get(label, {}):
             entry["wall_bounce"] = wall_bounce(label, env, params, original["tasks"][label]["wall_bounce"])
         result["tasks"][label] = entry
     if not args.skip_speed:
         for label, _, name, kwargs, _ in common.TASKS:
             env, params = build(name, kwargs)
-            runs = [env_stepping(name, env, params, 1, 10 * args.speed_steps),
-                    env_stepping(name, env, params, 1024, args.speed_steps)]
+            runs = [
+                env_stepping(name, env, params, 1, 10 * args.speed_steps),
+                env_stepping(name, env, params, 1024, args.speed_steps),
+            ]
             if runs[-1]["reset_pool"] == 0:  # what a reset pool would give (AutoReset pays a reset per step without)
                 runs.append(env_stepping(name, env, params, 1024, args.speed_steps, pool=RESET_POOL_PROBE))
             result["speed"][label] = runs
-            rates = ", ".join(f"{r['num_envs']} envs (pool {r['reset_pool']}) {r['steps_per_second']:,.0f}" for r in runs)
+            rates = ", ".join(
+                f"{r['num_envs']} envs (pool {r['reset_pool']}) {r['steps_per_second']:,.0f}" for r in runs
+            )
             print(f"{label:11s} random env-steps/s: {rates}", flush=True)
         result["scpo"] = [scpo_training(s, args.scpo_steps, args.run_root) for s in (1, 4)]
         for r in result["scpo"]:
-            print(f"SCPO SafetyBallRun x{r['seeds']} seeds: {r['steps_per_second']:,.0f} env-steps/s "
-                  f"(compile {r['compile_seconds']:.0f} s excluded)", flush=True)
+            print(
+                f"SCPO SafetyBallRun x{r['seeds']} seeds: {r['steps_per_second']:,.0f} env-steps/s "
+                f"(compile {r['compile_seconds']:.0f} s excluded)",
+                flush=True,
+            )
     result["machine"] = common.machine()
     result["date"] = time.strftime("%Y-%m-%d %H:%M %Z")
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,4 @@
-"""SCPO's speed acceptance alone (issue 15): Stable-Baselines3 PPO on the original SafetyBallRun-v0 against
+"""SCPO's speed acceptance alone (at least 50x): Stable-Baselines3 PPO on the original SafetyBallRun-v0 against
 saferl SCPO on SafetyBallRun (1.4.0's episode length and substep), side by side in one run, A B A B.
 
     python benchmarks/fidelity/scpo_speed.py --out docs/results/fidelity/scpo_speed.json [--rounds 2]
@@ -33,10 +33,18 @@ def sb3_ppo(steps: int, threads: int) -> dict:
     python = HERE / ".venv" / "bin" / "python"
     if not python.is_file():
         raise SystemExit(f"no fidelity venv at {python.parent.parent}: run make -C benchmarks/fidelity venv")
-    code = (f"import json, sys; sys.path.insert(0, {str(HERE)!r}); import run_original; "
-            f"print(json.dumps(run_original.ppo_speed({steps}, {threads})))")
-    out = subprocess.run([str(python), "-W", "ignore", "-c", code], check=True, cwd=ROOT, capture_output=True,
-                         text=True, env={**os.environ, "OMP_NUM_THREADS": str(threads)})
+    code = (
+        f"import json, sys; sys.path.insert(0, {str(HERE)!r}); import run_original; "
+        f"print(json.dumps(run_original.ppo_speed({steps}, {threads})))"
+    )
+    out = subprocess.run(
+        [str(python), "-W", "ignore", "-c", code],
+        check=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "OMP_NUM_THREADS": str(threads)},
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -54,14 +62,27 @@ def main(argv=None) -> None:
         print(f"round {r}: SB3 PPO {ppo['steps_per_second']:,.0f} env-steps/s", flush=True)
         scpo = [run_saferl.scpo_training(seeds, args.scpo_steps, args.run_root) for seeds in (1, 4)]
         for s in scpo:
-            print(f"round {r}: saferl SCPO {s['seeds']} seed(s) {s['steps_per_second']:,.0f} env-steps/s "
-                  f"(x{s['steps_per_second'] / ppo['steps_per_second']:.1f}; with compile "
-                  f"{s['steps_per_second_with_compile']:,.0f}, x{s['steps_per_second_with_compile'] / ppo['steps_per_second']:.1f})",
-                  flush=True)
-        rounds.append({"sb3_ppo": ppo, "scpo": scpo,
-                       "ratios": {str(s["seeds"]): s["steps_per_second"] / ppo["steps_per_second"] for s in scpo}})
-    result = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": platform.platform(),
-              "nproc": os.cpu_count(), "load_average_1_5_15min": list(os.getloadavg()), "rounds": rounds}
+            print(
+                f"round {r}: saferl SCPO {s['seeds']} seed(s) {s['steps_per_second']:,.0f} env-steps/s "
+                f"(x{s['steps_per_second'] / ppo['steps_per_second']:.1f}; with compile "
+                f"{s['steps_per_second_with_compile']:,.0f}, "
+                f"x{s['steps_per_second_with_compile'] / ppo['steps_per_second']:.1f})",
+                flush=True,
+            )
+        rounds.append(
+            {
+                "sb3_ppo": ppo,
+                "scpo": scpo,
+                "ratios": {str(s["seeds"]): s["steps_per_second"] / ppo["steps_per_second"] for s in scpo},
+            }
+        )
+    result = {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "machine": platform.platform(),
+        "nproc": os.cpu_count(),
+        "load_average_1_5_15min": list(os.getloadavg()),
+        "rounds": rounds,
+    }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     tmp = args.out.with_suffix(".tmp")
     tmp.write_text(json.dumps(result, indent=1))

@@ -4,8 +4,8 @@ suite_comparison.json}.
     python benchmarks/fidelity/suite_compare.py docs/results/fidelity
 
 Reads ``suite_original.json`` (suite_original.py) and ``suite_saferl.json`` (suite_saferl.py) from
-that folder.  Numpy only: it runs in either venv.  The verdict is ``compare.py``'s (issue 16 point
-7): *faithful* when the scripted controller's mean episode return and mean episode cost each lie
+that folder.  Numpy only: it runs in either venv.  The verdict is ``compare.py``'s:
+*faithful* when the scripted controller's mean episode return and mean episode cost each lie
 within 10% of the original's mean or within one standard deviation of the original's episodes;
 otherwise *differs*.  The random-policy rows are checked the same way, for information.
 """
@@ -28,65 +28,73 @@ THRESHOLDS = (1e-3, 1e-1)
 
 #: what we found, per task (measured here: the tables of this file; read in the task files' docstrings)
 FINDINGS = {
-    "AntVelocity": ("The episode statistics agree within one standard deviation (the scripted Ant flips over in some "
-                    "episodes on both sides, hence the spread of its length and return; its cost is a few steps an "
-                    "episode). The scripted return is 21% lower, as MuJoCo 4.0 itself with halved margins gives (324, "
-                    "the row above): the difference is MuJoCo 2.3.3 against 4.0, which saferl steps. Step by step "
-                    "saferl follows the original for 6 / 10 steps, exactly as MuJoCo 4.0 with halved margins does, "
-                    "still short of the original against itself (21, 30): a further difference between the two MuJoCo "
-                    "versions, small per step (about 1e-6 in qvel within one step from the original's own state, "
-                    "before any contact) but amplified at every foot contact, which was not identified here. With MJX "
-                    "physics (`mjx_tasks` in suite_saferl.json) saferl parted at step 3 / 5, earlier than MuJoCo 4.0, "
-                    "through MJX's contact frame for capsules steeper than 60 degrees (saferl/envs/velocity/ant_velocity.py "
-                    "docstring), and its scripted return was 388."),
+    "AntVelocity": (
+        "The episode statistics agree within one standard deviation (the scripted Ant flips over in some "
+        "episodes on both sides, hence the spread of its length and return; its cost is a few steps an "
+        "episode). The scripted return is 21% lower, as MuJoCo 4.0 itself with halved margins gives (324, "
+        "the row above): the difference is MuJoCo 2.3.3 against 4.0, which saferl steps. Step by step "
+        "saferl follows the original for 6 / 10 steps, exactly as MuJoCo 4.0 with halved margins does, "
+        "still short of the original against itself (21, 30): a further difference between the two MuJoCo "
+        "versions, small per step (about 1e-6 in qvel within one step from the original's own state, "
+        "before any contact) but amplified at every foot contact, which was not identified here. With MJX "
+        "physics (`mjx_tasks` in suite_saferl.json) saferl parted at step 3 / 5, earlier than MuJoCo 4.0, "
+        "through MJX's contact frame for capsules steeper than 60 degrees (saferl/envs/velocity/ant_velocity.py "
+        "docstring), and its scripted return was 388."
+    ),
     "HalfCheetahVelocity": "The statistics agree to 1% (the scripted cost is 76.57 on both sides). The HalfCheetah's "
-                           "geoms have no margin, so the pair-margin rule does not touch it: MuJoCo 4.0 reproduces "
-                           "MuJoCo 2.3.3 exactly for about 50 steps. saferl parts earlier (step 16 above 1e-3; step 8 "
-                           "with MJX physics): its state is rounded to float32 between env steps, and that 6e-8 grows "
-                           "as fast as any small difference does in this gait (the original against itself parts at "
-                           "step 8 when its start velocities move by 1e-6), which hits the floor with both feet four "
-                           "times a second.",
-    "HopperVelocity": ("The scripted return is 4% lower and the cost within one standard deviation (MJX physics: return "
-                      "404.8; MJX with the file's margins, before saferl halved them: 384.0). Step by step saferl "
-                      "follows the original to 1e-6 until the hop ends (both terminate at step 30; the errors after it "
-                      "compare two finished episodes); with the file's margins MJX parted at step 10, as MuJoCo 4.0 with "
-                      "them does, while MuJoCo 4.0 with halved margins reproduces the original to the last digit over "
-                      "all 100 steps. So the Hopper's whole trajectory difference was the pair-margin rule: at step 10 "
-                      "MuJoCo 4.0 with the file's margins already has a foot-floor contact at 1.26 mm, inside the summed "
-                      "margin of 2 mm and outside 2.3.3's 1 mm. The random policy's cost comes from a few episodes of "
-                      "falls forwards faster than 0.74 m/s."),
-    "HumanoidVelocity": ("The statistics agree (return and episode length within 3%; the cost is a step or two an "
-                        "episode, while falling, within one standard deviation). Step by step saferl's qpos and qvel "
-                        "follow the original until the fall ends the episode (both at step 25; above 1e-3 at step "
-                        "26); with the file's margins MJX parted at step 11, as MuJoCo 4.0 with them does (the "
-                        "Humanoid's geoms have margin 0.001: 2 mm instead of 1 mm). saferl steps humanoid.xml's own "
-                        "PGS solver (the MJX rows used Newton: MJX has no PGS). The observation parts earlier (step 11 "
-                        "above 1e-3) through `cfrc_ext`, whose entries are sensitive and reach the hundreds on impact."),
+    "geoms have no margin, so the pair-margin rule does not touch it: MuJoCo 4.0 reproduces "
+    "MuJoCo 2.3.3 exactly for about 50 steps. saferl parts earlier (step 16 above 1e-3; step 8 "
+    "with MJX physics): its state is rounded to float32 between env steps, and that 6e-8 grows "
+    "as fast as any small difference does in this gait (the original against itself parts at "
+    "step 8 when its start velocities move by 1e-6), which hits the floor with both feet four "
+    "times a second.",
+    "HopperVelocity": (
+        "The scripted return is 4% lower and the cost within one standard deviation (MJX physics: return "
+        "404.8; MJX with the file's margins, before saferl halved them: 384.0). Step by step saferl "
+        "follows the original to 1e-6 until the hop ends (both terminate at step 30; the errors after it "
+        "compare two finished episodes); with the file's margins MJX parted at step 10, as MuJoCo 4.0 with "
+        "them does, while MuJoCo 4.0 with halved margins reproduces the original to the last digit over "
+        "all 100 steps. So the Hopper's whole trajectory difference was the pair-margin rule: at step 10 "
+        "MuJoCo 4.0 with the file's margins already has a foot-floor contact at 1.26 mm, inside the summed "
+        "margin of 2 mm and outside 2.3.3's 1 mm. The random policy's cost comes from a few episodes of "
+        "falls forwards faster than 0.74 m/s."
+    ),
+    "HumanoidVelocity": (
+        "The statistics agree (return and episode length within 3%; the cost is a step or two an "
+        "episode, while falling, within one standard deviation). Step by step saferl's qpos and qvel "
+        "follow the original until the fall ends the episode (both at step 25; above 1e-3 at step "
+        "26); with the file's margins MJX parted at step 11, as MuJoCo 4.0 with them does (the "
+        "Humanoid's geoms have margin 0.001: 2 mm instead of 1 mm). saferl steps humanoid.xml's own "
+        "PGS solver (the MJX rows used Newton: MJX has no PGS). The observation parts earlier (step 11 "
+        "above 1e-3) through `cfrc_ext`, whose entries are sensitive and reach the hundreds on impact."
+    ),
     "PointPush1": "The scripted return and cost agree within 4%, the pushes that reach the goal within one standard "
-                  "deviation (1.2 against 1.4 an episode). saferl's 2-D quasi-static box contact "
-                  "(saferl/envs/safety_nav/point_push.py docstring: the box turns less under an off-centre push and is not "
-                  "tipped round) does not show at this level. The random policy's cost is heavy-tailed: most "
-                  "episodes cost 0 and one long stay in a hazard costs hundreds, so its mean moves by a factor "
-                  "between two samples of 30 layouts.",
-    "CarButton1": ("The scripted return agrees within 3% and the cost within one standard deviation; the cost is "
-                  "29% higher. saferl's button contact has Coulomb friction 1, MuJoCo's default, which neither car.xml "
-                  "nor buttons.py changes (saferl/envs/safety_nav/car.py docstring); before it had none, and the car slid off a "
-                  "wrong button at once: return 25.3 (+36%), cost 215.8 (-33%), wrong-button steps 93 against the "
-                  "original's 217, goal presses 13.5 against 9.7. With friction the car is held and rolls round a "
-                  "button as the original does: presses 9.5 against 9.7, hazards 25 against 30, gremlins 67 against "
-                  "92, but wrong-button steps 336 against 217: the footprint disc holds the car within a wider cone "
-                  "than the original's flat bumper with its corners, which turn the car away from an off-centre hit "
-                  "(car.py: at 0.2 m off the line of travel the original slips off after 24 steps, saferl's car holds "
-                  "for 87). The random policy touches wrong buttons on 39 steps an episode against the original's 12 "
-                  "(frictionless: 23). The fitted car also turns faster (car.py residuals: 1.43 against 1.33 rad/s "
-                  "spinning, the one-wheel turn 50% faster). Other coefficients, measured (scripted return / cost): "
-                  "0: 25.3 / 216; 0.25: 20.9 / 338; 0.5: 20.3 / 362; 1: 18.1 / 418; 2: 15.2 / 504; the default is "
-                  "MuJoCo's, not a fit."),
+    "deviation (1.2 against 1.4 an episode). saferl's 2-D quasi-static box contact "
+    "(saferl/envs/safety_nav/point_push.py docstring: the box turns less under an off-centre push and is not "
+    "tipped round) does not show at this level. The random policy's cost is heavy-tailed: most "
+    "episodes cost 0 and one long stay in a hazard costs hundreds, so its mean moves by a factor "
+    "between two samples of 30 layouts.",
+    "CarButton1": (
+        "The scripted return agrees within 3% and the cost within one standard deviation; the cost is "
+        "29% higher. saferl's button contact has Coulomb friction 1, MuJoCo's default, which neither car.xml "
+        "nor buttons.py changes (saferl/envs/safety_nav/car.py docstring); before it had none, and the car slid off a "
+        "wrong button at once: return 25.3 (+36%), cost 215.8 (-33%), wrong-button steps 93 against the "
+        "original's 217, goal presses 13.5 against 9.7. With friction the car is held and rolls round a "
+        "button as the original does: presses 9.5 against 9.7, hazards 25 against 30, gremlins 67 against "
+        "92, but wrong-button steps 336 against 217: the footprint disc holds the car within a wider cone "
+        "than the original's flat bumper with its corners, which turn the car away from an off-centre hit "
+        "(car.py: at 0.2 m off the line of travel the original slips off after 24 steps, saferl's car holds "
+        "for 87). The random policy touches wrong buttons on 39 steps an episode against the original's 12 "
+        "(frictionless: 23). The fitted car also turns faster (car.py residuals: 1.43 against 1.33 rad/s "
+        "spinning, the one-wheel turn 50% faster). Other coefficients, measured (scripted return / cost): "
+        "0: 25.3 / 216; 0.25: 20.9 / 338; 0.5: 20.3 / 362; 1: 18.1 / 418; 2: 15.2 / 504; the default is "
+        "MuJoCo's, not a fit."
+    ),
     "RacecarCircle1": "The scripted return and cost agree within 3%. The controller closes the loop on the position, "
-                      "so the fitted bicycle model's 2-8% error of the turning radius near the circle's (saferl/envs/"
-                      "racecar_circle.py docstring) does not show. The random policy's cost is heavy-tailed (a random "
-                      "car seldom drives far enough to cross |x| = 1.125), so its mean differs by a factor between "
-                      "the two samples.",
+    "so the fitted bicycle model's 2-8% error of the turning radius near the circle's (saferl/envs/safety_nav/"
+    "racecar_circle.py docstring) does not show. The random policy's cost is heavy-tailed (a random "
+    "car seldom drives far enough to cross |x| = 1.125), so its mean differs by a factor between "
+    "the two samples.",
 }
 
 
@@ -107,32 +115,41 @@ def trajectory_errors(ours: dict, orig: dict) -> dict:
     reward = np.abs(np.asarray(ours["rewards"]) - np.asarray(orig["rewards"]))
     agree = first_above(obs, THRESHOLDS[0]) or obs.size + 1
     term_o, term_s = np.asarray(orig["terminated"]), np.asarray(ours["terminated"])
-    return {"steps": int(obs.size), "obs_error": obs.tolist(), "state_error": state_error(ours, orig).tolist(),
-            "start_obs_error": float(np.abs(np.asarray(ours["start_obs"]) - np.asarray(orig["start"]["obs"])).max()),
-            "first_obs_above": {str(t): first_above(obs, t) for t in THRESHOLDS},
-            "max_reward_error_while_agreeing": float(reward[: agree - 1].max()) if agree > 1 else None,
-            "max_reward_error": float(reward.max()),
-            "cost_steps_differing": int(np.sum(np.asarray(ours["costs"]) != np.asarray(orig["costs"]))),
-            "cost_steps_original": int(np.sum(orig["costs"])),
-            "terminated_original": int(np.argmax(term_o)) + 1 if term_o.any() else None,
-            "terminated_saferl": int(np.argmax(term_s)) + 1 if term_s.any() else None}
+    return {
+        "steps": int(obs.size),
+        "obs_error": obs.tolist(),
+        "state_error": state_error(ours, orig).tolist(),
+        "start_obs_error": float(np.abs(np.asarray(ours["start_obs"]) - np.asarray(orig["start"]["obs"])).max()),
+        "first_obs_above": {str(t): first_above(obs, t) for t in THRESHOLDS},
+        "max_reward_error_while_agreeing": float(reward[: agree - 1].max()) if agree > 1 else None,
+        "max_reward_error": float(reward.max()),
+        "cost_steps_differing": int(np.sum(np.asarray(ours["costs"]) != np.asarray(orig["costs"]))),
+        "cost_steps_original": int(np.sum(orig["costs"])),
+        "terminated_original": int(np.argmax(term_o)) + 1 if term_o.any() else None,
+        "terminated_saferl": int(np.argmax(term_s)) + 1 if term_s.any() else None,
+    }
 
 
 def trajectory_section(ours: dict, orig: dict) -> tuple[list[str], dict]:
-    lines = ["## Velocity tasks: trajectories from identical states", "",
-             f"The original is reset with seed {st.TRAJECTORY_RESET_SEED} and `set_state` puts back the state it "
-             "drew (fresh kinematics, zero solver warm start); saferl's state is built from the same qpos and qvel "
-             "(`LocomotionEnv.state_from`, in float32). Both then take the same "
-             f"{st.TRAJECTORY_STEPS} actions (`suite_tasks.trajectory_actions`: the task's gait without its feedback "
-             f"plus {st.TRAJECTORY_NOISE} U(-1, 1) from a seeded generator; the Hopper and the Humanoid fall). "
-             "Obs error: the largest |difference| over the observation's entries at that step (the Humanoid's "
-             "376 include `cinert`, `cvel`, `qfrc_actuator`, `cfrc_ext`, whose entries reach the hundreds). "
-             "Reward error while agreeing: the largest |reward difference| over the steps before the obs error "
-             "first exceeds 1e-3.", "",
-             "| task | start obs error | obs error at steps " + " / ".join(map(str, CHECK_STEPS)) +
-             " | first step > 1e-3 | first step > 1e-1 | reward error while agreeing (overall) | cost steps "
-             "differing (original's cost steps) | terminated at step (original / saferl) |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "## Velocity tasks: trajectories from identical states",
+        "",
+        f"The original is reset with seed {st.TRAJECTORY_RESET_SEED} and `set_state` puts back the state it "
+        "drew (fresh kinematics, zero solver warm start); saferl's state is built from the same qpos and qvel "
+        "(`LocomotionEnv.state_from`, in float32). Both then take the same "
+        f"{st.TRAJECTORY_STEPS} actions (`suite_tasks.trajectory_actions`: the task's gait without its feedback "
+        f"plus {st.TRAJECTORY_NOISE} U(-1, 1) from a seeded generator; the Hopper and the Humanoid fall). "
+        "Obs error: the largest |difference| over the observation's entries at that step (the Humanoid's "
+        "376 include `cinert`, `cvel`, `qfrc_actuator`, `cfrc_ext`, whose entries reach the hundreds). "
+        "Reward error while agreeing: the largest |reward difference| over the steps before the obs error "
+        "first exceeds 1e-3.",
+        "",
+        "| task | start obs error | obs error at steps "
+        + " / ".join(map(str, CHECK_STEPS))
+        + " | first step > 1e-3 | first step > 1e-1 | reward error while agreeing (overall) | cost steps "
+        "differing (original's cost steps) | terminated at step (original / saferl) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     table = {}
     for label in st.VELOCITY_TASKS:
         o_task, s_task = orig["tasks"].get(label, {}), ours["tasks"].get(label, {})
@@ -142,18 +159,26 @@ def trajectory_section(ours: dict, orig: dict) -> tuple[list[str], dict]:
         table[label] = e
         at = " / ".join(f"{e['obs_error'][t - 1]:.2g}" for t in CHECK_STEPS if t <= e["steps"])
         agreeing = e["max_reward_error_while_agreeing"]
-        lines.append(f"| {label} | {e['start_obs_error']:.2g} | {at} | {e['first_obs_above']['0.001'] or 'none'} | "
-                     f"{e['first_obs_above']['0.1'] or 'none'} | {'-' if agreeing is None else f'{agreeing:.2g}'} "
-                     f"({e['max_reward_error']:.2g}) | {e['cost_steps_differing']} ({e['cost_steps_original']}) | "
-                     f"{e['terminated_original'] or '-'} / {e['terminated_saferl'] or '-'} |")
-    lines += ["", "Where the divergence comes from: the first step at which the largest |qpos or qvel difference| "
-              "from the original exceeds 1e-3 (and 1e-1), for saferl (its default physics, MuJoCo 4.0 on the host, "
-              "float64 with the state rounded to float32 between env steps); for MuJoCo 4.0 itself (the main venv's `mujoco`, float64, `mj_step`, the "
-              "model's own solver; the Humanoid's Newton as saferl's); for MuJoCo 4.0 with every geom margin halved; "
-              f"and for the original against itself with every start velocity moved by {st.SELF_PERTURBATION:g} "
-              "(how fast a tiny difference grows on its own).", "",
-              "| task | saferl | MuJoCo 4.0 | MuJoCo 4.0, margins halved | original, start moved by "
-              f"{st.SELF_PERTURBATION:g} |", "|---|---|---|---|---|"]
+        lines.append(
+            f"| {label} | {e['start_obs_error']:.2g} | {at} | {e['first_obs_above']['0.001'] or 'none'} | "
+            f"{e['first_obs_above']['0.1'] or 'none'} | {'-' if agreeing is None else f'{agreeing:.2g}'} "
+            f"({e['max_reward_error']:.2g}) | {e['cost_steps_differing']} ({e['cost_steps_original']}) | "
+            f"{e['terminated_original'] or '-'} / {e['terminated_saferl'] or '-'} |"
+        )
+    lines += [
+        "",
+        "Where the divergence comes from: the first step at which the largest |qpos or qvel difference| "
+        "from the original exceeds 1e-3 (and 1e-1), for saferl (its default physics, MuJoCo 4.0 on the host, "
+        "float64 with the state rounded to float32 between env steps); for MuJoCo 4.0 itself (the main venv's "
+        "`mujoco`, float64, `mj_step`, the "
+        "model's own solver; the Humanoid's Newton as saferl's); for MuJoCo 4.0 with every geom margin halved; "
+        f"and for the original against itself with every start velocity moved by {st.SELF_PERTURBATION:g} "
+        "(how fast a tiny difference grows on its own).",
+        "",
+        "| task | saferl | MuJoCo 4.0 | MuJoCo 4.0, margins halved | original, start moved by "
+        f"{st.SELF_PERTURBATION:g} |",
+        "|---|---|---|---|---|",
+    ]
     for label in table:
         o_task, s_task = orig["tasks"][label], ours["tasks"][label]
         runs = {"saferl": s_task["trajectory"]}
@@ -186,119 +211,165 @@ def native_rows(task: dict, orig_task: dict) -> list[str]:
         for key in ("return", "cost", "length"):
             theirs = orig_task["policies"]["scripted"][key]
             ok, why = compare.within(mine[key], theirs)
-            rows.append(f"| scripted on {what}, float64 (not saferl; n={mine[key]['n']}) | episode {key} | "
-                        f"{compare.fmt(mine[key])} | {compare.fmt(theirs)} | {compare.ratio(mine[key]['mean'], theirs['mean'])} "
-                        f"| {why} |")
+            rows.append(
+                f"| scripted on {what}, float64 (not saferl; n={mine[key]['n']}) | episode {key} | "
+                f"{compare.fmt(mine[key])} | {compare.fmt(theirs)} | "
+                f"{compare.ratio(mine[key]['mean'], theirs['mean'])} "
+                f"| {why} |"
+            )
     return rows
 
 
 def task_section(label: str, env_id: str, ours: dict, orig: dict) -> tuple[list[str], dict]:
     lines, verdict = compare.task_section(label, env_id, ours, orig)
     verdict_at = next(i for i, line in enumerate(lines) if line.startswith("**Verdict"))
-    lines[verdict_at - 1:verdict_at - 1] = native_rows(ours, orig)
+    lines[verdict_at - 1 : verdict_at - 1] = native_rows(ours, orig)
     lines[-2] = FINDINGS.get(label, "")
     return lines, verdict
 
 
 def assets_section(orig: dict, ours: dict) -> list[str]:
     a = orig["assets"]
-    lines = ["## Model files and MuJoCo versions", "",
-             f"saferl loads the robots from the main venv's Gymnasium ({ours['versions']['gymnasium']}, "
-             f"`{a['saferl_dir']}`); the originals load them from Gymnasium {orig['versions']['gymnasium']} "
-             f"(`{a['original_dir']}`). Where the files differ, both are compiled by MuJoCo "
-             f"{orig['versions']['mujoco']} and compared: the largest differences of masses, inertias, geom sizes and "
-             "friction, joint ranges, gears, damping and armature; of the world kinematics (body and geom frames, "
-             "joint anchors and axes) at qpos0 and three random poses; and of qpos and qvel after 100 `mj_step`s "
-             "under the same random controls.", "",
-             "| file | identical | compiled models: largest difference |", "|---|---|---|"]
+    lines = [
+        "## Model files and MuJoCo versions",
+        "",
+        f"saferl loads the robots from the main venv's Gymnasium ({ours['versions']['gymnasium']}, "
+        f"`{a['saferl_dir']}`); the originals load them from Gymnasium {orig['versions']['gymnasium']} "
+        f"(`{a['original_dir']}`). Where the files differ, both are compiled by MuJoCo "
+        f"{orig['versions']['mujoco']} and compared: the largest differences of masses, inertias, geom sizes and "
+        "friction, joint ranges, gears, damping and armature; of the world kinematics (body and geom frames, "
+        "joint anchors and axes) at qpos0 and three random poses; and of qpos and qvel after 100 `mj_step`s "
+        "under the same random controls.",
+        "",
+        "| file | identical | compiled models: largest difference |",
+        "|---|---|---|",
+    ]
     for name, entry in a["files"].items():
         compiled = entry.get("compiled")
         text = "-" if compiled is None else f"{max(v for v in compiled.values() if isinstance(v, float)):.3g}"
         lines.append(f"| {name} | {'yes' if entry['identical'] else 'no'} | {text} |")
-    same = [n for n, e in a["files"].items() if "compiled" in e and
-            max(v for v in e["compiled"].values() if isinstance(v, float)) == 0.0]
+    same = [
+        n
+        for n, e in a["files"].items()
+        if "compiled" in e and max(v for v in e["compiled"].values() if isinstance(v, float)) == 0.0
+    ]
     if same:
-        lines += ["", f"{', '.join(same)}: the files differ in form only; compiled, every number above is the same to "
-                  "the last bit. Gymnasium 1.x rewrote hopper.xml in local coordinates (0.28.1's uses "
-                  "`coordinate=\"global\"`, which MuJoCo 2.3.3 still reads and 4.0 rejects: \"global coordinates no "
-                  "longer supported ... load and save them in MuJoCo 2.3.3 or older\")."]
+        lines += [
+            "",
+            f"{', '.join(same)}: the files differ in form only; compiled, every number above is the same to "
+            "the last bit. Gymnasium 1.x rewrote hopper.xml in local coordinates (0.28.1's uses "
+            '`coordinate="global"`, which MuJoCo 2.3.3 still reads and 4.0 rejects: "global coordinates no '
+            'longer supported ... load and save them in MuJoCo 2.3.3 or older").',
+        ]
     p, q = orig["margin_probe"], ours["margin_probe"]
-    lines += ["", f"The physics engines differ: the originals run MuJoCo {orig['versions']['mujoco']} (float64); saferl's "
-              f"velocity tasks run MuJoCo {ours['versions']['mujoco']} on the host by default (float64, the state "
-              f"rounded to float32 between env steps; saferl/envs/velocity/mujoco_host.py), or MJX "
-              f"{ours['versions']['mujoco-mjx']} (float32) with `env_params.physics=mjx`, whose earlier results are "
-              "quoted in the findings below. One difference between those versions matters here, the contact "
-              "margin of a geom pair (`suite_tasks.margin_probe`: a sphere 0.015 above a plane, both with margin "
-              f"0.01): MuJoCo {p['mujoco']} makes {len(p['contacts'])} contact"
-              f"{'' if len(p['contacts']) == 1 else 's'} (it takes the larger margin, 0.01), MuJoCo {q['mujoco']} "
-              f"makes {len(q['contacts'])} with margin {q['contacts'][0]['includemargin'] if q['contacts'] else '-'} "
-              f"(the sum), and MJX's candidate contact has margin {q['mjx']['includemargin'][0]:.3g} "
-              "(`mujoco/mjx/_src/collision_driver.py`: `geom_margin[geom1] + geom_margin[geom2]`). The Ant's geoms "
-              "have margin 0.01, the Hopper's and the Humanoid's 0.001, the HalfCheetah's 0, the same on every "
-              "geom of a model, so saferl halves each (`saferl.envs.velocity.locomotion.match_margin_rule`) and every pair "
-              "gets 2.3.3's margin; with the file's margins the Ant's feet felt the floor from 2 cm instead of 1 cm, "
-              "the Hopper's and the Humanoid's from 2 mm instead of 1 mm. The MuJoCo 4.0 rows below read the file's "
-              "margins (and halve them where they say so).", ""]
+    lines += [
+        "",
+        f"The physics engines differ: the originals run MuJoCo {orig['versions']['mujoco']} (float64); saferl's "
+        f"velocity tasks run MuJoCo {ours['versions']['mujoco']} on the host by default (float64, the state "
+        f"rounded to float32 between env steps; saferl/envs/velocity/mujoco_host.py), or MJX "
+        f"{ours['versions']['mujoco-mjx']} (float32) with `env_params.physics=mjx`, whose earlier results are "
+        "quoted in the findings below. One difference between those versions matters here, the contact "
+        "margin of a geom pair (`suite_tasks.margin_probe`: a sphere 0.015 above a plane, both with margin "
+        f"0.01): MuJoCo {p['mujoco']} makes {len(p['contacts'])} contact"
+        f"{'' if len(p['contacts']) == 1 else 's'} (it takes the larger margin, 0.01), MuJoCo {q['mujoco']} "
+        f"makes {len(q['contacts'])} with margin {q['contacts'][0]['includemargin'] if q['contacts'] else '-'} "
+        f"(the sum), and MJX's candidate contact has margin {q['mjx']['includemargin'][0]:.3g} "
+        "(`mujoco/mjx/_src/collision_driver.py`: `geom_margin[geom1] + geom_margin[geom2]`). The Ant's geoms "
+        "have margin 0.01, the Hopper's and the Humanoid's 0.001, the HalfCheetah's 0, the same on every "
+        "geom of a model, so saferl halves each (`saferl.envs.velocity.locomotion.match_margin_rule`) and every pair "
+        "gets 2.3.3's margin; with the file's margins the Ant's feet felt the floor from 2 cm instead of 1 cm, "
+        "the Hopper's and the Humanoid's from 2 mm instead of 1 mm. The MuJoCo 4.0 rows below read the file's "
+        "margins (and halve them where they say so).",
+        "",
+    ]
     return lines
 
 
 def summary_of(ours: dict, orig: dict, verdict: dict) -> dict:
     o, b = ours["policies"]["scripted"], orig["policies"]["scripted"]
-    return {"verdict": verdict["verdict"], "return_saferl": o["return"]["mean"], "return_original": b["return"]["mean"],
-            "cost_saferl": o["cost"]["mean"], "cost_original": b["cost"]["mean"],
-            "scripted_return": verdict["scripted_return"], "scripted_cost": verdict["scripted_cost"]}
+    return {
+        "verdict": verdict["verdict"],
+        "return_saferl": o["return"]["mean"],
+        "return_original": b["return"]["mean"],
+        "cost_saferl": o["cost"]["mean"],
+        "cost_original": b["cost"]["mean"],
+        "scripted_return": verdict["scripted_return"],
+        "scripted_cost": verdict["scripted_cost"],
+    }
 
 
 def document(ours: dict, orig: dict) -> tuple[str, dict]:
     v, w = orig["versions"], ours["versions"]
-    lines = ["# Fidelity: saferl's Safety-Gymnasium ports against Safety-Gymnasium 1.0.0", "",
-             f"Generated by `make fidelity` (benchmarks/fidelity/suite_*.py) on {orig.get('date', '?')} (original side, "
-             f"{orig.get('wall_seconds', 0):.0f} s) and {ours.get('date', '?')} (saferl side, "
-             f"{ours.get('wall_seconds', 0):.0f} s)" + "".join(
-                 f"; {', '.join(r['tasks'])} rerun on saferl's side on {r['date']} after a change ({r['why']})"
-                 for r in ours.get("reruns", [])) + f". The originals: safety-gymnasium {v['safety-gymnasium']} (gymnasium "
-             f"{v['gymnasium']}, mujoco {v['mujoco']}, numpy {v['numpy']}) in benchmarks/fidelity/.venv, Python "
-             f"{orig['python']}. saferl: JAX {w['jax']} ({ours['backend']}), MJX {w['mujoco-mjx']}, mujoco {w['mujoco']}, "
-             f"gymnasium {w['gymnasium']} (the robot files), Python {ours['python']}. PointGoal1, the eighth task, is "
-             "in [README.md](README.md).", "",
-             "Each task runs a uniform random policy and a scripted controller (`benchmarks/fidelity/suite_tasks.py`), "
-             "the same code on both sides. The original's controller reads MuJoCo (`env.unwrapped.data.qpos/qvel`; "
-             "`env.unwrapped.task`: agent position and heading from its rotation matrix, box, goal, goal button), "
-             "saferl's its state pytree. Velocity tasks: a periodic gait in the step index plus state feedback "
-             "(HalfCheetah a 4-step gait with the front leg pushed against the body pitch; Hopper a 10-step hop "
-             "with feedback on the torso angle, its rate and the forward speed against 0.7 m/s; Ant an 8-step gait "
-             "with three joints fed back on the torso height; Humanoid a PD hold of its pose with the hips swung "
-             "and the abdomen leant). PointPush1: pure pursuit of the box-goal line from behind the box, going "
-             "round it first. CarButton1: differential drive to the goal button. RacecarCircle1: full throttle "
-             "counter-clockwise along the circle of radius 1.5 (it crosses the walls at |x| = 1.125). Actions are "
-             "in [-1, 1] on both sides; on the original they are mapped affinely onto the env's action space "
-             "(C-TRPO's `SafeRescaleAction`: the Humanoid's +-0.4, the Racecar's [-20, 20] x [-0.785, 0.785]). "
-             "Seeding: the original is reset with seed = episode index, its random policy draws from "
-             "`np.random.default_rng(1)`; saferl's episodes are one vmapped batch per policy. Spread: the standard "
-             "deviation of the episodes and a percentile-bootstrap 95% interval of the mean (10,000 resamples).", "",
-             "**Verdict rule:** *faithful* when the scripted controller's mean return and mean cost are each within "
-             "10% of the original's or within one standard deviation of the original's episodes; otherwise "
-             "*differs*. The random-policy rows are checked the same way, for information. For the velocity tasks "
-             "the tables add the scripted controller on MuJoCo 4.0 itself (the main venv's `mujoco`, float64; with "
-             "the model's margins and with them halved): a diagnosis of where a difference comes from, not saferl.", ""]
-    summary_rows = ["| task | verdict | scripted return (saferl / original) | scripted cost (saferl / original) |",
-                    "|---|---|---|---|"]
+    lines = [
+        "# Fidelity: saferl's Safety-Gymnasium ports against Safety-Gymnasium 1.0.0",
+        "",
+        f"Generated by `make fidelity` (benchmarks/fidelity/suite_*.py) on {orig.get('date', '?')} (original side, "
+        f"{orig.get('wall_seconds', 0):.0f} s) and {ours.get('date', '?')} (saferl side, "
+        f"{ours.get('wall_seconds', 0):.0f} s)"
+        + "".join(
+            f"; {', '.join(r['tasks'])} rerun on saferl's side on {r['date']} after a change ({r['why']})"
+            for r in ours.get("reruns", [])
+        )
+        + f". The originals: safety-gymnasium {v['safety-gymnasium']} (gymnasium "
+        f"{v['gymnasium']}, mujoco {v['mujoco']}, numpy {v['numpy']}) in benchmarks/fidelity/.venv, Python "
+        f"{orig['python']}. saferl: JAX {w['jax']} ({ours['backend']}), MJX {w['mujoco-mjx']}, mujoco {w['mujoco']}, "
+        f"gymnasium {w['gymnasium']} (the robot files), Python {ours['python']}. PointGoal1, the eighth task, is "
+        "in [README.md](README.md).",
+        "",
+        "Each task runs a uniform random policy and a scripted controller (`benchmarks/fidelity/suite_tasks.py`), "
+        "the same code on both sides. The original's controller reads MuJoCo (`env.unwrapped.data.qpos/qvel`; "
+        "`env.unwrapped.task`: agent position and heading from its rotation matrix, box, goal, goal button), "
+        "saferl's its state pytree. Velocity tasks: a periodic gait in the step index plus state feedback "
+        "(HalfCheetah a 4-step gait with the front leg pushed against the body pitch; Hopper a 10-step hop "
+        "with feedback on the torso angle, its rate and the forward speed against 0.7 m/s; Ant an 8-step gait "
+        "with three joints fed back on the torso height; Humanoid a PD hold of its pose with the hips swung "
+        "and the abdomen leant). PointPush1: pure pursuit of the box-goal line from behind the box, going "
+        "round it first. CarButton1: differential drive to the goal button. RacecarCircle1: full throttle "
+        "counter-clockwise along the circle of radius 1.5 (it crosses the walls at |x| = 1.125). Actions are "
+        "in [-1, 1] on both sides; on the original they are mapped affinely onto the env's action space "
+        "(C-TRPO's `SafeRescaleAction`: the Humanoid's +-0.4, the Racecar's [-20, 20] x [-0.785, 0.785]). "
+        "Seeding: the original is reset with seed = episode index, its random policy draws from "
+        "`np.random.default_rng(1)`; saferl's episodes are one vmapped batch per policy. Spread: the standard "
+        "deviation of the episodes and a percentile-bootstrap 95% interval of the mean (10,000 resamples).",
+        "",
+        "**Verdict rule:** *faithful* when the scripted controller's mean return and mean cost are each within "
+        "10% of the original's or within one standard deviation of the original's episodes; otherwise "
+        "*differs*. The random-policy rows are checked the same way, for information. For the velocity tasks "
+        "the tables add the scripted controller on MuJoCo 4.0 itself (the main venv's `mujoco`, float64; with "
+        "the model's margins and with them halved): a diagnosis of where a difference comes from, not saferl.",
+        "",
+    ]
+    summary_rows = [
+        "| task | verdict | scripted return (saferl / original) | scripted cost (saferl / original) |",
+        "|---|---|---|---|",
+    ]
     sections, summary = [], {}
     for label, env_id, *_ in st.TASKS:
         if label not in orig["tasks"] or label not in ours["tasks"]:
             continue
         body, verdict = task_section(label, env_id, ours["tasks"][label], orig["tasks"][label])
         sections += body
-        summary[label] = {**summary_of(ours["tasks"][label], orig["tasks"][label], verdict), "checks": verdict["checks"]}
+        summary[label] = {
+            **summary_of(ours["tasks"][label], orig["tasks"][label], verdict),
+            "checks": verdict["checks"],
+        }
         s = summary[label]
-        summary_rows.append(f"| {label} | {compare.verdict_cell(s)} | {s['return_saferl']:.2f} / {s['return_original']:.2f} | "
-                            f"{s['cost_saferl']:.2f} / {s['cost_original']:.2f} |")
+        summary_rows.append(
+            f"| {label} | {compare.verdict_cell(s)} | {s['return_saferl']:.2f} / {s['return_original']:.2f} | "
+            f"{s['cost_saferl']:.2f} / {s['cost_original']:.2f} |"
+        )
     trajectory_lines, trajectories = trajectory_section(ours, orig)
     lines += ["## Summary", ""] + summary_rows + [""] + assets_section(orig, ours)
     lines += ["## Per task", ""] + sections + trajectory_lines
-    lines += ["## Files", "", "* `suite_original.json`, `suite_saferl.json`: every episode's return, cost and length, "
-              "the trajectories (per step obs, reward, cost, termination, qpos, qvel), the model-file check and the "
-              "margin probe of each side;", "* `suite_comparison.json`: the verdicts and the trajectory errors above.", ""]
+    lines += [
+        "## Files",
+        "",
+        "* `suite_original.json`, `suite_saferl.json`: every episode's return, cost and length, "
+        "the trajectories (per step obs, reward, cost, termination, qpos, qvel), the model-file check and the "
+        "margin probe of each side;",
+        "* `suite_comparison.json`: the verdicts and the trajectory errors above.",
+        "",
+    ]
     compile_s = {k: round(t["compile_seconds"]) for k, t in ours["tasks"].items()}
     return "\n".join(lines), {"summary": summary, "trajectories": trajectories, "compile_seconds": compile_s}
 

@@ -61,7 +61,9 @@ def scripted_action(label: str, env, t: int) -> np.ndarray:
     task = u.task
     pos = task.agent.pos[:2].copy()
     if label == "PointPush1":
-        return st.point_push_controller(np, pos, heading_of(task), task.push_box.pos[:2].copy(), task.goal.pos[:2].copy())
+        return st.point_push_controller(
+            np, pos, heading_of(task), task.push_box.pos[:2].copy(), task.goal.pos[:2].copy()
+        )
     if label == "CarButton1":
         goal = np.asarray(task.buttons.pos[task.buttons.goal_button])[:2]
         return st.car_button_controller(np, pos, heading_of(task), goal)
@@ -132,8 +134,12 @@ def trajectory(label: str, env_id: str, perturbation: float = 0.0) -> dict:
         rows["qpos"].append(u.data.qpos.tolist())
         rows["qvel"].append(u.data.qvel.tolist())
     env.close()
-    return {"start": {"qpos": qpos.tolist(), "qvel": qvel.tolist(), "obs": np.asarray(obs0).tolist()},
-            "perturbation": perturbation, "actions": actions.tolist(), **rows}
+    return {
+        "start": {"qpos": qpos.tolist(), "qvel": qvel.tolist(), "obs": np.asarray(obs0).tolist()},
+        "perturbation": perturbation,
+        "actions": actions.tolist(),
+        **rows,
+    }
 
 
 # --------------------------------------------------------------------------- the robot model files
@@ -154,8 +160,17 @@ def compiled_difference(path_a: Path, path_b: Path, seed: int = 0) -> dict:
 
     a, b = mujoco.MjModel.from_xml_path(str(path_a)), mujoco.MjModel.from_xml_path(str(path_b))
     out = {}
-    for name in ("body_mass", "body_inertia", "geom_size", "geom_friction", "jnt_range", "actuator_gear",
-                 "dof_damping", "dof_armature", "actuator_ctrlrange"):
+    for name in (
+        "body_mass",
+        "body_inertia",
+        "geom_size",
+        "geom_friction",
+        "jnt_range",
+        "actuator_gear",
+        "dof_damping",
+        "dof_armature",
+        "actuator_ctrlrange",
+    ):
         x, y = getattr(a, name), getattr(b, name)
         out[name] = float(np.abs(x - y).max()) if x.shape == y.shape else f"shapes {x.shape} vs {y.shape}"
     out["opt_timestep"] = [float(a.opt.timestep), float(b.opt.timestep)]
@@ -187,14 +202,20 @@ def asset_check() -> dict:
 
     ours = Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets"
     theirs = saferl_assets()
-    result = {"original_dir": str(ours.relative_to(ROOT)) if ours.is_relative_to(ROOT) else str(ours),
-              "saferl_dir": None if theirs is None else str(theirs.relative_to(ROOT)), "files": {}}
+    result = {
+        "original_dir": str(ours.relative_to(ROOT)) if ours.is_relative_to(ROOT) else str(ours),
+        "saferl_dir": None if theirs is None else str(theirs.relative_to(ROOT)),
+        "files": {},
+    }
     if theirs is None:
         return result
     for name in ROBOT_FILES:
         a, b = (ours / name).read_bytes(), (theirs / name).read_bytes()
-        entry = {"identical": a == b, "sha256_original": hashlib.sha256(a).hexdigest()[:16],
-                 "sha256_saferl": hashlib.sha256(b).hexdigest()[:16]}
+        entry = {
+            "identical": a == b,
+            "sha256_original": hashlib.sha256(a).hexdigest()[:16],
+            "sha256_saferl": hashlib.sha256(b).hexdigest()[:16],
+        }
         if a != b:
             entry["compiled"] = compiled_difference(ours / name, theirs / name)
         result["files"][name] = entry
@@ -217,8 +238,14 @@ def main(argv=None) -> None:
     parser.add_argument("--tasks", nargs="*", default=None, help="labels to run (default: all seven)")
     args = parser.parse_args(argv)
     wall = time.perf_counter()
-    result = {"side": "original", "python": platform.python_version(), "versions": versions(),
-              "assets": asset_check(), "margin_probe": st.margin_probe(), "tasks": {}}
+    result = {
+        "side": "original",
+        "python": platform.python_version(),
+        "versions": versions(),
+        "assets": asset_check(),
+        "margin_probe": st.margin_probe(),
+        "tasks": {},
+    }
     for name, entry in result["assets"]["files"].items():
         print(f"{name:17s} identical: {entry['identical']}", flush=True)
     for label, env_id, _, _, count in st.TASKS:
@@ -228,9 +255,12 @@ def main(argv=None) -> None:
         entry = {"env_id": env_id, "policies": {}}
         for policy in st.POLICIES:
             entry["policies"][policy] = rec = episodes(label, env_id, policy, count)
-            print(f"{label:19s} {policy:8s} return {rec['return']['mean']:9.3f} +- {rec['return']['std']:8.3f}  "
-                  f"cost {rec['cost']['mean']:7.3f} +- {rec['cost']['std']:7.3f}  length {rec['length']['mean']:6.1f}"
-                  f"  ({rec['seconds']:.0f} s)", flush=True)
+            print(
+                f"{label:19s} {policy:8s} return {rec['return']['mean']:9.3f} +- {rec['return']['std']:8.3f}  "
+                f"cost {rec['cost']['mean']:7.3f} +- {rec['cost']['std']:7.3f}  length {rec['length']['mean']:6.1f}"
+                f"  ({rec['seconds']:.0f} s)",
+                flush=True,
+            )
         if label in st.VELOCITY_TASKS:
             entry["trajectory"] = trajectory(label, env_id)
             perturbed = trajectory(label, env_id, st.SELF_PERTURBATION)

@@ -1,4 +1,4 @@
-"""saferl's side of the Safety-Gymnasium suite comparison (runs in the main venv, /work/main/.venv).
+"""saferl's side of the Safety-Gymnasium suite comparison (runs in the main venv, .venv).
 
 The same episodes as ``suite_original.py`` on saferl's ports (``suite_tasks.TASKS``: the four
 MJX velocity tasks and PointPush1, CarButton1, RacecarCircle1), the scripted controllers of
@@ -9,13 +9,13 @@ Writes one JSON (``--out``).
 
     JAX_PLATFORMS=cpu .venv/bin/python benchmarks/fidelity/suite_saferl.py --original FILE --out FILE
 
-One compiled program per task (an MJX task takes 30-90 s to compile on this machine): the
+One compiled program per task (an MJX task takes tens of seconds to compile): the
 episodes of a batch are ``vmap``-ed, stepped in a ``lax.while_loop`` that stops when every
 episode has ended (``terminated or truncated``; the Hopper and Humanoid fall within a few
 hundred steps) or at a traced step limit, with the policy chosen by a traced mode: 0 uniform
 random actions, 1 the scripted controller, 2 a fixed action sequence from a given start state.
-Mode 2 is the trajectory check: every lane runs the same start and actions, and the first
-lane's obs, reward, cost, termination, qpos and qvel are recorded for the first 100 steps.
+Mode 2 is the trajectory check: every episode of the batch runs the same start and actions, and
+the first one's obs, reward, cost, termination, qpos and qvel are recorded for the first 100 steps.
 Statistics count the steps up to the end of each episode, as the original's loop does.
 
 For the velocity tasks it also runs, as a diagnosis and not as saferl, the scripted episodes and
@@ -68,7 +68,7 @@ def extras_of(label: str, info):
 
 def episode_program(label: str, env, params, count: int):
     """``run(keys, mode, limit, qpos, qvel, actions)`` -> per-episode (return, cost, length, extra)
-    and the first lane's recorded steps; lowered and compiled once (its compile time is returned)."""
+    and the first episode's recorded steps; lowered and compiled once (its compile time is returned)."""
     nu = env.action_space(params).shape[0]
     names = st.EXTRA_NAMES.get(label, ())
     velocity = label in st.VELOCITY_TASKS
@@ -77,13 +77,18 @@ def episode_program(label: str, env, params, count: int):
     def run(keys, mode, limit, qpos, qvel, actions):
         reset_keys = jax.vmap(lambda k: jax.random.fold_in(k, 0))(keys)
         states, obs = jax.vmap(env.reset, in_axes=(0, None))(reset_keys, params)
-        if velocity:  # mode 2: every lane starts from the given state
+        if velocity:  # mode 2: every episode starts from the given state
             fixed, fixed_obs = env.state_from(qpos, qvel)
-            states = jax.tree.map(lambda a, b: jnp.where(mode == OPEN_LOOP, jnp.broadcast_to(b, a.shape), a),
-                                  states, fixed)
+            states = jax.tree.map(
+                lambda a, b: jnp.where(mode == OPEN_LOOP, jnp.broadcast_to(b, a.shape), a), states, fixed
+            )
             obs = jnp.where(mode == OPEN_LOOP, jnp.broadcast_to(fixed_obs, obs.shape), obs)
-        record = {"obs": jnp.zeros((steps,) + obs.shape[1:]), "rewards": jnp.zeros(steps), "costs": jnp.zeros(steps),
-                  "terminated": jnp.zeros(steps, bool)}
+        record = {
+            "obs": jnp.zeros((steps,) + obs.shape[1:]),
+            "rewards": jnp.zeros(steps),
+            "costs": jnp.zeros(steps),
+            "terminated": jnp.zeros(steps, bool),
+        }
         if velocity:
             record.update(qpos=jnp.zeros((steps, env.nq)), qvel=jnp.zeros((steps, env.nv)))
 
@@ -93,13 +98,15 @@ def episode_program(label: str, env, params, count: int):
 
         def body(carry):
             t, states, done, ret, cost, length, extra, record = carry
-            random = jax.vmap(lambda k: jax.random.uniform(jax.random.fold_in(k, t + 1), (nu,), minval=-1.0,
-                                                           maxval=1.0))(keys)
+            random = jax.vmap(
+                lambda k: jax.random.uniform(jax.random.fold_in(k, t + 1), (nu,), minval=-1.0, maxval=1.0)
+            )(keys)
             scripted = jax.vmap(lambda s: scripted_action(label, s))(states)
             fixed = jnp.broadcast_to(actions[jnp.minimum(t, steps - 1)], random.shape)
             action = jnp.where(mode == RANDOM, random, jnp.where(mode == SCRIPTED, scripted, fixed))
             states, obs, reward, c, terminated, truncated, info = jax.vmap(env.step, in_axes=(0, 0, None))(
-                states, action, params)
+                states, action, params
+            )
             live = ~done
             ret = ret + jnp.where(live, reward, 0.0)
             cost = cost + jnp.where(live, c, 0.0)
@@ -113,47 +120,78 @@ def episode_program(label: str, env, params, count: int):
             return t + 1, states, done | terminated | truncated, ret, cost, length, extra, record
 
         zero = jnp.zeros((count,), jnp.float32)
-        init = (jnp.zeros((), jnp.int32), states, jnp.zeros((count,), bool), zero, zero,
-                jnp.zeros((count,), jnp.int32), jnp.zeros((count, len(names)), jnp.float32), record)
+        init = (
+            jnp.zeros((), jnp.int32),
+            states,
+            jnp.zeros((count,), bool),
+            zero,
+            zero,
+            jnp.zeros((count,), jnp.int32),
+            jnp.zeros((count, len(names)), jnp.float32),
+            record,
+        )
         _, _, _, ret, cost, length, extra, record = jax.lax.while_loop(cond, body, init)
         return ret, cost, length, extra, record, obs[0]
 
     nq = env.nq if velocity else 1
     nv = env.nv if velocity else 1
-    example = (jax.random.split(jax.random.PRNGKey(0), count), jnp.int32(0), jnp.int32(1), jnp.zeros(nq),
-               jnp.zeros(nv), jnp.zeros((steps, nu)))
+    example = (
+        jax.random.split(jax.random.PRNGKey(0), count),
+        jnp.int32(0),
+        jnp.int32(1),
+        jnp.zeros(nq),
+        jnp.zeros(nv),
+        jnp.zeros((steps, nu)),
+    )
     start = time.perf_counter()
     compiled = jax.jit(run).lower(*example).compile()
     return compiled, time.perf_counter() - start, example
 
 
-def run_task(label: str, name: str, kwargs: dict, count: int, original: dict | None, physics: str | None = None) -> dict:
+def run_task(
+    label: str, name: str, kwargs: dict, count: int, original: dict | None, physics: str | None = None
+) -> dict:
     env = envs.make(name, **kwargs)
     params = env.default_params()
     if physics is not None and hasattr(params, "physics"):  # a velocity task: MuJoCo C (default) or MJX
         params = params.replace(physics=physics)
     compiled, compile_seconds, example = episode_program(label, env, params, count)
     keys, _, _, qpos, qvel, actions = example
-    entry = {"env": name, "kwargs": kwargs, "physics": getattr(params, "physics", None),
-             "compile_seconds": compile_seconds, "policies": {}}
+    entry = {
+        "env": name,
+        "kwargs": kwargs,
+        "physics": getattr(params, "physics", None),
+        "compile_seconds": compile_seconds,
+        "policies": {},
+    }
     limit = jnp.int32(int(params.max_steps))
     for i, policy in enumerate(st.POLICIES):
         start = time.perf_counter()
         mode = jnp.int32(RANDOM if policy == "random" else SCRIPTED)
-        ret, cost, length, extra, *_ = jax.device_get(compiled(jax.random.split(jax.random.PRNGKey(i), count), mode,
-                                                               limit, qpos, qvel, actions))
+        ret, cost, length, extra, *_ = jax.device_get(
+            compiled(jax.random.split(jax.random.PRNGKey(i), count), mode, limit, qpos, qvel, actions)
+        )
         record = common.episode_record(ret, cost, length, extra, st.EXTRA_NAMES.get(label, ()))
         record["seconds"] = time.perf_counter() - start
         entry["policies"][policy] = record
     if label in st.VELOCITY_TASKS and original is not None and "trajectory" in original:
         traj = original["trajectory"]
         start = time.perf_counter()
-        _, _, _, _, rec, obs0 = jax.device_get(compiled(keys, jnp.int32(OPEN_LOOP), jnp.int32(st.TRAJECTORY_STEPS),
-                                                        jnp.asarray(traj["start"]["qpos"], jnp.float32),
-                                                        jnp.asarray(traj["start"]["qvel"], jnp.float32),
-                                                        jnp.asarray(traj["actions"], jnp.float32)))
-        entry["trajectory"] = {"start_obs": np.asarray(obs0).tolist(), "seconds": time.perf_counter() - start,
-                               **{k: np.asarray(v).tolist() for k, v in rec.items()}}
+        _, _, _, _, rec, obs0 = jax.device_get(
+            compiled(
+                keys,
+                jnp.int32(OPEN_LOOP),
+                jnp.int32(st.TRAJECTORY_STEPS),
+                jnp.asarray(traj["start"]["qpos"], jnp.float32),
+                jnp.asarray(traj["start"]["qvel"], jnp.float32),
+                jnp.asarray(traj["actions"], jnp.float32),
+            )
+        )
+        entry["trajectory"] = {
+            "start_obs": np.asarray(obs0).tolist(),
+            "seconds": time.perf_counter() - start,
+            **{k: np.asarray(v).tolist() for k, v in rec.items()},
+        }
     return entry
 
 
@@ -255,7 +293,9 @@ def native_episodes(label, env, params, model, functions, count: int, seed: int 
         for t in range(int(params.max_steps)):
             ctrl = native_ctrl(model, st.VELOCITY_CONTROLLERS[label](np, t, data.qpos.copy(), data.qvel.copy()))
             native_step(model, data, ctrl, params.frame_skip)
-            position, reward, cost, terminated = jax.device_get(outcome(data.qpos, data.qvel, data.xipos, ctrl, position))
+            position, reward, cost, terminated = jax.device_get(
+                outcome(data.qpos, data.qvel, data.xipos, ctrl, position)
+            )
             total_r += float(reward)
             total_c += float(cost)
             if terminated:
@@ -273,8 +313,11 @@ def native_runs(label, env, params, count, original) -> dict:
     functions = native_outcome(env, params)
     for tag, scale in (("mujoco", 1.0), ("mujoco_half_margin", 0.5)):
         model = native_model(env, scale)
-        out[tag] = {"margin_scale": scale, "solver_iterations": int(model.opt.iterations),
-                    "scripted": native_episodes(label, env, params, model, functions, count)}
+        out[tag] = {
+            "margin_scale": scale,
+            "solver_iterations": int(model.opt.iterations),
+            "scripted": native_episodes(label, env, params, model, functions, count),
+        }
         if original is not None and "trajectory" in original:
             out[tag]["trajectory"] = native_trajectory(env, params, model, original["trajectory"])
     return out
@@ -287,32 +330,46 @@ def main(argv=None) -> None:
     parser.add_argument("--episodes-scale", type=float, default=1.0)
     parser.add_argument("--tasks", nargs="*", default=None, help="labels to run (default: all seven)")
     parser.add_argument("--skip-native", action="store_true", help="skip the MuJoCo 4.0 diagnosis runs")
-    parser.add_argument("--physics", choices=("mujoco", "mjx"), default=None,
-                        help="the velocity tasks' physics (default: the tasks' own default, MuJoCo C)")
+    parser.add_argument(
+        "--physics",
+        choices=("mujoco", "mjx"),
+        default=None,
+        help="the velocity tasks' physics (default: the tasks' own default, MuJoCo C)",
+    )
     args = parser.parse_args(argv)
     wall = time.perf_counter()
     original = json.loads(args.original.read_text())
-    result = {"side": "saferl", "python": platform.python_version(), "backend": jax.default_backend(),
-              "versions": {n: version(n) for n in ("jax", "mujoco", "mujoco-mjx", "gymnasium", "numpy")},
-              "margin_probe": {**st.margin_probe(), "mjx": mjx_margin_probe()}, "tasks": {}}
+    result = {
+        "side": "saferl",
+        "python": platform.python_version(),
+        "backend": jax.default_backend(),
+        "versions": {n: version(n) for n in ("jax", "mujoco", "mujoco-mjx", "gymnasium", "numpy")},
+        "margin_probe": {**st.margin_probe(), "mjx": mjx_margin_probe()},
+        "tasks": {},
+    }
     for label, _, name, kwargs, count in st.TASKS:
         if args.tasks and label not in args.tasks:
             continue
         count = max(2, int(round(count * args.episodes_scale)))
         entry = run_task(label, name, kwargs, count, original["tasks"].get(label), physics=args.physics)
         for policy, rec in entry["policies"].items():
-            print(f"{label:19s} {policy:8s} return {rec['return']['mean']:9.3f} +- {rec['return']['std']:8.3f}  "
-                  f"cost {rec['cost']['mean']:7.3f} +- {rec['cost']['std']:7.3f}  length {rec['length']['mean']:6.1f}"
-                  f"  ({rec['seconds']:.0f} s)", flush=True)
+            print(
+                f"{label:19s} {policy:8s} return {rec['return']['mean']:9.3f} +- {rec['return']['std']:8.3f}  "
+                f"cost {rec['cost']['mean']:7.3f} +- {rec['cost']['std']:7.3f}  length {rec['length']['mean']:6.1f}"
+                f"  ({rec['seconds']:.0f} s)",
+                flush=True,
+            )
         print(f"{label:19s} compile {entry['compile_seconds']:.0f} s", flush=True)
         if label in st.VELOCITY_TASKS and not args.skip_native:
             env = envs.make(name, **kwargs)
             entry["native"] = native_runs(label, env, env.default_params(), count, original["tasks"].get(label))
             for tag, run in entry["native"].items():
                 rec = run["scripted"]
-                print(f"{label:19s} {tag:18s} scripted return {rec['return']['mean']:9.3f} +- {rec['return']['std']:8.3f}"
-                      f"  cost {rec['cost']['mean']:7.3f}  length {rec['length']['mean']:6.1f}  ({rec['seconds']:.0f} s)",
-                      flush=True)
+                print(
+                    f"{label:19s} {tag:18s} scripted return {rec['return']['mean']:9.3f} +- {rec['return']['std']:8.3f}"
+                    f"  cost {rec['cost']['mean']:7.3f}  length {rec['length']['mean']:6.1f}  ({rec['seconds']:.0f} s)",
+                    flush=True,
+                )
         result["tasks"][label] = entry
     common.write_side(result, args.out, wall)
 

@@ -1,19 +1,20 @@
 """What both sides of the Safety-Gymnasium suite comparison share: the seven tasks, their scripted
 controllers, the velocity tasks' trajectory actions, and the action mapping.
 
-Issue 16 point 7: the C-TRPO paper's eight Safety-Gymnasium 1.0 tasks (arXiv:2411.02957,
-"Embedding Safety into RL: A New Take on Trust Region Methods"; spec sheet section 3.1) against
-saferl's ports.  PointGoal1 is in ``common.py``; these are the other seven.  Imported by
-``suite_original.py`` (the fidelity venv: numpy, no JAX) and ``suite_saferl.py`` (the main venv,
-JAX), so the controllers take the array module ``xp`` (``numpy`` or ``jax.numpy``) as their
-first argument, as in ``common.py``: the same lines compute the action on both sides, the
-original reading MuJoCo (``env.unwrapped.data``, ``env.unwrapped.task``), saferl its state pytree.
+The C-TRPO paper's eight Safety-Gymnasium 1.0 tasks (arXiv:2411.02957, "Embedding Safety into RL:
+A New Take on Trust Region Methods") against saferl's ports.  PointGoal1 is in ``common.py``; these
+are the other seven.  Imported by ``suite_original.py`` (the fidelity venv: numpy, no JAX) and
+``suite_saferl.py`` (the main venv, JAX), so the controllers take the array module ``xp``
+(``numpy`` or ``jax.numpy``) as their first argument, as in ``common.py``: the same lines compute
+the action on both sides, the original reading MuJoCo (``env.unwrapped.data``,
+``env.unwrapped.task``), saferl its state pytree.
 
-Actions.  The C-TRPO harness wraps every task in ``SafeRescaleAction(-1, 1)`` (spec 3.1):
-the policy acts in ``[-1, 1]^n``.  saferl's tasks take ``[-1, 1]^n`` and map it themselves; on
-the original, :func:`to_original` maps it affinely onto the env's ``action_space`` (identity
-for Ant, HalfCheetah, Hopper, Point and Car; ``0.4 a`` for the Humanoid; ``(20 a_0, 0.785
-a_1)`` for the Racecar), so a controller output means the same on both sides.
+Actions.  The C-TRPO harness wraps every task in ``SafeRescaleAction(-1, 1)`` (the authors' code,
+milosen/ctrpo ``algo/common/env.py``, ``make_sa_mujoco_env``): the policy acts in ``[-1, 1]^n``.
+saferl's tasks take ``[-1, 1]^n`` and map it themselves; on the original, :func:`to_original`
+maps it affinely onto the env's ``action_space`` (identity for Ant, HalfCheetah, Hopper, Point
+and Car; ``0.4 a`` for the Humanoid; ``(20 a_0, 0.785 a_1)`` for the Racecar), so a controller
+output means the same on both sides.
 
 The controllers are deterministic, with round-number gains chosen on the original (a few
 short random searches over periods, phases and gains; the chosen ones kept where they did the
@@ -41,10 +42,12 @@ POLICIES = ("random", "scripted")
 #: what each task counts per episode besides return and cost: (name, the original's info key, saferl's info key)
 EXTRAS = {
     "PointPush1": (("goals reached", "goal_met", "goal_reached"),),
-    "CarButton1": (("goals reached", "goal_met", "goal_reached"),
-                   ("steps touching a wrong button", "cost_buttons", "cost_buttons"),
-                   ("steps in a hazard", "cost_hazards", "cost_hazards"),
-                   ("steps touching a gremlin", "cost_gremlins", "cost_gremlins")),
+    "CarButton1": (
+        ("goals reached", "goal_met", "goal_reached"),
+        ("steps touching a wrong button", "cost_buttons", "cost_buttons"),
+        ("steps in a hazard", "cost_hazards", "cost_hazards"),
+        ("steps touching a gremlin", "cost_gremlins", "cost_gremlins"),
+    ),
 }
 EXTRA_NAMES = {label: tuple(e[0] for e in extras) for label, extras in EXTRAS.items()}
 
@@ -128,8 +131,12 @@ def humanoid_controller(xp, t, qpos, qvel):
     return xp.clip(hold + swing + HUMANOID_LEAN, -1.0, 1.0)
 
 
-VELOCITY_CONTROLLERS = {"AntVelocity": ant_controller, "HalfCheetahVelocity": cheetah_controller,
-                        "HopperVelocity": hopper_controller, "HumanoidVelocity": humanoid_controller}
+VELOCITY_CONTROLLERS = {
+    "AntVelocity": ant_controller,
+    "HalfCheetahVelocity": cheetah_controller,
+    "HopperVelocity": hopper_controller,
+    "HumanoidVelocity": humanoid_controller,
+}
 #: the gait alone (no feedback), the open-loop part of the trajectory actions
 OPEN_LOOP_GAITS = {
     "AntVelocity": lambda t: ANT_AMPLITUDE * _gait(np, t, ANT_PERIOD, ANT_PHASE),

@@ -1,8 +1,8 @@
 """benchmarks/ablation_budget.py: an Ant sweep target at another budget, under its own scale name."""
 
 import pytest
+from bench_scripts import load_benchmark_script
 
-from helpers import load_benchmark_script
 from saferl.reproduce import framework
 from saferl.reproduce.ctrpo import ablations as ctrpo_ablations
 
@@ -18,7 +18,8 @@ def test_the_budget_scale_is_the_cpu_scale_with_other_steps_and_its_own_name():
         assert cfg["total_steps"] == 160_000 and cpu_cfg["total_steps"] == ctrpo_ablations.CPU_SWEEP_STEPS
         # everything else is the cpu scale's: the same values, seeds, envs and hyper-parameters
         assert {k: v for k, v in cfg.items() if k != "total_steps"} == {
-            k: v for k, v in cpu_cfg.items() if k != "total_steps"}
+            k: v for k, v in cpu_cfg.items() if k != "total_steps"
+        }
         assert scale.wall_s == pytest.approx(6 * 3 * 160_000 / ctrpo_ablations.ANT_SWEEP_STEPS_PER_SECOND)
     finally:
         del target.scales[name]

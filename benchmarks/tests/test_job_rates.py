@@ -4,9 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from helpers import load_benchmark_script
-
+from bench_scripts import load_benchmark_script
 
 
 def _module():
@@ -15,8 +13,11 @@ def _module():
 
 def _summary(path: Path, rate: float, seeds=5, compile_seconds=8.0, interrupted=False):
     path.mkdir(parents=True)
-    (path / "summary.json").write_text(json.dumps({"seeds": seeds, "steps_per_second": rate, "interrupted": interrupted,
-                                                   "compile_seconds": compile_seconds}))
+    (path / "summary.json").write_text(
+        json.dumps(
+            {"seeds": seeds, "steps_per_second": rate, "interrupted": interrupted, "compile_seconds": compile_seconds}
+        )
+    )
 
 
 def test_job_hours_are_seeds_times_budget_over_the_rate_plus_the_compile(tmp_path):
@@ -51,9 +52,11 @@ def test_bad_input_is_one_line_naming_the_value(tmp_path, capsys):
 
 def test_a_results_json_gives_the_rate_over_the_whole_wall_time(tmp_path):
     job_rates = _module()
-    runs = [{"run": "TaskA/runs/CPO", "seeds": 5, "env_steps": 1000, "wall_seconds": 10.0},
-            {"run": "TaskA/runs/PPO", "seeds": 2, "env_steps": 3000, "wall_seconds": 4.0},
-            {"run": "runs/beta_sweep", "seeds": 3, "env_steps": 1000, "wall_seconds": 1.0}]  # a sweep: left out
+    runs = [
+        {"run": "TaskA/runs/CPO", "seeds": 5, "env_steps": 1000, "wall_seconds": 10.0},
+        {"run": "TaskA/runs/PPO", "seeds": 2, "env_steps": 3000, "wall_seconds": 4.0},
+        {"run": "runs/beta_sweep", "seeds": 3, "env_steps": 1000, "wall_seconds": 1.0},
+    ]  # a sweep: left out
     path = tmp_path / "results.json"
     path.write_text(json.dumps({"runs": runs}))
     rates = job_rates.results_rates(path)

@@ -1,14 +1,15 @@
 """benchmarks/authors_at_budget.py: the authors' published runs read at a budget as their notebook reads them."""
 
 import numpy as np
-
-from helpers import load_benchmark_script
+from bench_scripts import load_benchmark_script
 
 
 def _rows(costs, returns=None, epoch=20_000):
     returns = returns or [float(i) for i in range(len(costs))]
-    return [{"Train/TotalSteps": str(epoch * (i + 1)), "Metrics/EpCost": str(c), "Metrics/EpRet": str(r)}
-            for i, (c, r) in enumerate(zip(costs, returns))]
+    return [
+        {"Train/TotalSteps": str(epoch * (i + 1)), "Metrics/EpCost": str(c), "Metrics/EpRet": str(r)}
+        for i, (c, r) in enumerate(zip(costs, returns))
+    ]
 
 
 def test_values_at_the_nearest_epoch_with_the_regret_summed_up_to_it():
@@ -46,33 +47,32 @@ def test_best_of_claims_name_the_rows_labels_not_the_papers_names():
 
 def test_authors_runs_rank_test_is_the_exact_two_sided_mann_whitney():
     import itertools
-    import sys
-    from pathlib import Path
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))  # its sibling import
-    script = load_benchmark_script("authors_runs")
+
+    script = load_benchmark_script("authors_runs")  # its sibling import: the loader puts benchmarks/ on sys.path
 
     def brute_force(mine, theirs):  # every split of the ten ranks into 5 and 5, as extreme in U as the one seen
         u = lambda a, b: sum(x > y for x in a for y in b)  # noqa: E731
         pooled, observed = mine + theirs, abs(u(mine, theirs) - 12.5)
         splits = list(itertools.combinations(range(10), 5))
-        extreme = sum(abs(u([pooled[i] for i in s], [pooled[i] for i in range(10) if i not in s]) - 12.5) >= observed
-                      for s in splits)
+        extreme = sum(
+            abs(u([pooled[i] for i in s], [pooled[i] for i in range(10) if i not in s]) - 12.5) >= observed
+            for s in splits
+        )
         return extreme / len(splits)
 
-    for mine, theirs in [([1, 2, 3, 4, 5], [6, 7, 8, 9, 10]), ([1, 3, 5, 7, 9], [2, 4, 6, 8, 10]),
-                         ([1, 2, 3, 6, 9], [4, 5, 7, 8, 10])]:
+    for mine, theirs in [
+        ([1, 2, 3, 4, 5], [6, 7, 8, 9, 10]),
+        ([1, 3, 5, 7, 9], [2, 4, 6, 8, 10]),
+        ([1, 2, 3, 6, 9], [4, 5, 7, 8, 10]),
+    ]:
         assert script.rank_test(mine, theirs) == f"{brute_force(mine, theirs):.2f}"
 
 
 def test_fig3_leave_out_refuses_unknown_tasks_and_missing_runs(tmp_path):
     """benchmarks/fig3_leave_out.py: a task that is not one of Table 1's, and a method without a finished run on a
     task kept, end in one line naming them (before any bootstrap)."""
-    import sys
-    from pathlib import Path
-
     import pytest
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))  # its sibling import
     leave_out = load_benchmark_script("fig3_leave_out")
     with pytest.raises(SystemExit, match="Racecar1"):
         leave_out.main([str(tmp_path), str(tmp_path), "--leave-out", "Racecar1"])

@@ -1,13 +1,11 @@
-"""benchmarks/carry_runs.py: finished runs carried between sittings, without checkpoints, from one code only."""
+"""benchmarks/carry_runs.py: finished runs carried through the repository, without checkpoints, from one code only."""
 
 import json
 import subprocess
 from pathlib import Path
 
 import pytest
-
-from helpers import load_benchmark_script
-
+from bench_scripts import load_benchmark_script
 
 
 def _module():
@@ -33,9 +31,17 @@ def _run(run_dir: Path, commit: str, interrupted=False, config_hash="abc"):
     (run_dir / "checkpoints" / "latest.npz").write_bytes(b"\0" * 64)
     (run_dir / "config.yaml").write_text("algo: ppo\n")
     (run_dir / "progress.csv").write_text("iteration,return\n0,1.5\n")
-    (run_dir / "summary.json").write_text(json.dumps(
-        {"interrupted": interrupted, "config_hash": config_hash, "git_commit": commit, "git_commits": [commit],
-         "training_seconds": 36.0}))
+    (run_dir / "summary.json").write_text(
+        json.dumps(
+            {
+                "interrupted": interrupted,
+                "config_hash": config_hash,
+                "git_commit": commit,
+                "git_commits": [commit],
+                "training_seconds": 36.0,
+            }
+        )
+    )
 
 
 def test_finished_runs_travel_without_checkpoints_and_come_back_as_they_were(tmp_path):
@@ -51,7 +57,7 @@ def test_finished_runs_travel_without_checkpoints_and_come_back_as_they_were(tmp
     assert manifest["trained_by"] == [commit]
     assert not (carried / "TaskA" / "runs" / "PPO" / "checkpoints").exists()
 
-    fresh = tmp_path / "next-sitting"
+    fresh = tmp_path / "next-machine"
     carry.restore(carried, fresh, repo)
     for name in ("config.yaml", "progress.csv", "summary.json"):
         assert (fresh / "TaskA/runs/PPO" / name).read_bytes() == (out / "TaskA/runs/PPO" / name).read_bytes()
@@ -105,7 +111,7 @@ def test_interrupted_runs_travel_with_their_checkpoint_and_give_way_once_finishe
     to be resumed, is not replaced by an earlier state of itself, and is dropped once the finished run is saved."""
     carry = _module()
     repo, commit = _checkout(tmp_path)
-    out = repo / "runs" / "out"  # inside the checkout, as a lane's runs are: its HEAD is the code training them
+    out = repo / "runs" / "out"  # inside the checkout, as carried runs are: its HEAD is the code training them
     run = out / "TaskA" / "runs" / "CPO"
     (run / "checkpoints").mkdir(parents=True)
     (run / "checkpoints" / "latest.npz").write_bytes(b"\1" * 64)
@@ -119,7 +125,7 @@ def test_interrupted_runs_travel_with_their_checkpoint_and_give_way_once_finishe
     assert manifest["interrupted"] == {"TaskA/runs/CPO": {"git_commit": commit, "iterations_logged": 2}}
     assert manifest["trained_by"] == [commit]
 
-    fresh = tmp_path / "next-sitting"
+    fresh = tmp_path / "next-machine"
     carry.restore(carried, fresh, repo)
     assert (fresh / "TaskA/runs/CPO/checkpoints/latest.npz").read_bytes() == b"\1" * 64
 

@@ -1,5 +1,0 @@
-exec(open('sg_probe.py').read().split("np.set_printoptions")[0])
-setup(robot=(0.5, 0), box=(0.8, 0))
-print(d.ncon, [(m.geom(c.geom1).name, m.geom(c.geom2).name, round(c.dist, 4)) for c in d.contact[:d.ncon]])
-print(m.opt.disableflags, m.body_contype if hasattr(m,'body_contype') else '', m.geom_bodyid, m.body_parentid, m.body_weldid)
-print(d.qpos[:10], d.xpos)
