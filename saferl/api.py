@@ -11,8 +11,8 @@ It is the layer under the command line, not beside it: ``saferl train`` and ``sa
 the run the CLI would make from the same config -- the same resolved ``config.yaml``
 (:func:`saferl.training.config.resolve`), the same driver (:func:`saferl.training.runs.train`, or
 :func:`saferl.training.gym_trainer.run` for ``gym:`` environments), the same files, the same one-line errors
-(:class:`saferl.training.config.ConfigError` and :class:`saferl.training.runs.RunError`, both ``ValueError`` s), raised before
-anything is written.
+(:class:`saferl.training.config.ConfigError` and :class:`saferl.training.runs.RunError`, both ``ValueError`` s),
+raised before anything is written.
 
 Choices that are this module's own:
 
@@ -54,20 +54,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from saferl.analysis import diagnostics
-from saferl.training import config as configlib
-from saferl.training import in_program_sweep
-from saferl.training import runs
-from saferl.foundation.errors import MissingExtraError
-from saferl.training.runs import RunError
-from saferl.foundation.spaces import Box
+from saferl.analysis import diagnostics, evaluate, plotting
 from saferl.envs import base as envs
-from saferl.training.trainer import Trainer
-from saferl.analysis import evaluate
-from saferl.analysis import plotting
-from saferl.training import loggers as loggerlib
-from saferl.training.trainer import iteration_schedule
+from saferl.foundation.errors import MissingExtraError
+from saferl.foundation.spaces import Box
+from saferl.training import config as configlib
 from saferl.training import gym_trainer as bridge_train
+from saferl.training import in_program_sweep, runs
+from saferl.training import loggers as loggerlib
+from saferl.training.runs import RunError
+from saferl.training.trainer import Trainer, iteration_schedule
 
 __all__ = ["ConfigError", "Policy", "Run", "RunError", "default_run_dir", "load", "make_env", "train"]
 
@@ -81,10 +77,19 @@ def default_run_dir(cfg: Mapping[str, Any]) -> Path:
     return Path("runs") / f"{cfg['algo']}-{cfg['env']}-{time.strftime('%Y%m%d-%H%M%S')}"
 
 
-def train(algo: str | None, env: str | None, *, steps: int | None, seeds: int | None = None,
-          constraint: Mapping[str, Any] | None = None, config: Mapping[str, Any] | None = None,
-          sweep: Mapping[str, Any] | None = None, out: str | PathLike | None = None, progress: bool = True,
-          on_chunk: OnChunk | None = None) -> Run:
+def train(
+    algo: str | None,
+    env: str | None,
+    *,
+    steps: int | None,
+    seeds: int | None = None,
+    constraint: Mapping[str, Any] | None = None,
+    config: Mapping[str, Any] | None = None,
+    sweep: Mapping[str, Any] | None = None,
+    out: str | PathLike | None = None,
+    progress: bool = True,
+    on_chunk: OnChunk | None = None,
+) -> Run:
     """Train ``algo`` on ``env`` for ``steps`` environment steps per seed, all seeds in one program.
 
     ``constraint``: the config's constraint section, e.g. ``{"type": "expected", "limit": 25}`` or
@@ -93,37 +98,48 @@ def train(algo: str | None, env: str | None, *, steps: int | None, seeds: int | 
     "hparams": {"actor_lr": 1e-3}, "network": {"actor_hidden": [32]}}``; ``saferl list --algo NAME`` names
     the hyper-parameters).  ``None`` for ``algo``, ``env``, ``steps`` or ``seeds``: the value in ``config``,
     else its default (module docstring).  ``sweep``: a grid trained inside the same program,
-    ``{"constraint.limit": [10, 25, 50], "hparams.beta": [0.1, 1]}`` (:mod:`saferl.training.in_program_sweep`: every point trains
-    ``seeds`` seeds; ``summary["grid"]`` has each point's statistics).  ``out``: the run directory (new or empty), default
-    :func:`default_run_dir`.  ``progress``: the progress bar (one line per chunk off a terminal).
+    ``{"constraint.limit": [10, 25, 50], "hparams.beta": [0.1, 1]}`` (:mod:`saferl.training.in_program_sweep`:
+    every point trains ``seeds`` seeds; ``summary["grid"]`` has each point's statistics).  ``out``: the run
+    directory (new or empty), default :func:`default_run_dir`.  ``progress``: the progress bar (one line per chunk
+    off a terminal).
     ``on_chunk(run, chunk)``: called after every chunk (module docstring).
 
-    Bad input raises a ``ValueError`` (:class:`~saferl.training.config.ConfigError`, :class:`~saferl.training.runs.RunError`) with
-    the CLI's one-line message, before anything is written.  Ctrl-C (``KeyboardInterrupt``) leaves a
-    checkpoint and a summary; continue with ``saferl.load(dir).resume()``.
+    Bad input raises a ``ValueError`` (:class:`~saferl.training.config.ConfigError`,
+    :class:`~saferl.training.runs.RunError`) with the CLI's one-line message, before anything is written.  Ctrl-C
+    (``KeyboardInterrupt``) leaves a checkpoint and a summary; continue with ``saferl.load(dir).resume()``.
     """
     if config is not None and not isinstance(config, Mapping):
         raise configlib.ConfigError(f"config must be a mapping of config entries, got {type(config).__name__}")
     if constraint is not None and not isinstance(constraint, Mapping):
-        raise configlib.ConfigError("constraint must be a mapping such as {'type': 'expected', 'limit': 25}, "
-                                    f"got {type(constraint).__name__}")
+        raise configlib.ConfigError(
+            f"constraint must be a mapping such as {{'type': 'expected', 'limit': 25}}, got {type(constraint).__name__}"
+        )
     user = copy.deepcopy(dict(config or {}))
-    for key, value in (("algo", algo), ("env", env), ("total_steps", steps), ("seeds", seeds),
-                       ("constraint", constraint), ("sweep", sweep)):
+    for key, value in (
+        ("algo", algo),
+        ("env", env),
+        ("total_steps", steps),
+        ("seeds", seeds),
+        ("constraint", constraint),
+        ("sweep", sweep),
+    ):
         if value is not None:
             user[key] = copy.deepcopy(dict(value)) if key in ("constraint", "sweep") else value
     cfg = configlib.resolve(user)
     run_dir = Path(out) if out is not None else default_run_dir(cfg)
     if run_dir.exists() and any(run_dir.iterdir()):
-        raise RunError(f"run directory {str(run_dir)!r} already exists and is not empty; "
-                       "use --resume to continue it or choose another --out")
+        raise RunError(
+            f"run directory {str(run_dir)!r} already exists and is not empty; "
+            "use --resume to continue it or choose another --out"
+        )
     run = Run._of(run_dir, cfg)
     run._drive(resume=False, progress=progress, loggers=None, on_chunk=on_chunk)
     return run
 
 
 def load(run_dir: str | PathLike) -> Run:
-    """The run in ``run_dir``, finished or interrupted (raises :class:`~saferl.training.runs.RunError` if it is not one)."""
+    """The run in ``run_dir``, finished or interrupted (raises :class:`~saferl.training.runs.RunError` if it is
+    not one)."""
     return Run(run_dir)
 
 
@@ -171,7 +187,8 @@ class Policy:
 
 
 class Run:
-    """A run directory (``config.yaml``, ``progress.csv``, ``summary.json``, ``checkpoints/``): :mod:`saferl.training.runs`.
+    """A run directory (``config.yaml``, ``progress.csv``, ``summary.json``, ``checkpoints/``):
+    :mod:`saferl.training.runs`.
 
     Every property reads the files as they are now, so a run being trained elsewhere, or resumed, shows
     its latest state.  ``Run(dir)`` is :func:`load`.
@@ -201,7 +218,8 @@ class Run:
 
     @property
     def config(self) -> dict:
-        """The resolved config (config.yaml, with the values older runs were trained with: :func:`saferl.training.runs.load_run_config`)."""
+        """The resolved config (config.yaml, with the values older runs were trained with:
+        :func:`saferl.training.runs.load_run_config`)."""
         return copy.deepcopy(self._config)
 
     @property
@@ -213,8 +231,10 @@ class Run:
 
         path = self._dir / "summary.json"
         if not path.is_file():
-            raise RunError(f"run {str(self._dir)!r} has no summary.json yet: it is still training, or its process "
-                           "was killed (resume it)")
+            raise RunError(
+                f"run {str(self._dir)!r} has no summary.json yet: it is still training, or its process "
+                "was killed (resume it)"
+            )
         return json.loads(path.read_text())
 
     @property
@@ -223,16 +243,19 @@ class Run:
         ``iteration``, ``env_steps`` (per seed), ``seed`` and the metrics (NaN where an iteration had none)."""
         rows = runs.read_progress(self._dir)
         columns = list(rows[0]) if rows else []
-        return {c: np.asarray([r.get(c, math.nan) for r in rows], int if c in ("iteration", "seed") else float)
-                for c in columns}
+        return {
+            c: np.asarray([r.get(c, math.nan) for r in rows], int if c in ("iteration", "seed") else float)
+            for c in columns
+        }
 
     def progress_frame(self):
         """:attr:`progress` as a ``pandas.DataFrame`` (needs pandas)."""
         try:
             import pandas
         except ImportError:
-            raise MissingExtraError("Run.progress_frame() needs the package 'pandas', which is not installed: "
-                                    "pip install pandas") from None
+            raise MissingExtraError(
+                "Run.progress_frame() needs the package 'pandas', which is not installed: pip install pandas"
+            ) from None
         return pandas.DataFrame(self.progress)
 
     # ------------------------------------------------------------------ the trained agent
@@ -240,8 +263,10 @@ class Run:
         """The run's trainer and its latest checkpoint (cached until :meth:`resume`)."""
         if self._cache is None:
             if self._config["env"].startswith("gym:"):
-                raise RunError(f"policies of Gymnasium runs ({self._config['env']}, trained through the host bridge) "
-                               "are not available from the API yet")
+                raise RunError(
+                    f"policies of Gymnasium runs ({self._config['env']}, trained through the host bridge) "
+                    "are not available from the API yet"
+                )
             trainer = Trainer(self._config)
             template = trainer.init_shapes()  # shapes only: nothing compiled
             runners, _ = runs.load_checkpoint(self._dir, template)
@@ -266,8 +291,12 @@ class Run:
         index = point * int(self._config["seeds"]) + seed_index
         trainer, runners = self._state()
         pick = lambda tree: jax.tree.map(lambda x: x[index], tree)  # noqa: E731
-        return Policy(trainer, pick(runners.agent.actor_params), pick(runners.env_state.stats),
-                      runs.seed_ids(self._config)[seed_index])
+        return Policy(
+            trainer,
+            pick(runners.agent.actor_params),
+            pick(runners.env_state.stats),
+            runs.seed_ids(self._config)[seed_index],
+        )
 
     @property
     def policy(self) -> Policy:
@@ -296,8 +325,16 @@ class Run:
             raise ValueError(f"episodes must be a whole number >= 1, got {episodes!r}")
         return evaluate.evaluate_run(self._dir, episodes, deterministic=deterministic, key=seed)
 
-    def render(self, path: str | PathLike, *, seed: int | None = None, deterministic: bool = False, key: int = 0,
-               max_steps: int | None = None, size: tuple[int, int] | None = None) -> Path:
+    def render(
+        self,
+        path: str | PathLike,
+        *,
+        seed: int | None = None,
+        deterministic: bool = False,
+        key: int = 0,
+        max_steps: int | None = None,
+        size: tuple[int, int] | None = None,
+    ) -> Path:
         """One episode of the policy of ``seed`` (``None``: the first) drawn as a GIF or an MP4 at ``path``
         (:func:`saferl.analysis.render.render_episode`: top-down for the navigation and ball tasks, a side view for
         CartSafe, MuJoCo's renderer for the MJX tasks where a headless GL backend exists).  ``key``: the
@@ -317,8 +354,14 @@ class Run:
         return plotting.plot_runs([self._dir], Path(path) if path is not None else None)
 
     # ------------------------------------------------------------------ training
-    def resume(self, steps: int | None = None, *, progress: bool = True, logger: str | list[str] | None = None,
-               on_chunk: OnChunk | None = None) -> Run:
+    def resume(
+        self,
+        steps: int | None = None,
+        *,
+        progress: bool = True,
+        logger: str | list[str] | None = None,
+        on_chunk: OnChunk | None = None,
+    ) -> Run:
         """Finish an interrupted run from its last checkpoint (``saferl train --resume``), with the same result as
         an uninterrupted one; with ``steps``, train further to ``steps`` environment steps per seed (module
         docstring).  ``logger``: this sitting's loggers instead of the config's.  Returns this run."""
@@ -337,8 +380,10 @@ class Run:
         """The config trained to ``steps`` per seed, with the iterations done kept in their chunks."""
         cfg = self._config
         if isinstance(steps, bool) or not isinstance(steps, numbers.Integral) or steps < cfg["total_steps"]:
-            raise ValueError(f"steps must be a whole number >= the run's total_steps {cfg['total_steps']} "
-                             f"(a run is not shortened), got {steps!r}")
+            raise ValueError(
+                f"steps must be a whole number >= the run's total_steps {cfg['total_steps']} "
+                f"(a run is not shortened), got {steps!r}"
+            )
         per_iteration = cfg["num_envs"] * cfg["rollout_steps"]
         chunk = iteration_schedule(cfg, per_iteration)[0]
         extended = {**copy.deepcopy(cfg), "total_steps": int(steps)}
@@ -350,11 +395,20 @@ class Run:
         cfg, run_dir = self._config, self._dir
         if cfg["env"].startswith("gym:"):
             if on_chunk is not None:
-                raise ValueError(f"on_chunk needs a JAX environment; {cfg['env']} is stepped on the host "
-                                 "(saferl.training.gym_trainer), which has no per-chunk hook")
+                raise ValueError(
+                    f"on_chunk needs a JAX environment; {cfg['env']} is stepped on the host "
+                    "(saferl.training.gym_trainer), which has no per-chunk hook"
+                )
             bridge_train.run(cfg, run_dir, show_progress=progress, resume=resume, loggers=loggers)
         else:
             hook = None if on_chunk is None else (lambda chunk, _runners: on_chunk(self, chunk))
-            runs.train(cfg, run_dir, resume=resume, show_progress=progress, on_chunk=hook, loggers=loggers,
-                       on_resume=diagnostics.print_resume_warnings)
+            runs.train(
+                cfg,
+                run_dir,
+                resume=resume,
+                show_progress=progress,
+                on_chunk=hook,
+                loggers=loggers,
+                on_resume=diagnostics.print_resume_warnings,
+            )
         self._cache = None

@@ -20,8 +20,8 @@ class UserError(Exception):
 
 
 def _setup_jax(args=None) -> None:
-    """The platform and the persistent compilation cache (:mod:`saferl.foundation.jaxsetup`); a command that only schedules
-    Ray jobs (``sweep`` without ``--local``, ``reproduce --ray``) keeps its own JAX on the CPU."""
+    """The platform and the persistent compilation cache (:mod:`saferl.foundation.jaxsetup`); a command that only
+    schedules Ray jobs (``sweep`` without ``--local``, ``reproduce --ray``) keeps its own JAX on the CPU."""
     from saferl.foundation import jaxsetup
 
     jaxsetup.setup_process(driver=jaxsetup.is_ray_driver(args))
@@ -32,17 +32,25 @@ def _cmd_train(args) -> int:
     from saferl.training import config as configlib
 
     if args.logger and len(args.logger) > 1:
-        raise UserError(f"--logger given {len(args.logger)} times; name the loggers in one, separated by commas: "
-                        f"--logger {','.join(args.logger)}")
+        raise UserError(
+            f"--logger given {len(args.logger)} times; name the loggers in one, separated by commas: "
+            f"--logger {','.join(args.logger)}"
+        )
     logger = args.logger[0] if args.logger else None
     if args.resume:
         # --logger with --resume: this sitting's loggers (config.yaml keeps the run's own)
         run = api.load(args.resume).resume(progress=not args.quiet, logger=logger)
     else:
         user = configlib.load_yaml(args.config) if args.config else {}
-        for key, value in (("algo", args.algo), ("env", args.env), ("total_steps", args.steps),
-                           ("seeds", args.seeds), ("num_envs", args.num_envs), ("seed", args.seed),
-                           ("logger", logger)):
+        for key, value in (
+            ("algo", args.algo),
+            ("env", args.env),
+            ("total_steps", args.steps),
+            ("seeds", args.seeds),
+            ("num_envs", args.num_envs),
+            ("seed", args.seed),
+            ("logger", logger),
+        ):
             if value is not None:
                 user[key] = value
         # flags and --set all as config entries (no explicit arguments), so --set keeps winning over a flag
@@ -65,14 +73,18 @@ def _print_summary(summary: dict, run_dir: Path) -> None:
         return "n/a" if not s or s["mean"] is None else f"{s['mean']:.3f} +- {s['std']:.3f}"
 
     def line(final):
-        return (f"final return {fmt(final, 'episode_return')}, cost {fmt(final, 'episode_cost')}"
-                + (f", P(C>=rho) {fmt(final, 'violation_probability')}" if "violation_probability" in final else ""))
+        return f"final return {fmt(final, 'episode_return')}, cost {fmt(final, 'episode_cost')}" + (
+            f", P(C>=rho) {fmt(final, 'violation_probability')}" if "violation_probability" in final else ""
+        )
 
     print(f"run: {run_dir}")
     points = summary.get("grid")
-    print(f"  {summary['algo']} on {summary['env']}, {summary['seeds']} seed{'s' * (summary['seeds'] != 1)}"
-          + (f" x {len(points)} grid points" if points else "") + f" x {summary['env_steps']:,} steps, "
-          f"{summary['steps_per_second']:,.0f} env-steps/s (compile {summary['compile_seconds']:.1f}s)")
+    print(
+        f"  {summary['algo']} on {summary['env']}, {summary['seeds']} seed{'s' * (summary['seeds'] != 1)}"
+        + (f" x {len(points)} grid points" if points else "")
+        + f" x {summary['env_steps']:,} steps, "
+        f"{summary['steps_per_second']:,.0f} env-steps/s (compile {summary['compile_seconds']:.1f}s)"
+    )
     if not points:
         print(f"  {line(summary['final'])}")
     for point in points or []:
@@ -80,9 +92,9 @@ def _print_summary(summary: dict, run_dir: Path) -> None:
 
 
 def _cmd_list(args) -> int:
+    from saferl import reproduce
     from saferl.algos import base as algos
     from saferl.envs import base as envs
-    from saferl import reproduce
     from saferl.foundation import hparams
 
     if args.algo:
@@ -127,7 +139,10 @@ def _cmd_evaluate(args) -> int:
         print(f"seed {seed}: return {r['episode_return']:.3f}  cost {r['episode_cost']:.3f}{breach(r)}")
     print(f"mean over seeds: return {result['episode_return']:.3f}  cost {result['episode_cost']:.3f}{breach(result)}")
     if args.render:
-        print(f"wrote {run.render(args.render, deterministic=args.deterministic)} (one episode of seed {result['seeds'][0]})")
+        print(
+            f"wrote {run.render(args.render, deterministic=args.deterministic)} "
+            f"(one episode of seed {result['seeds'][0]})"
+        )
     return 0
 
 
@@ -141,7 +156,6 @@ def _cmd_plot(args) -> int:
 
 def _cmd_bench(args) -> int:
     from saferl.analysis import bench
-
     from saferl.training.config import parse_set
 
     overrides = parse_set(args.set)
@@ -153,8 +167,16 @@ def _cmd_bench(args) -> int:
         bench.parse_envs(args.env)
     except ValueError as err:
         raise UserError(str(err)) from None
-    bench.main(env=args.env, algo=args.algo, quick=args.quick, out=Path(args.out) if args.out else None,
-               grid=args.grid, env_grid=args.env_grid, overrides=overrides, chunks=args.chunks)
+    bench.main(
+        env=args.env,
+        algo=args.algo,
+        quick=args.quick,
+        out=Path(args.out) if args.out else None,
+        grid=args.grid,
+        env_grid=args.env_grid,
+        overrides=overrides,
+        chunks=args.chunks,
+    )
     return 0
 
 
@@ -180,8 +202,10 @@ def _planned_jobs(args, out: Path, why: str) -> list:
     target = reproduce.get(args.target)
     if target.plan is None:
         with_plan = sorted(name for name, t in reproduce.targets().items() if t.plan is not None)
-        raise UserError(f"target {args.target} does not declare its runs, so it cannot {why}; "
-                        f"targets that do: {', '.join(with_plan)}")
+        raise UserError(
+            f"target {args.target} does not declare its runs, so it cannot {why}; "
+            f"targets that do: {', '.join(with_plan)}"
+        )
     return target.plan(target.scale(args.scale), out)
 
 
@@ -198,15 +222,23 @@ def _train_part_of_plan(args, out: Path) -> int:
     relative = [str(Path(run_dir).relative_to(out)) for run_dir, _ in jobs]
     chosen = [job for job, rel in zip(jobs, relative) if any(fnmatch.fnmatchcase(rel, p) for p in patterns)]
     if not chosen:
-        raise UserError(f"--only {args.only!r} matches none of the {len(jobs)} planned runs of {args.target} "
-                        f"(e.g. {', '.join(relative[:3])})")
-    statuses = sweep.run_jobs(chosen, address=args.address, use_ray=bool(args.ray or args.address),
-                              show_progress=not (args.ray or args.address))
+        raise UserError(
+            f"--only {args.only!r} matches none of the {len(jobs)} planned runs of {args.target} "
+            f"(e.g. {', '.join(relative[:3])})"
+        )
+    statuses = sweep.run_jobs(
+        chosen,
+        address=args.address,
+        use_ray=bool(args.ray or args.address),
+        show_progress=not (args.ray or args.address),
+    )
     for status in statuses:
         print(f"{status.get('status'):>8}  {status.get('run_dir')}")
     failed = [s for s in statuses if s.get("status") == "failed"]
-    print(f"{len(chosen) - len(failed)} of {len(chosen)} runs trained or reused; no table: run the target without "
-          f"--only into {out} for it")
+    print(
+        f"{len(chosen) - len(failed)} of {len(chosen)} runs trained or reused; no table: run the target without "
+        f"--only into {out} for it"
+    )
     return 1 if failed else 0
 
 
@@ -219,8 +251,10 @@ def _train_plan_on_ray(args, out: Path) -> None:
     statuses = sweep.run_jobs(jobs, address=args.address, use_ray=True, show_progress=False)
     failed = [s for s in statuses if s.get("status") == "failed"]
     if failed:
-        raise UserError(f"{len(failed)} of {len(jobs)} runs failed on Ray (first: {failed[0].get('run_dir')}: "
-                        f"{failed[0].get('error')}); rerun the command to retry them")
+        raise UserError(
+            f"{len(failed)} of {len(jobs)} runs failed on Ray (first: {failed[0].get('run_dir')}: "
+            f"{failed[0].get('error')}); rerun the command to retry them"
+        )
 
 
 def _cmd_show(args) -> int:
@@ -247,16 +281,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--num-envs", type=int, help="parallel environments per seed")
     p.add_argument("--out", help="run directory (default runs/ALGO-ENV-TIME)")
     p.add_argument("--config", help="YAML config file")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a config entry, e.g. constraint.limit=25 or hparams.actor_lr=1e-3")
-    p.add_argument("--sweep", action="append", default=[], metavar="KEY=V1,V2,...",
-                   help="train a grid inside the same program (an extra vmapped axis beside the seeds), e.g. "
-                        "constraint.limit=10,25,50 or hparams.actor_lr=1e-4,3e-4; repeat for a product grid")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config entry, e.g. constraint.limit=25 or hparams.actor_lr=1e-3",
+    )
+    p.add_argument(
+        "--sweep",
+        action="append",
+        default=[],
+        metavar="KEY=V1,V2,...",
+        help="train a grid inside the same program (an extra vmapped axis beside the seeds), e.g. "
+        "constraint.limit=10,25,50 or hparams.actor_lr=1e-4,3e-4; repeat for a product grid",
+    )
     p.add_argument("--resume", metavar="RUN_DIR", help="continue an interrupted run")
-    p.add_argument("--logger", action="append", metavar="NAMES",
-                   help="where the training curves go besides progress.csv (always written): csv (default), "
-                        "tensorboard, wandb, or several in one flag separated by commas, e.g. --logger "
-                        "csv,tensorboard; with --resume, this sitting's loggers")
+    p.add_argument(
+        "--logger",
+        action="append",
+        metavar="NAMES",
+        help="where the training curves go besides progress.csv (always written): csv (default), "
+        "tensorboard, wandb, or several in one flag separated by commas, e.g. --logger "
+        "csv,tensorboard; with --resume, this sitting's loggers",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_train)
 
@@ -278,16 +326,24 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench_grid, bench_env_grid = "16x1,16x8,64x1", "1x1,64x1,1024x1,256x8"
     p = sub.add_parser("bench", help="env-only and full-training env-steps/s and peak memory")
-    p.add_argument("--env", default="PointGoal1",
-                   help="environment, several separated by commas, or ctrpo-benchmark (the C-TRPO paper's eight tasks)")
+    p.add_argument(
+        "--env",
+        default="PointGoal1",
+        help="environment, several separated by commas, or ctrpo-benchmark (the C-TRPO paper's eight tasks)",
+    )
     p.add_argument("--algo", default="ppo_lag", help="algorithm, or several separated by commas")
     p.add_argument("--quick", action="store_true", help="fewer configurations (a minute)")
     p.add_argument("--out", help="write the measurements as JSON here")
     p.add_argument("--grid", help=f"training configurations ENVSxSEEDS,... (default {bench_grid})")
     p.add_argument("--env-grid", help=f"environment-only configurations (default {bench_env_grid})")
     p.add_argument("--chunks", type=int, help="timed iterations per configuration (default 2, 1 with --quick)")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="config override for every training configuration, e.g. network.critic_hidden=[256,256,256]")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="config override for every training configuration, e.g. network.critic_hidden=[256,256,256]",
+    )
     p.set_defaults(func=_cmd_bench)
 
     p = sub.add_parser("show", help="print the table of a results.json (a file or the directory holding it)")
@@ -296,20 +352,34 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("reproduce", help="run a paper experiment and write results.json and figures")
     p.add_argument("target")
-    p.add_argument("--scale", default="smoke",
-                   help="smoke, demo, cpu or full (each target's steps, seeds and expected time: saferl list)")
+    p.add_argument(
+        "--scale",
+        default="smoke",
+        help="smoke, demo, cpu or full (each target's steps, seeds and expected time: saferl list)",
+    )
     p.add_argument("--out")
-    p.add_argument("--tune", action="store_true",
-                   help="targets that support it (svae-table1): re-select hyper-parameters by the paper's procedure first")
-    p.add_argument("--ray", action="store_true",
-                   help="train the target's runs as Ray jobs first (a local Ray instance, or --address), then tabulate")
+    p.add_argument(
+        "--tune",
+        action="store_true",
+        help="targets that support it (svae-table1): re-select hyper-parameters by the paper's procedure first",
+    )
+    p.add_argument(
+        "--ray",
+        action="store_true",
+        help="train the target's runs as Ray jobs first (a local Ray instance, or --address), then tabulate",
+    )
     p.add_argument("--address", help="with --ray: join the Ray cluster at this address")
-    p.add_argument("--only", metavar="PATTERN[,PATTERN]",
-                   help="train only the planned runs whose directory under --out matches a shell pattern, e.g. "
-                        "'SafetyHopperVelocity/runs/C-TRPO*'; no table (the target without --only then reuses them)")
+    p.add_argument(
+        "--only",
+        metavar="PATTERN[,PATTERN]",
+        help="train only the planned runs whose directory under --out matches a shell pattern, e.g. "
+        "'SafetyHopperVelocity/runs/C-TRPO*'; no table (the target without --only then reuses them)",
+    )
     p.set_defaults(func=_cmd_reproduce)
 
-    from saferl.experiments import job_grid as sweep  # saferl sweep GRID.yaml: one job per (algo, env, overrides), locally or on Ray
+    from saferl.experiments import (
+        job_grid as sweep,  # saferl sweep GRID.yaml: one job per (algo, env, overrides), locally or on Ray
+    )
 
     sweep.add_parser(sub)
     return parser
@@ -318,8 +388,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    from saferl.training.config import ConfigError
     from saferl.foundation.errors import MissingExtraError
+    from saferl.training.config import ConfigError
     from saferl.training.runs import RunError
 
     try:

@@ -23,8 +23,12 @@ from saferl import cli
 
 STEPS = 800  # two iterations of 4 envs x 100 steps: two chunks (one iteration each, the automatic schedule)
 CONSTRAINT = {"type": "expected", "limit": 10.0}
-SETTINGS = {"num_envs": 4, "rollout_steps": 100, "hparams": {"minibatches": 2, "epochs": 1},
-            "network": {"actor_hidden": [8], "critic_hidden": [8]}}
+SETTINGS = {
+    "num_envs": 4,
+    "rollout_steps": 100,
+    "hparams": {"minibatches": 2, "epochs": 1},
+    "network": {"actor_hidden": [8], "critic_hidden": [8]},
+}
 
 
 @pytest.fixture(scope="module")
@@ -39,8 +43,17 @@ def trained(tmp_path_factory):
         if chunk == 1:
             shutil.copytree(run.dir, killed_dir)
 
-    full = saferl.train("ppo_lag", "ToyReach", steps=STEPS, seeds=2, constraint=CONSTRAINT, config=SETTINGS,
-                        out=root / "full", progress=False, on_chunk=snapshot)
+    full = saferl.train(
+        "ppo_lag",
+        "ToyReach",
+        steps=STEPS,
+        seeds=2,
+        constraint=CONSTRAINT,
+        config=SETTINGS,
+        out=root / "full",
+        progress=False,
+        on_chunk=snapshot,
+    )
     return full, killed_dir, chunks
 
 
@@ -70,7 +83,9 @@ def test_summary_and_progress_are_the_files(trained):
     # the summary's final numbers: the last 10% of two iterations is the last iteration
     last = progress["iteration"] == 2
     for metric in ("episode_return", "episode_cost"):
-        np.testing.assert_allclose(full.summary["final"][metric]["per_seed"], progress[metric][last], rtol=1e-5)  # the CSV: 6 digits
+        np.testing.assert_allclose(
+            full.summary["final"][metric]["per_seed"], progress[metric][last], rtol=1e-5
+        )  # the CSV: 6 digits
 
 
 def test_progress_frame(trained, monkeypatch):
@@ -107,8 +122,10 @@ def test_evaluate_is_a_rollout_of_the_policy(trained):
 
     @jax.jit
     def totals():
-        return [(_episode_totals(p, env, params, params.max_steps), _episode_totals(p, *stack, params.max_steps))
-                for p, stack in zip(policies, stacks)]
+        return [
+            (_episode_totals(p, env, params, params.max_steps), _episode_totals(p, *stack, params.max_steps))
+            for p, stack in zip(policies, stacks)
+        ]
 
     returns = []
     for per_seed, ((ret, cost, _), (stack_ret, stack_cost, reported)) in zip(result["per_seed"], totals()):
@@ -154,16 +171,26 @@ def _cli_error(args, capsys) -> str:
 TINY_CLI = ["--algo", "ppo", "--env", "ToyReach"]
 
 
-@pytest.mark.parametrize("kwargs, cli_args, message", [
-    (dict(algo="nope"), ["--algo", "nope", "--env", "ToyReach"], "unknown algorithm 'nope'"),
-    (dict(env="Nowhere"), ["--algo", "ppo", "--env", "Nowhere"], "unknown environment 'Nowhere'"),
-    (dict(steps=0), TINY_CLI + ["--steps", "0"], "total_steps must be >= 1, got 0"),
-    (dict(steps=-5), TINY_CLI + ["--steps", "-5"], "total_steps must be >= 1, got -5"),
-    (dict(config={"nonsense": 1}), TINY_CLI + ["--set", "nonsense=1"], "unknown config key 'nonsense'"),
-    (dict(config={"hparams": {"nonsense": 3}}), TINY_CLI + ["--set", "hparams.nonsense=3"], "unknown hyper-parameter"),
-    (dict(constraint={"type": "var", "epsilon": 1.5}), TINY_CLI + ["--set", "constraint.type=var", "--set",
-     "constraint.epsilon=1.5"], "constraint.epsilon must be in (0, 1), got 1.5"),
-])
+@pytest.mark.parametrize(
+    "kwargs, cli_args, message",
+    [
+        (dict(algo="nope"), ["--algo", "nope", "--env", "ToyReach"], "unknown algorithm 'nope'"),
+        (dict(env="Nowhere"), ["--algo", "ppo", "--env", "Nowhere"], "unknown environment 'Nowhere'"),
+        (dict(steps=0), TINY_CLI + ["--steps", "0"], "total_steps must be >= 1, got 0"),
+        (dict(steps=-5), TINY_CLI + ["--steps", "-5"], "total_steps must be >= 1, got -5"),
+        (dict(config={"nonsense": 1}), TINY_CLI + ["--set", "nonsense=1"], "unknown config key 'nonsense'"),
+        (
+            dict(config={"hparams": {"nonsense": 3}}),
+            TINY_CLI + ["--set", "hparams.nonsense=3"],
+            "unknown hyper-parameter",
+        ),
+        (
+            dict(constraint={"type": "var", "epsilon": 1.5}),
+            TINY_CLI + ["--set", "constraint.type=var", "--set", "constraint.epsilon=1.5"],
+            "constraint.epsilon must be in (0, 1), got 1.5",
+        ),
+    ],
+)
 def test_bad_input_is_the_clis_one_line_error(kwargs, cli_args, message, tmp_path, capsys):
     args = {"algo": "ppo", "env": "ToyReach", "steps": 100, **kwargs}
     with pytest.raises(ValueError) as err:
@@ -216,8 +243,9 @@ def test_explicit_arguments_win_over_config_and_none_takes_it(tmp_path):
     with pytest.raises(ValueError, match="total_steps must be >= 1, got 0"):
         saferl.train("ppo", "ToyReach", steps=0, config={"total_steps": 100}, out=tmp_path / "a")
     with pytest.raises(ValueError, match="total_steps must be >= 1, got -3"):
-        saferl.train(None, None, steps=None, config={"algo": "ppo", "env": "ToyReach", "total_steps": -3},
-                     out=tmp_path / "b")
+        saferl.train(
+            None, None, steps=None, config={"algo": "ppo", "env": "ToyReach", "total_steps": -3}, out=tmp_path / "b"
+        )
     with pytest.raises(ValueError, match="unknown algorithm 'nope'"):
         saferl.train("nope", "ToyReach", steps=1, config={"algo": "ppo"}, out=tmp_path / "c")
     with pytest.raises(ValueError, match="config must be a mapping of config entries, got list"):

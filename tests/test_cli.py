@@ -11,8 +11,13 @@ from saferl import cli
 
 
 def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "saferl.cli", *args], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "JAX_PLATFORMS": "cpu"})
+    return subprocess.run(
+        [sys.executable, "-m", "saferl.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "JAX_PLATFORMS": "cpu"},
+    )
 
 
 @pytest.mark.parametrize(
@@ -22,20 +27,52 @@ def run_cli(*args):
         (["train", "--algo", "ppo", "--env", "Nowhere"], "unknown environment 'Nowhere'"),
         (["train", "--algo", "ppo", "--env", "ToyReach", "--steps", "0"], "total_steps must be >= 1, got 0"),
         (["train", "--algo", "ppo", "--env", "ToyReach", "--steps", "-5"], "total_steps must be >= 1, got -5"),
-        (["train", "--algo", "ppo", "--env", "ToyReach", "--set", "constraint.type=var", "--set",
-          "constraint.epsilon=1.5"], "constraint.epsilon must be in (0, 1), got 1.5"),
+        (
+            [
+                "train",
+                "--algo",
+                "ppo",
+                "--env",
+                "ToyReach",
+                "--set",
+                "constraint.type=var",
+                "--set",
+                "constraint.epsilon=1.5",
+            ],
+            "constraint.epsilon must be in (0, 1), got 1.5",
+        ),
         (["train", "--algo", "ppo", "--env", "ToyReach", "--set", "hparams.clip"], "malformed --set 'hparams.clip'"),
         (["train", "--algo", "ppo", "--env", "ToyReach", "--set", "hparams.nonsense=3"], "unknown hyper-parameter"),
-        (["train", "--algo", "canary", "--env", "ToyReach", "--set", "constraint.type=expected"],
-         "canary takes a constraint of type var"),
-        (["train", "--algo", "ipo", "--env", "ToyReach", "--set", "constraint.type=var"],
-         "ipo takes a constraint of type expected, not 'var'"),  # no VaR rewrite: it would read the raw channels
-        (["train", "--algo", "p3o", "--env", "ToyReach", "--set", "constraint.type=var"],
-         "p3o takes a constraint of type expected, not 'var'"),
-        (["train", "--algo", "cpo_var", "--env", "ToyReach", "--set", "constraint.surrogate=cantelli"],
-         "cpo_var takes a VaR constraint through the surrogate indicator"),
-        (["train", "--algo", "ppo_lag", "--env", "ToyReach", "--set", "constraint.type=var",
-          "--set", "constraint.surrogate=median"], "constraint.surrogate must be one of"),
+        (
+            ["train", "--algo", "canary", "--env", "ToyReach", "--set", "constraint.type=expected"],
+            "canary takes a constraint of type var",
+        ),
+        (
+            ["train", "--algo", "ipo", "--env", "ToyReach", "--set", "constraint.type=var"],
+            "ipo takes a constraint of type expected, not 'var'",
+        ),  # no VaR rewrite: it would read the raw channels
+        (
+            ["train", "--algo", "p3o", "--env", "ToyReach", "--set", "constraint.type=var"],
+            "p3o takes a constraint of type expected, not 'var'",
+        ),
+        (
+            ["train", "--algo", "cpo_var", "--env", "ToyReach", "--set", "constraint.surrogate=cantelli"],
+            "cpo_var takes a VaR constraint through the surrogate indicator",
+        ),
+        (
+            [
+                "train",
+                "--algo",
+                "ppo_lag",
+                "--env",
+                "ToyReach",
+                "--set",
+                "constraint.type=var",
+                "--set",
+                "constraint.surrogate=median",
+            ],
+            "constraint.surrogate must be one of",
+        ),
         (["train", "--resume", "/nonexistent/run"], "does not exist"),
         (["eval", "/nonexistent/run"], "does not exist"),
         (["reproduce", "no-such-target"], "unknown reproduce target"),
@@ -89,10 +126,40 @@ def test_train_eval_plot_with_a_var_constraint(tmp_path, capsys):
     import json
 
     run_dir = tmp_path / "var-run"
-    code = cli.main(["train", "--algo", "ppo_lag", "--env", "ToyReach", "--steps", "800", "--seeds", "2", "--num-envs", "4",
-                     "--out", str(run_dir), "--quiet", "--set", "rollout_steps=100", "--set", "hparams.minibatches=2",
-                     "--set", "hparams.epochs=1", "--set", "network.actor_hidden=[8]", "--set", "network.critic_hidden=[8]",
-                     "--set", "constraint.type=var", "--set", "constraint.rho=5", "--set", "constraint.epsilon=0.1"])
+    code = cli.main(
+        [
+            "train",
+            "--algo",
+            "ppo_lag",
+            "--env",
+            "ToyReach",
+            "--steps",
+            "800",
+            "--seeds",
+            "2",
+            "--num-envs",
+            "4",
+            "--out",
+            str(run_dir),
+            "--quiet",
+            "--set",
+            "rollout_steps=100",
+            "--set",
+            "hparams.minibatches=2",
+            "--set",
+            "hparams.epochs=1",
+            "--set",
+            "network.actor_hidden=[8]",
+            "--set",
+            "network.critic_hidden=[8]",
+            "--set",
+            "constraint.type=var",
+            "--set",
+            "constraint.rho=5",
+            "--set",
+            "constraint.epsilon=0.1",
+        ]
+    )
     assert code == 0, capsys.readouterr().err
     summary = json.loads((run_dir / "summary.json").read_text())
     vp = summary["final"]["violation_probability"]
@@ -135,9 +202,26 @@ def test_a_second_identical_run_prints_no_xla_log_lines(tmp_path):
     env.update(JAX_PLATFORMS="cpu", JAX_COMPILATION_CACHE_DIR=str(tmp_path / "cache"))
     log_line = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ ", re.MULTILINE)  # absl/glog: E1201 08:53:53.89 ...
     for run in ("first", "second"):
-        result = subprocess.run([sys.executable, "-m", "saferl.cli", "train", "--algo", "ppo_lag", "--env", "ToyReach",
-                                 "--steps", "1", "--out", str(tmp_path / run)],
-                                capture_output=True, text=True, timeout=300, env=env)
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "saferl.cli",
+                "train",
+                "--algo",
+                "ppo_lag",
+                "--env",
+                "ToyReach",
+                "--steps",
+                "1",
+                "--out",
+                str(tmp_path / run),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=env,
+        )
         assert result.returncode == 0, result.stderr
         assert not log_line.search(result.stderr), (run, result.stderr[:3000])
         assert "cpu_aot_loader" not in result.stderr and "SIGILL" not in result.stderr, (run, result.stderr[:3000])
@@ -165,10 +249,17 @@ def test_the_platform_decision():
         platforms_for("maybe", [])
 
 
-@pytest.mark.parametrize("argv, driver", [
-    (["sweep", "grid.yaml"], True), (["sweep", "grid.yaml", "--local"], False),
-    (["reproduce", "ctrpo-table1", "--ray"], True), (["reproduce", "ctrpo-table1", "--address", "h:6379"], True),
-    (["reproduce", "ctrpo-table1"], False), (["train", "--algo", "ppo"], False)])
+@pytest.mark.parametrize(
+    "argv, driver",
+    [
+        (["sweep", "grid.yaml"], True),
+        (["sweep", "grid.yaml", "--local"], False),
+        (["reproduce", "ctrpo-table1", "--ray"], True),
+        (["reproduce", "ctrpo-table1", "--address", "h:6379"], True),
+        (["reproduce", "ctrpo-table1"], False),
+        (["train", "--algo", "ppo"], False),
+    ],
+)
 def test_only_a_ray_driver_is_kept_off_the_accelerator(monkeypatch, argv, driver):
     from saferl.foundation import jaxsetup
 

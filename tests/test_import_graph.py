@@ -53,8 +53,9 @@ def imported(name: str, path: Path, known: dict[str, Path]) -> dict[str, int]:
                 source = ".".join(base + ([node.module] if node.module else []))
             else:
                 source = node.module or ""
-            targets = [f"{source}.{alias.name}" if f"{source}.{alias.name}" in known else source
-                       for alias in node.names]
+            targets = [
+                f"{source}.{alias.name}" if f"{source}.{alias.name}" in known else source for alias in node.names
+            ]
         else:
             continue
         for target in targets:
@@ -131,19 +132,26 @@ def test_the_import_graph_has_no_cycle():
     assert cycles(graph()) == []
 
 
-@pytest.mark.parametrize("edges, expected", [
-    ({"saferl.core.a": {"saferl.training.b": 3}, "saferl.training.b": {}}, ["saferl.core.a:3 imports"]),
-    ({"saferl.algos.a": {"saferl.tabular.b": 1}, "saferl.tabular.b": {}}, ["saferl.algos.a:1 imports"]),
-    ({"saferl.training.a": {"saferl.core.b": 1}, "saferl.core.b": {}}, []),
-])
+@pytest.mark.parametrize(
+    "edges, expected",
+    [
+        ({"saferl.core.a": {"saferl.training.b": 3}, "saferl.training.b": {}}, ["saferl.core.a:3 imports"]),
+        ({"saferl.algos.a": {"saferl.tabular.b": 1}, "saferl.tabular.b": {}}, ["saferl.algos.a:1 imports"]),
+        ({"saferl.training.a": {"saferl.core.b": 1}, "saferl.core.b": {}}, []),
+    ],
+)
 def test_an_upward_import_is_reported(edges, expected):
     found = upward_imports(edges)
     assert len(found) == len(expected) and all(f.startswith(e) for f, e in zip(found, expected))
 
 
 def test_a_cycle_is_reported():
-    edges = {"saferl.core.a": {"saferl.core.b": 1}, "saferl.core.b": {"saferl.core.c": 1},
-             "saferl.core.c": {"saferl.core.a": 1}, "saferl.core.d": {"saferl.core.a": 1}}
+    edges = {
+        "saferl.core.a": {"saferl.core.b": 1},
+        "saferl.core.b": {"saferl.core.c": 1},
+        "saferl.core.c": {"saferl.core.a": 1},
+        "saferl.core.d": {"saferl.core.a": 1},
+    }
     assert cycles(edges) == [["saferl.core.a", "saferl.core.b", "saferl.core.c"]]
 
 

@@ -30,8 +30,14 @@ def _registered_in_files(package: str) -> set[str]:
 
 
 def _run_python(code: str, *args: str, **env) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300,
-                          cwd=ROOT, env={**os.environ, "JAX_PLATFORMS": "cpu", **env})
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env={**os.environ, "JAX_PLATFORMS": "cpu", **env},
+    )
 
 
 def test_every_module_that_registers_is_imported_by_its_package():
@@ -112,7 +118,9 @@ _WITHOUT_MUJOCO = "import sys; sys.modules['mujoco'] = None; sys.modules['mujoco
 
 
 def test_eco_ant_without_mujoco_names_the_extra():
-    code = _WITHOUT_MUJOCO + """if True:
+    code = (
+        _WITHOUT_MUJOCO
+        + """if True:
         from saferl.envs import base as envs
         from saferl.foundation.errors import MissingExtraError
         assert "EcoAnt" in envs.registered() and envs.config_defaults("EcoAnt")["num_envs"] == 16
@@ -121,13 +129,16 @@ def test_eco_ant_without_mujoco_names_the_extra():
         except MissingExtraError as err:
             print(err)
     """
+    )
     result = _run_python(code)
     assert result.returncode == 0, result.stderr
     assert "pip install 'saferl[mjx]'" in result.stdout and "EcoAnt" in result.stdout
 
 
-@pytest.mark.parametrize("command", [["train", "--algo", "ppo", "--env", "EcoAnt", "--steps", "1000"],
-                                     ["bench", "--env", "EcoAnt", "--quick"]])
+@pytest.mark.parametrize(
+    "command",
+    [["train", "--algo", "ppo", "--env", "EcoAnt", "--steps", "1000"], ["bench", "--env", "EcoAnt", "--quick"]],
+)
 def test_eco_ant_commands_without_mujoco_end_with_one_line(command, tmp_path):
     code = _WITHOUT_MUJOCO + "from saferl.cli import main\nsys.exit(main(sys.argv[1:]))\n"
     out = ["--out", str(tmp_path / ("run" if command[0] == "train" else "bench.json"))]

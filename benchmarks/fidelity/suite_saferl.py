@@ -206,7 +206,7 @@ def mjx_margin_probe() -> dict:
     """suite_tasks.margin_probe's sphere and plane in MJX: the candidate contact's distance and margin."""
     import mujoco
 
-    from saferl.envs.velocity.locomotion import import_mjx
+    from saferl.envs.velocity.mjx_physics import import_mjx
 
     _, mjx = import_mjx("the margin probe")
     model = mjx.put_model(mujoco.MjModel.from_xml_string(st.MARGIN_PROBE_XML))
@@ -218,7 +218,7 @@ def mjx_margin_probe() -> dict:
 def native_model(env, margin_scale: float = 1.0):
     import mujoco
 
-    from saferl.envs.velocity.locomotion import gymnasium_asset, load_model
+    from saferl.envs.velocity.gymnasium_models import gymnasium_asset, load_model
 
     model = load_model(mujoco, gymnasium_asset(env.asset))  # the file's margins (saferl's env halves them)
     env.configure_model(model)

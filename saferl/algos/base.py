@@ -28,9 +28,8 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from saferl.foundation import hparams
-from saferl.foundation import struct
 from saferl.core.constraints import Constraint
+from saferl.foundation import hparams, struct
 
 
 @struct.dataclass
@@ -56,8 +55,12 @@ COMMON_HPARAMS = hparams.declare(
     gae_lambda=hparams.real(0.95, "[0, 1]", "GAE lambda (every channel)"),
     critic_lr=hparams.real(3e-4, "(0, inf)", "Adam rate of the critics"),
     max_grad_norm=hparams.real(40.0, "[0, inf)", "gradient-norm clip of the Adam steps; 0 = none"),
-    critic_l2=hparams.real(0.0, "[0, inf)", "weight of sum(theta^2) over the critics' parameters in their loss "
-                           "(SafePO's and the C-TRPO authors' 1e-3); 0 = none"),
+    critic_l2=hparams.real(
+        0.0,
+        "[0, inf)",
+        "weight of sum(theta^2) over the critics' parameters in their loss "
+        "(SafePO's and the C-TRPO authors' 1e-3); 0 = none",
+    ),
 )
 
 
@@ -80,9 +83,9 @@ class Algorithm:
     #: VaR surrogates it accepts for a "var" constraint (the first is the default)
     risk_surrogates: ClassVar[tuple[str, ...]] = ("cantelli", "indicator", "cvar")
     #: whether the update reads the batch's episode cost estimates (J_c, violation fraction, ...); while
-    #: they are unknown (no episode finished yet) the learner holds the step (:meth:`saferl.training.learner.Learner.learn`).
-    #: Inherited like any class attribute: the unconstrained PPO and TRPO set it False, and their constrained
-    #: subclasses set it True again.
+    #: they are unknown (no episode finished yet) the learner holds the step
+    #: (:meth:`saferl.training.learner.Learner.learn`). Inherited like any class attribute: the unconstrained PPO and
+    #: TRPO set it False, and their constrained subclasses set it True again.
     needs_cost_estimate: ClassVar[bool] = True
 
     def __init__(self, hparams: dict, actor, critics, constraint_kind: str, surrogate: str = ""):
@@ -190,8 +193,10 @@ class Algorithm:
                 f"{self.num_constraints} cost channel(s)"
             )
         if self.num_constraints > self.max_constraints:
-            raise ValueError(f"{self.name} enforces at most {self.max_constraints} constraints; the environment has "
-                             f"{self.num_constraints} cost channels")
+            raise ValueError(
+                f"{self.name} enforces at most {self.max_constraints} constraints; the environment has "
+                f"{self.num_constraints} cost channels"
+            )
         k_actor, k_critic = jax.random.split(key)
         actor_params = self.actor.init(k_actor)
         critic_params = self.critics.init(k_critic)

@@ -29,16 +29,16 @@ import jax.numpy as jnp
 from saferl.algos.base import register
 from saferl.algos.cantelli_theory import theorem42_metrics
 from saferl.algos.cpo import CPO
+from saferl.algos.risk import var_surrogate
 from saferl.algos.second_order import mean_episode_length
 from saferl.foundation.hparams import declare
 
 
 @register
+@var_surrogate("cantelli")
 class Canary(CPO):
     name = "canary"
     description = "Canary: CPO on Cantelli's two-moment surrogate of a VaR constraint, with recovery (Canary Alg. 1)."
-    constraint_kinds = ("var",)
-    risk_surrogates = ("cantelli",)
     defaults = declare(
         CPO.defaults,
         gamma=0.99,
@@ -48,15 +48,20 @@ class Canary(CPO):
         max_grad_norm=0.5,
         critic_epochs=5,
         critic_minibatches=16,
-        # b per sample (s = 1), c per episode, as OmniSafe's CPO (the evidence: docs/design.md, "cost_scale")
+        # b per sample (s = 1), c per episode, as OmniSafe's CPO (the evidence:
+        # docs/decisions/025-cost-surrogate-scale.md)
         cost_scale="per_sample",
     )
     config_defaults = {
         # value normalisation (PopArt) is ours: the augmented-cost critic's targets are ~C^2 (10^4 at
-        # rho = 100), which plain MSE + Adam at 3e-4 cannot fit in a few epochs (see docs/design.md)
-        "network": {"actor_hidden": [256, 256, 256], "critic_hidden": [256, 256, 256], "activation": "tanh",
-                    "value_normalization": True},
-        "constraint": {"type": "var", "surrogate": "cantelli"},
+        # rho = 100), which plain MSE + Adam at 3e-4 cannot fit in a few epochs
+        # (docs/decisions/063-canary-popart.md)
+        "network": {
+            "actor_hidden": [256, 256, 256],
+            "critic_hidden": [256, 256, 256],
+            "activation": "tanh",
+            "value_normalization": True,
+        },
     }
 
     def update(self, agent, batch, key):
@@ -72,6 +77,16 @@ class Canary(CPO):
         dist = self.actor.distribution(new_agent.actor_params, batch.obs)
         ratio = jnp.exp(self.actor.log_prob(dist, batch.action) - batch.log_prob)
         length = mean_episode_length(batch)  # none finished: the rollout's length
-        return theorem42_metrics(ratio, batch.advantages[:, 1], batch.advantages[:, 2], batch.timestep, length,
-                                 batch.episodes["discounted_cost"][0], batch.episodes["discounted_cost_sq"][0],
-                                 constraint.limit, constraint.epsilon, self.hp["target_kl"], constraint.gamma_c)
+        return theorem42_metrics(
+            ratio,
+            batch.advantages[:, 1],
+            batch.advantages[:, 2],
+            batch.timestep,
+            length,
+            batch.episodes["discounted_cost"][0],
+            batch.episodes["discounted_cost_sq"][0],
+            constraint.limit,
+            constraint.epsilon,
+            self.hp["target_kl"],
+            constraint.gamma_c,
+        )

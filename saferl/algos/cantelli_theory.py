@@ -33,7 +33,6 @@ K is infinite at gamma_c = 1 (the paper's experiments): the bound is then void.
 
 from __future__ import annotations
 
-
 import jax.numpy as jnp
 
 from saferl.core import risk
@@ -74,10 +73,12 @@ def floor_metrics(mu, mu2, rho, epsilon) -> dict:
       regime with this variance whatever the mean)."""
     variance = jnp.maximum(mu2 - mu**2, 0.0)
     floor = jnp.asarray(variance_floor(rho, epsilon), jnp.float32)
-    return {"cantelli_variance": variance,
-            "cantelli_variance_floor": floor,
-            "cantelli_variance_max": max_variance_at_mean(mu, rho, epsilon),
-            "cantelli_feasible": (variance <= floor).astype(jnp.float32)}
+    return {
+        "cantelli_variance": variance,
+        "cantelli_variance_floor": floor,
+        "cantelli_variance_max": max_variance_at_mean(mu, rho, epsilon),
+        "cantelli_feasible": (variance <= floor).astype(jnp.float32),
+    }
 
 
 # --------------------------------------------------------------------------- Theorem 4.2
@@ -126,8 +127,9 @@ def theorem42_metrics(ratio, adv_c, adv_tilde, timestep, length, mu, mu2, rho, e
         "theorem42_alpha_c": alpha_c,
         "theorem42_alpha_tilde": alpha_tilde,
         "theorem42_bound": theorem42_bound(alpha_c, alpha_tilde, mu, rho, epsilon, delta, gamma_c),
-        "theorem42_bound_max_adv": theorem42_bound(jnp.max(jnp.abs(adv_c)), jnp.max(jnp.abs(adv_tilde)), mu, rho,
-                                                   epsilon, delta, gamma_c),
+        "theorem42_bound_max_adv": theorem42_bound(
+            jnp.max(jnp.abs(adv_c)), jnp.max(jnp.abs(adv_tilde)), mu, rho, epsilon, delta, gamma_c
+        ),
     }
 
 

@@ -39,8 +39,11 @@ class CPO(TrustRegionAlgorithm):
     # b per sample against c per episode (s = 1): OmniSafe's CPO convention (the measurements:
     # docs/decisions/025-cost-surrogate-scale.md)
     max_constraints = cd.MAX_MULTI_CONSTRAINTS  # the dual enumerates 2^m active sets
-    defaults = declare(TrustRegionAlgorithm.defaults, cost_scale="per_sample",
-                       hysteresis=real(1.0, "(0, 1]", "after a recovery step, recover until J_c <= h b; 1 = off"))
+    defaults = declare(
+        TrustRegionAlgorithm.defaults,
+        cost_scale="per_sample",
+        hysteresis=real(1.0, "(0, 1]", "after a recovery step, recover until J_c <= h b; 1 = off"),
+    )
 
     def init_extra(self, constraint):
         extra = super().init_extra(constraint)

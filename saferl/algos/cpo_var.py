@@ -11,13 +11,12 @@ from __future__ import annotations
 
 from saferl.algos.base import register
 from saferl.algos.cpo import CPO
+from saferl.algos.risk import var_surrogate
 
 
 @register
+@var_surrogate("indicator")
 class CPOVaR(CPO):
     name = "cpo_var"
     description = "CPO (VaR): CPO on the indicator 1(C >= rho) with limit epsilon (Canary Sec. 3.4 baseline)."
-    constraint_kinds = ("var",)
-    risk_surrogates = ("indicator",)
     # (CPO's cost-surrogate convention, per_sample, is also Canary's: the Canary baselines differ only in the surrogate)
-    config_defaults = {"constraint": {"type": "var", "surrogate": "indicator"}}

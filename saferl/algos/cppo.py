@@ -61,6 +61,7 @@ import jax.numpy as jnp
 
 from saferl.algos.base import register
 from saferl.algos.ppo_lag import PPOLag
+from saferl.algos.risk import var_surrogate
 from saferl.core import risk
 from saferl.foundation.hparams import declare, real
 
@@ -75,18 +76,24 @@ def eta_step(eta, costs, mask, epsilon, lr, scale):
 
 
 @register
+@var_surrogate("cvar")
 class CPPO(PPOLag):
     name = "cppo"
-    description = ("CPPO (Ying et al. 2022): PPO-Lagrangian on the CVaR (Rockafellar-Uryasev) surrogate of a VaR "
-                   "constraint, eta by a gradient step (Canary Sec. 6.1 baseline).")
-    constraint_kinds = ("var",)
-    risk_surrogates = ("cvar",)
-    defaults = declare(PPOLag.defaults, eta_lr=real(0.01, "[0, inf)", "step of eta, in units of rho per iteration"),
-                       lagrange_init=10.0)
-    config_defaults = {"constraint": {"type": "var", "surrogate": "cvar"}}
+    description = (
+        "CPPO (Ying et al. 2022): PPO-Lagrangian on the CVaR (Rockafellar-Uryasev) surrogate of a VaR "
+        "constraint, eta by a gradient step (Canary Sec. 6.1 baseline)."
+    )
+    defaults = declare(
+        PPOLag.defaults, eta_lr=real(0.01, "[0, inf)", "step of eta, in units of rho per iteration"), lagrange_init=10.0
+    )
 
     def next_eta(self, agent, batch):
-        eta, _ = eta_step(agent.extra["eta"], batch.episode_discounted_cost[:, 0], batch.episode_done,
-                          agent.constraint.epsilon, self.hp["eta_lr"],
-                          jnp.asarray(agent.constraint.limit, jnp.float32))
+        eta, _ = eta_step(
+            agent.extra["eta"],
+            batch.episode_discounted_cost[:, 0],
+            batch.episode_done,
+            agent.constraint.epsilon,
+            self.hp["eta_lr"],
+            jnp.asarray(agent.constraint.limit, jnp.float32),
+        )
         return eta

@@ -49,9 +49,9 @@ the corrupted values) come from corrupted values.  The authors' code (milosen/ct
 As theirs, each state's value is corrupted once: an interior step's bootstrap value V_c(s_{t+1}) carries the next
 step's draw (a fresh draw only where the episode ended, for its final observation), so GAE telescopes the noise.
 Differences: (1) their script's ``noise_level`` defaults to 0.5, ours to 0 (the benchmark's C-TRPO has no noise);
-(2) at a terminal step they bootstrap from 0 plus noise, where GAE here ignores the bootstrap value.  The unswept 0.0 adds no operation (the batch is bit for
-bit the noiseless one); a swept sigma is traced and adds ``sigma * normal`` even where it is 0, which changes no
-bit either.
+(2) at a terminal step they bootstrap from 0 plus noise, where GAE here ignores the bootstrap value.  The unswept
+0.0 adds no operation (the batch is bit for bit the noiseless one); a swept sigma is traced and adds
+``sigma * normal`` even where it is 0, which changes no bit either.
 """
 
 from __future__ import annotations
@@ -103,14 +103,19 @@ def next_recovering(recovering, cost, limit, hysteresis):
 class CTRPO(TrustRegionAlgorithm):
     name = "ctrpo"
     step_uses_cost_scale = True
-    description = "C-TRPO (Milosevic et al.): TRPO in a safe trust region (KL + beta * barrier divergence) with recovery."
-    defaults = declare(TrustRegionAlgorithm.defaults,
-                       beta=real(1.0, "[0, inf)", "weight of the barrier divergence (eq. 11)"),
-                       hysteresis=real(0.8, "(0, 1]", "b_H = h b, where recovery ends (Algorithm 1)"),
-                       phi=choice("xlogx", PHIS, "the divergence's convex function phi"),
-                       # 0: the paper's benchmark (no noise); App. D.3 / Fig. 11 sweeps it (module docstring)
-                       cost_value_noise=real(0.0, "[0, inf)", "std of white noise on the cost critics' values and "
-                                                              "bootstrap values before GAE (App. D.3)"))
+    description = (
+        "C-TRPO (Milosevic et al.): TRPO in a safe trust region (KL + beta * barrier divergence) with recovery."
+    )
+    defaults = declare(
+        TrustRegionAlgorithm.defaults,
+        beta=real(1.0, "[0, inf)", "weight of the barrier divergence (eq. 11)"),
+        hysteresis=real(0.8, "(0, 1]", "b_H = h b, where recovery ends (Algorithm 1)"),
+        phi=choice("xlogx", PHIS, "the divergence's convex function phi"),
+        # 0: the paper's benchmark (no noise); App. D.3 / Fig. 11 sweeps it (module docstring)
+        cost_value_noise=real(
+            0.0, "[0, inf)", "std of white noise on the cost critics' values and bootstrap values before GAE (App. D.3)"
+        ),
+    )
 
     def init_extra(self, constraint):
         return {
@@ -152,8 +157,9 @@ class CTRPO(TrustRegionAlgorithm):
         delta = self.hp["target_kl"]
         adv_r, adv_c = self.advantages(batch)
         grads = self.gradients(agent, batch, adv_r, adv_c)
-        recovering, violated = next_recovering(agent.extra["recovering"], grads.cost, grads.limit,
-                                               agent.extra["hysteresis"])
+        recovering, violated = next_recovering(
+            agent.extra["recovering"], grads.cost, grads.limit, agent.extra["hysteresis"]
+        )
         beta, margin = self.barrier_coefficients(agent, grads, recovering, violated)
         # Algorithm 1, lines 4-8: A <- A_r (safe) or A <- -A_c of the violated constraints (recovery)
         viol = violated.astype(jnp.float32)
@@ -169,7 +175,6 @@ class CTRPO(TrustRegionAlgorithm):
             return (d_c <= delta) & (objective(m) >= objective(m0))
 
         params, metrics = self.line_search(agent, batch, adv_r, adv_c, grads.scale, step, accept)
-        metrics.update(recovering=recovering.astype(jnp.float32), cost_estimate=grads.cost[0],
-                       beta=agent.extra["beta"])
+        metrics.update(recovering=recovering.astype(jnp.float32), cost_estimate=grads.cost[0], beta=agent.extra["beta"])
         agent = agent.replace(actor_params=params, extra={**agent.extra, "recovering": recovering})
         return agent, metrics

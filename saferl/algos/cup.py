@@ -39,12 +39,17 @@ from saferl.foundation.hparams import declare, integer, real
 class CUP(PPOLag):
     name = "cup"
     description = "CUP (Yang et al. 2022): a PPO improvement step, then a KL projection towards the cost constraint."
-    defaults = declare(PPOLag.defaults, lagrange_init=0.001, target_kl=0.01,
-                       multiplier_max=real(2.0, "(0, inf)", "upper bound of the multiplier nu"),
-                       projection_epochs=integer(10, "[1, inf)", "passes of the projection stage"),
-                       # as PKU-Alignment/omnisafe, omnisafe/algorithms/on_policy/first_order/cup.py: both stages
-                       # compare the full-batch KL after each epoch with target_kl itself
-                       kl_stop_estimate="full_batch", kl_stop_factor=1.0)
+    defaults = declare(
+        PPOLag.defaults,
+        lagrange_init=0.001,
+        target_kl=0.01,
+        multiplier_max=real(2.0, "(0, inf)", "upper bound of the multiplier nu"),
+        projection_epochs=integer(10, "[1, inf)", "passes of the projection stage"),
+        # as PKU-Alignment/omnisafe, omnisafe/algorithms/on_policy/first_order/cup.py: both stages
+        # compare the full-batch KL after each epoch with target_kl itself
+        kl_stop_estimate="full_batch",
+        kl_stop_factor=1.0,
+    )
 
     def projection_coefficient(self):
         """(1 - gamma_c lambda) / (1 - gamma_c), the GAE factor of CUP's bound."""
@@ -68,10 +73,25 @@ class CUP(PPOLag):
         k_improve, k_project = jax.random.split(key)
         reward_adv = normalize(batch.advantages[:, 0])
         agent, improve = self.ppo_epochs(agent, batch, reward_adv, k_improve)
-        inputs = {"mid_dist": self.actor.distribution(agent.actor_params, batch.obs),  # pi_{k+1/2}
-                  "cost_advantage": centred_cost_advantage(batch)}
-        agent, project = self.ppo_epochs(agent, batch, reward_adv, k_project, loss=self.projection_loss,
-                                         inputs=inputs, fit_critics=False, epochs=self.hp["projection_epochs"],
-                                         kl_reference=inputs["mid_dist"])
-        return self.count_update(agent), {**risk_metrics, **metrics, **improve, "projection_kl": project["approx_kl"],
-                       "projection_epochs_run": project["epochs_run"]}
+        inputs = {
+            "mid_dist": self.actor.distribution(agent.actor_params, batch.obs),  # pi_{k+1/2}
+            "cost_advantage": centred_cost_advantage(batch),
+        }
+        agent, project = self.ppo_epochs(
+            agent,
+            batch,
+            reward_adv,
+            k_project,
+            loss=self.projection_loss,
+            inputs=inputs,
+            fit_critics=False,
+            epochs=self.hp["projection_epochs"],
+            kl_reference=inputs["mid_dist"],
+        )
+        return self.count_update(agent), {
+            **risk_metrics,
+            **metrics,
+            **improve,
+            "projection_kl": project["approx_kl"],
+            "projection_epochs_run": project["epochs_run"],
+        }

@@ -39,6 +39,7 @@ import jax.numpy as jnp
 
 from saferl.algos.base import register
 from saferl.algos.cpo import CPO
+from saferl.algos.risk import var_surrogate
 from saferl.core import quantile
 from saferl.foundation.hparams import declare, integer, real
 
@@ -75,19 +76,22 @@ def remaining_cost_targets(batch, bootstrap, gamma_c):
 
 
 @register
+@var_surrogate("cvar")
 class CVaRCPO(CPO):
     name = "cvar_cpo"
-    description = ("CVaR-CPO (Zhang et al. 2025): CPO on the CVaR surrogate of a VaR constraint, VaR and CVaR from a "
-                   "quantile cost critic (Canary Sec. 6.1 baseline).")
-    constraint_kinds = ("var",)
-    risk_surrogates = ("cvar",)
+    description = (
+        "CVaR-CPO (Zhang et al. 2025): CPO on the CVaR surrogate of a VaR constraint, VaR and CVaR from a "
+        "quantile cost critic (Canary Sec. 6.1 baseline)."
+    )
     # K quantiles at the midpoints (2k+1)/(2K), fitted for critic_epochs x critic_minibatches Adam steps;
     # kappa of the quantile-Huber loss in cost units
     # (cost_scale: CPO's per_sample, which is also Canary's)
-    defaults = declare(CPO.defaults, quantiles=integer(64, "[1, inf)", "quantiles of the cost-return critic"),
-                       quantile_lr=real(1e-3, "(0, inf)", "Adam rate of the quantile critic"),
-                       quantile_kappa=real(1.0, "(0, inf)", "kappa of the quantile Huber loss"))
-    config_defaults = {"constraint": {"type": "var", "surrogate": "cvar"}}
+    defaults = declare(
+        CPO.defaults,
+        quantiles=integer(64, "[1, inf)", "quantiles of the cost-return critic"),
+        quantile_lr=real(1e-3, "(0, inf)", "Adam rate of the quantile critic"),
+        quantile_kappa=real(1.0, "(0, inf)", "kappa of the quantile Huber loss"),
+    )
 
     @property
     def quantile_critic(self) -> quantile.QuantileCritic:
@@ -101,8 +105,12 @@ class CVaRCPO(CPO):
         agent = super().init(key, constraint)
         params = self.quantile_critic.init(jax.random.fold_in(key, 0x9C))
         rho = jnp.asarray(constraint.limit, jnp.float32)
-        extra = {**agent.extra, "quantile": (params, self.quantile_optimizer().init(params)),
-                 "var_q": rho, "cvar_q": rho}
+        extra = {
+            **agent.extra,
+            "quantile": (params, self.quantile_optimizer().init(params)),
+            "var_q": rho,
+            "cvar_q": rho,
+        }
         return agent.replace(extra=extra)
 
     # ---- the quantile critic ------------------------------------------------------------------
@@ -114,15 +122,28 @@ class CVaRCPO(CPO):
         bootstrap = critic.apply(params, batch.obs.reshape(T, N, -1)[-1]) * rho
         atoms, mask = remaining_cost_targets(batch, bootstrap, agent.constraint.gamma_c)
         params, opt_state, loss = quantile.fit(
-            critic, params, opt_state, self.quantile_optimizer(), batch.obs, atoms, mask, key,
-            int(self.hp["critic_epochs"]), int(self.hp["critic_minibatches"]), float(self.hp["quantile_kappa"]), rho)
+            critic,
+            params,
+            opt_state,
+            self.quantile_optimizer(),
+            batch.obs,
+            atoms,
+            mask,
+            key,
+            int(self.hp["critic_epochs"]),
+            int(self.hp["critic_minibatches"]),
+            float(self.hp["quantile_kappa"]),
+            rho,
+        )
         starts = batch.timestep == 0
-        var, cvar = quantile.mixture_var_cvar(critic.apply(params, batch.obs) * rho, starts,
-                                              agent.constraint.epsilon)
+        var, cvar = quantile.mixture_var_cvar(critic.apply(params, batch.obs) * rho, starts, agent.constraint.epsilon)
         found = jnp.any(starts)
-        extra = {**agent.extra, "quantile": (params, opt_state),
-                 "var_q": jnp.where(found, var, agent.extra["var_q"]),
-                 "cvar_q": jnp.where(found, cvar, agent.extra["cvar_q"])}
+        extra = {
+            **agent.extra,
+            "quantile": (params, opt_state),
+            "var_q": jnp.where(found, var, agent.extra["var_q"]),
+            "cvar_q": jnp.where(found, cvar, agent.extra["cvar_q"]),
+        }
         return agent.replace(extra=extra), {"quantile_loss": loss}
 
     # ---- the risk hooks (saferl.algos.risk) ----------------------------------------------------

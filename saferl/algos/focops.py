@@ -45,7 +45,6 @@ from saferl.algos.ppo import centred_cost_advantage, normalize
 from saferl.algos.ppo_lag import PPOLag
 from saferl.foundation.hparams import choice, declare, real
 
-
 #: the choices of ``hparams.indicator_scope`` (module docstring)
 INDICATOR_SCOPES = ("per_state", "in_bound_fraction")
 
@@ -54,18 +53,28 @@ INDICATOR_SCOPES = ("per_state", "in_bound_fraction")
 class FOCOPS(PPOLag):
     name = "focops"
     description = "FOCOPS (Zhang et al. 2020): first-order projection of the optimal nonparametric policy."
-    defaults = declare(PPOLag.defaults, lagrange_optimizer="sgd", lagrange_lr=0.01, target_kl=0.02,
-                       multiplier_max=real(2.0, "(0, inf)", "nu_max, the multiplier's upper bound"),
-                       temperature=real(1.5, "(0, inf)", "lambda, the temperature of eq. 10"),
-                       state_kl_bound=real(0.02, "(0, inf)", "the per-state KL bound of the indicator in eq. 10"),
-                       # as ymzhang01/focops, focops_main.py: after each epoch the full-batch KL(pi_theta || pi_k)
-                       # (gaussian_kl(new, old)) against delta itself
-                       kl_stop_estimate="full_batch_reverse", kl_stop_factor=1.0,
-                       advantage_scaling=choice("none", ("none", "one_plus_nu"),
-                                                "A_r - nu A_c as eq. 8 (none) or divided by 1 + nu (SafePO's FOCOPS)"),
-                       indicator_scope=choice("per_state", INDICATOR_SCOPES,
-                                              "eq. 10's indicator on each state's term (per_state) or, on the "
-                                              "surrogate, the fraction of states within eta (the C-TRPO paper's runs)"))
+    defaults = declare(
+        PPOLag.defaults,
+        lagrange_optimizer="sgd",
+        lagrange_lr=0.01,
+        target_kl=0.02,
+        multiplier_max=real(2.0, "(0, inf)", "nu_max, the multiplier's upper bound"),
+        temperature=real(1.5, "(0, inf)", "lambda, the temperature of eq. 10"),
+        state_kl_bound=real(0.02, "(0, inf)", "the per-state KL bound of the indicator in eq. 10"),
+        # as ymzhang01/focops, focops_main.py: after each epoch the full-batch KL(pi_theta || pi_k)
+        # (gaussian_kl(new, old)) against delta itself
+        kl_stop_estimate="full_batch_reverse",
+        kl_stop_factor=1.0,
+        advantage_scaling=choice(
+            "none", ("none", "one_plus_nu"), "A_r - nu A_c as eq. 8 (none) or divided by 1 + nu (SafePO's FOCOPS)"
+        ),
+        indicator_scope=choice(
+            "per_state",
+            INDICATOR_SCOPES,
+            "eq. 10's indicator on each state's term (per_state) or, on the "
+            "surrogate, the fraction of states within eta (the C-TRPO paper's runs)",
+        ),
+    )
 
     def policy_advantage(self, agent, batch):
         """A_r - sum_i nu_i A_c,i, the exponent of eq. 8 (not divided by 1 + nu as in PPO-Lag)."""

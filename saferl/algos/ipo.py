@@ -61,18 +61,22 @@ BARRIER_FORMS = ("log_barrier", "reversed_sign")
 class IPO(PenalisedPPO):
     name = "ipo"
     description = "IPO (Liu et al. 2020): PPO with a logarithmic barrier on the expected cost."
-    defaults = declare(PPO.defaults,
-                       barrier_t=real(20.0, "(0, inf)", "t, the log barrier's sharpness"),
-                       penalty_max=real(1.0, "(0, inf)", "cap of the barrier weight 1 / (t (b - J_c))"),
-                       infeasible=choice("recover", ("recover", "cap"), "where the barrier is undefined"),
-                       barrier_form=choice("log_barrier", BARRIER_FORMS,
-                                           "IPO's barrier as a capped cost penalty (log_barrier) or the C-TRPO "
-                                           "paper's runs' term mean(r A_c) / (t (J_c - b)), which rewards cost"))
+    defaults = declare(
+        PPO.defaults,
+        barrier_t=real(20.0, "(0, inf)", "t, the log barrier's sharpness"),
+        penalty_max=real(1.0, "(0, inf)", "cap of the barrier weight 1 / (t (b - J_c))"),
+        infeasible=choice("recover", ("recover", "cap"), "where the barrier is undefined"),
+        barrier_form=choice(
+            "log_barrier",
+            BARRIER_FORMS,
+            "IPO's barrier as a capped cost penalty (log_barrier) or the C-TRPO "
+            "paper's runs' term mean(r A_c) / (t (J_c - b)), which rewards cost",
+        ),
+    )
 
     def penalty(self, agent, batch):
         """kappa_i of every constraint (:func:`barrier_penalty`)."""
-        return barrier_penalty(*self.constraint_values(agent, batch), self.hp["barrier_t"],
-                               self.hp["penalty_max"])
+        return barrier_penalty(*self.constraint_values(agent, batch), self.hp["barrier_t"], self.hp["penalty_max"])
 
     def recovering(self, agent, batch):
         """Per constraint: whether it is infeasible (J_c,i >= b_i) and ``infeasible`` is ``recover`` (always with
@@ -98,16 +102,20 @@ class IPO(PenalisedPPO):
         weight on A_c,i in the loss, so its sign shows the term rewards cost."""
         cost, _ = self.constraint_values(agent, batch)
         penalty = self.reversed_weight(agent, batch) if self.reversed_sign else self.penalty(agent, batch)
-        return agent, {**channel_metrics("penalty", penalty),
-                       **channel_metrics("cost_estimate", cost),
-                       "recovering": jnp.any(self.recovering(agent, batch)).astype(jnp.float32)}
+        return agent, {
+            **channel_metrics("penalty", penalty),
+            **channel_metrics("cost_estimate", cost),
+            "recovering": jnp.any(self.recovering(agent, batch)).astype(jnp.float32),
+        }
 
     def policy_advantage(self, agent, batch):
         cost_adv = centred_cost_advantage(batch)
         violated = self.recovering(agent, batch)
         # recovery: PPO's clipped surrogate on -A_c is the pessimistic clip of the cost surrogate
         recovery = -(cost_adv if cost_adv.ndim == 1 else jnp.sum(cost_adv * violated.astype(cost_adv.dtype), axis=-1))
-        if self.reversed_sign:  # the barrier is a separate term of the loss (loss_inputs); A_c centred, not standardised
+        if (
+            self.reversed_sign
+        ):  # the barrier is a separate term of the loss (loss_inputs); A_c centred, not standardised
             return jnp.where(jnp.any(violated), recovery, normalize(batch.advantages[:, 0]))
         barrier = penalised_advantage(normalize(batch.advantages[:, 0]), cost_adv, self.penalty(agent, batch))
         return jnp.where(jnp.any(violated), normalize(recovery), barrier)

@@ -47,8 +47,10 @@ def weighted_cost_advantage(weights, cost_advantage):
     constraint), or ``(m,)`` with ``(B, m)``."""
     weights, cost_advantage = jnp.asarray(weights), jnp.asarray(cost_advantage)
     if cost_advantage.shape[1:] != weights.shape:
-        raise ValueError(f"{weights.shape} multipliers for cost advantages of shape {cost_advantage.shape}: "
-                         "one multiplier per cost channel")
+        raise ValueError(
+            f"{weights.shape} multipliers for cost advantages of shape {cost_advantage.shape}: "
+            "one multiplier per cost channel"
+        )
     if weights.ndim == 0:
         return weights * cost_advantage
     return jnp.sum(cost_advantage * weights, axis=-1)
@@ -84,16 +86,28 @@ class Lagrangian:
         shape = jnp.shape(agent.extra["lagrange"].multiplier)
         cost_estimate, limit = jnp.reshape(cost_estimate, shape), jnp.reshape(limit, shape)
         if hp["lagrange_optimizer"] == "pid":
-            state = lagrange.pid_update(agent.extra["lagrange"], cost_estimate, limit, hp["pid_kp"], hp["pid_ki"],
-                                        hp["pid_kd"], hp["pid_p_ema"], hp["pid_d_ema"], hp["pid_max"])
+            state = lagrange.pid_update(
+                agent.extra["lagrange"],
+                cost_estimate,
+                limit,
+                hp["pid_kp"],
+                hp["pid_ki"],
+                hp["pid_kd"],
+                hp["pid_p_ema"],
+                hp["pid_d_ema"],
+                hp["pid_max"],
+            )
         else:
-            state = lagrange.update(agent.extra["lagrange"], cost_estimate, limit, hp["lagrange_optimizer"],
-                                    hp["lagrange_lr"])
+            state = lagrange.update(
+                agent.extra["lagrange"], cost_estimate, limit, hp["lagrange_optimizer"], hp["lagrange_lr"]
+            )
         if "multiplier_max" in hp:  # FOCOPS' nu_max, CUP's upper bound
             state = state.replace(multiplier=jnp.minimum(state.multiplier, hp["multiplier_max"]))
         agent = agent.replace(extra={**agent.extra, "lagrange": state})
-        return agent, {**channel_metrics("lagrange_multiplier", state.multiplier),
-                       **channel_metrics("cost_estimate", cost_estimate)}
+        return agent, {
+            **channel_metrics("lagrange_multiplier", state.multiplier),
+            **channel_metrics("cost_estimate", cost_estimate),
+        }
 
     @staticmethod
     def lagrangian_advantage(agent, reward_advantage, cost_advantage):

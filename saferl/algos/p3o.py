@@ -47,17 +47,25 @@ def exact_penalty_cost_loss(ratio, cost_advantage, slack, clip, kappa):
 class P3O(PenalisedPPO):
     name = "p3o"
     description = "P3O (Zhang et al. 2022): PPO with an exact ReLU penalty on the clipped cost surrogate."
-    defaults = declare(PPO.defaults, kappa=real(20.0, "(0, inf)", "kappa, the penalty factor of eq. 11"),
-                       cost_advantage=choice("standardised", ("standardised", "centred"),
-                                             "A_c of the penalty: standardised (the P3O paper) or only centred"))
+    defaults = declare(
+        PPO.defaults,
+        kappa=real(20.0, "(0, inf)", "kappa, the penalty factor of eq. 11"),
+        cost_advantage=choice(
+            "standardised",
+            ("standardised", "centred"),
+            "A_c of the penalty: standardised (the P3O paper) or only centred",
+        ),
+    )
 
     def slack(self, agent, batch):
         cost, limit = self.constraint_values(agent, batch)
         return (1.0 - self.hp["cost_gamma"]) * (cost - limit)
 
     def before_update(self, agent, batch):
-        return agent, {**channel_metrics("cost_slack", self.slack(agent, batch)),
-                       **channel_metrics("cost_estimate", self.constraint_values(agent, batch)[0])}
+        return agent, {
+            **channel_metrics("cost_slack", self.slack(agent, batch)),
+            **channel_metrics("cost_estimate", self.constraint_values(agent, batch)[0]),
+        }
 
     def loss_inputs(self, agent, batch):
         size = batch.obs.shape[0]
@@ -74,6 +82,7 @@ class P3O(PenalisedPPO):
     def policy_loss(self, agent, dist, log_prob, mb):
         reward_loss, kl = super().policy_loss(agent, dist, log_prob, mb)
         ratio = jnp.exp(log_prob - mb["log_prob"])
-        cost_loss = exact_penalty_cost_loss(ratio, mb["cost_advantage"], mb["slack"][0], self.hp["clip"],
-                                            self.hp["kappa"])
+        cost_loss = exact_penalty_cost_loss(
+            ratio, mb["cost_advantage"], mb["slack"][0], self.hp["clip"], self.hp["kappa"]
+        )
         return reward_loss + cost_loss, kl

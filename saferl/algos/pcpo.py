@@ -42,7 +42,6 @@ from saferl.algos.second_order import TrustRegionAlgorithm, natural_step, onto_t
 from saferl.core import cpo_dual as cd
 from saferl.foundation.hparams import choice, declare
 
-
 #: the choices of ``hparams.reward_direction`` (module docstring)
 REWARD_DIRECTIONS = ("natural", "fisher_product")
 
@@ -74,10 +73,16 @@ class PCPO(TrustRegionAlgorithm):
     # cost.  On PointGoal1 (limit 25, 5 seeds x 2M) the occupancy scale 1 / (1 - gamma_c) settled at cost 39.8 /
     # return 21.3, this at 29.5 / 10.9 (docs/decisions/027-pcpo-projection-onto-trust-region.md); "episode" keeps
     # the former.
-    defaults = declare(TrustRegionAlgorithm.defaults, cost_scale="per_sample",
-                       reward_direction=choice("natural", REWARD_DIRECTIONS,
-                                               "the reward step along H^-1 g (PCPO eq. 3) or along the Fisher product "
-                                               "H H^-1 g ~ g at the same coefficient (the C-TRPO paper's runs)"))
+    defaults = declare(
+        TrustRegionAlgorithm.defaults,
+        cost_scale="per_sample",
+        reward_direction=choice(
+            "natural",
+            REWARD_DIRECTIONS,
+            "the reward step along H^-1 g (PCPO eq. 3) or along the Fisher product "
+            "H H^-1 g ~ g at the same coefficient (the C-TRPO paper's runs)",
+        ),
+    )
     max_constraints = cd.MAX_MULTI_CONSTRAINTS  # the projection enumerates 2^m active sets
 
     @staticmethod

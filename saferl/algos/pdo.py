@@ -43,8 +43,8 @@ Differences from that code, and why:
   its benchmark scripts and the SCPO paper's "B = 32000") is the run's ``num_envs * rollout_steps``.
 * ``update_policy_net`` also computes c = (J_c - b) / EpLen and never uses it; nothing here either.
 * Chow et al.'s algorithms constrain a percentile risk of the cost (CVaR, or a chance constraint) and
-  project lambda onto [0, lambda_max], with step sizes on separate time scales; the reference (and this class) constrain the expected cost and project onto
-  [0, inf) only.
+  project lambda onto [0, lambda_max], with step sizes on separate time scales; the reference (and this class)
+  constrain the expected cost and project onto [0, inf) only.
 
 The benchmark grid of RL-Safety-Algorithms (``experiments/safety_settings.py``) searched target_kl in
 {1e-4, 1e-3, 1e-2} and lambda_lr in {0.001, 0.01, 0.1} for PDO; which values the SCPO paper's plots
@@ -73,8 +73,10 @@ def _cited(name, value, source):
 @register
 class PDO(TRPOLag):
     name = "pdo"
-    description = ("PDO (Chow et al. 2018, as Gronauer's RL-Safety-Algorithms): natural-gradient step on the "
-                   "Lagrangian, Adam dual ascent on the multiplier.")
+    description = (
+        "PDO (Chow et al. 2018, as Gronauer's RL-Safety-Algorithms): natural-gradient step on the "
+        "Lagrangian, Adam dual ascent on the multiplier."
+    )
     defaults = declare(
         TRPOLag.defaults,
         target_kl=_cited("target_kl", 0.001, _REF + "pdo/defaults.py target_kl=0.001"),
@@ -89,12 +91,17 @@ class PDO(TRPOLag):
         lagrange_init=_cited("lagrange_init", 0.001, _REF + "pdo/pdo.py lagrangian_multiplier_init=0.001"),
         lagrange_lr=_cited("lagrange_lr", 0.001, _REF + "pdo/defaults.py lambda_lr=0.001"),
         lagrange_optimizer=_cited("lagrange_optimizer", "adam", _REF + "pdo/defaults.py lambda_optimizer='Adam'"),
-        line_search_kl=real(1.5, "(0, inf)", "accept a step whose mean KL <= this * target_kl; "
-                            + _REF + "trpo/trpo.py: 1.5"),
-        line_search_surrogate=choice("reward", ("reward", "lagrangian"),
-                                     "the surrogate a step must not decrease: reward (E[ratio A_r], "
-                                     + _REF + "trpo/trpo.py on iwpg.py's loss) or lagrangian "
-                                     "(E[ratio (A_r - lambda A_c)], as TRPO-Lag)"),
+        line_search_kl=real(
+            1.5, "(0, inf)", "accept a step whose mean KL <= this * target_kl; " + _REF + "trpo/trpo.py: 1.5"
+        ),
+        line_search_surrogate=choice(
+            "reward",
+            ("reward", "lagrangian"),
+            "the surrogate a step must not decrease: reward (E[ratio A_r], "
+            + _REF
+            + "trpo/trpo.py on iwpg.py's loss) or lagrangian "
+            "(E[ratio (A_r - lambda A_c)], as TRPO-Lag)",
+        ),
     )
 
     def reward_advantage(self, agent, batch, adv_r, adv_c):

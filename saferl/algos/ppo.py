@@ -69,19 +69,31 @@ class PPO(Algorithm):
         epochs=integer(10, "[1, inf)", "passes over the batch"),
         minibatches=integer(32, "[1, inf)", "minibatches per pass (at most num_envs * rollout_steps)"),
         entropy_coef=real(0.0, "[0, inf)", "weight of the entropy bonus"),
-        target_kl=real(0.02, "[0, inf)",
-                       "the passes stop once one's KL (kl_stop_estimate) exceeds kl_stop_factor * target_kl; 0 = never"),
-        kl_stop_estimate=choice("minibatch_mean", KL_STOP_ESTIMATES,
-                                "the epoch's KL of the early stop: the mean of the minibatches' pre-update "
-                                "estimates, or after the epoch the batch mean of KL(pi_ref || pi) (full_batch) or "
-                                "KL(pi || pi_ref) (full_batch_reverse)"),
+        target_kl=real(
+            0.02,
+            "[0, inf)",
+            "the passes stop once one's KL (kl_stop_estimate) exceeds kl_stop_factor * target_kl; 0 = never",
+        ),
+        kl_stop_estimate=choice(
+            "minibatch_mean",
+            KL_STOP_ESTIMATES,
+            "the epoch's KL of the early stop: the mean of the minibatches' pre-update "
+            "estimates, or after the epoch the batch mean of KL(pi_ref || pi) (full_batch) or "
+            "KL(pi || pi_ref) (full_batch_reverse)",
+        ),
         kl_stop_factor=real(1.5, "(0, inf)", "the passes stop once the epoch's KL exceeds this times target_kl"),
-        lr_schedule=choice("constant", ("constant", "linear"),
-                           "the policy's learning-rate schedule: linear decays it to 0 over lr_decay_steps updates"),
+        lr_schedule=choice(
+            "constant",
+            ("constant", "linear"),
+            "the policy's learning-rate schedule: linear decays it to 0 over lr_decay_steps updates",
+        ),
         lr_decay_steps=integer(0, "[0, inf)", "updates (iterations) over which the linear schedule decays to 0"),
-        grad_clip_scope=choice("separate", ("separate", "joint"),
-                               "max_grad_norm on the policy's and the critics' gradients each (separate) or on all of "
-                               "them together, as one backward of the summed losses (joint: SafePO's first-order code)"),
+        grad_clip_scope=choice(
+            "separate",
+            ("separate", "joint"),
+            "max_grad_norm on the policy's and the critics' gradients each (separate) or on all of "
+            "them together, as one backward of the summed losses (joint: SafePO's first-order code)",
+        ),
     )
 
     # ---- hooks for the constrained variants -----------------------------------------
@@ -102,8 +114,10 @@ class PPO(Algorithm):
         super().check_hparams(hp, batch_size)
         check_at_most_batch(hp, "minibatches", batch_size)
         if hp["lr_schedule"] == "linear" and hp["lr_decay_steps"] < 1:
-            raise ValueError(f"hparams.lr_decay_steps must be a whole number >= 1 with lr_schedule linear (the "
-                             f"updates over which the rate decays to 0), got {hp['lr_decay_steps']!r}")
+            raise ValueError(
+                f"hparams.lr_decay_steps must be a whole number >= 1 with lr_schedule linear (the "
+                f"updates over which the rate decays to 0), got {hp['lr_decay_steps']!r}"
+            )
 
     def loss_inputs(self, agent: AgentState, batch) -> dict:
         """Per-sample arrays (leading axis B) the loss needs beyond obs, action, log_prob, advantage and
@@ -152,8 +166,21 @@ class PPO(Algorithm):
         agent, ppo_metrics = self.ppo_epochs(agent, batch, advantage, key)
         return self.count_update(agent), {**metrics, **ppo_metrics}
 
-    def ppo_epochs(self, agent: AgentState, batch, advantage, key, *, loss=None, inputs=None, fit_critics=True,
-                   epochs=None, target_kl=None, kl_stop_factor=None, kl_reference=None):
+    def ppo_epochs(
+        self,
+        agent: AgentState,
+        batch,
+        advantage,
+        key,
+        *,
+        loss=None,
+        inputs=None,
+        fit_critics=True,
+        epochs=None,
+        target_kl=None,
+        kl_stop_factor=None,
+        kl_reference=None,
+    ):
         """Minibatch epochs of Adam on ``loss`` (default :meth:`policy_loss`) and, with ``fit_critics``, on the
         critics' MSE; the epochs stop once an epoch's KL (``kl_stop_estimate``; the full-batch ones from
         ``kl_reference``, default ``batch.dist``) exceeds ``kl_stop_factor * target_kl``.  The policy's steps
@@ -192,8 +219,9 @@ class PPO(Algorithm):
                 c_loss, c_grad = jax.value_and_grad(critic_loss)(state.critic_params, mb)
             if joint_clip:  # torch's clip_grad_norm_ over every parameter; the optimisers' own clips then pass
                 max_norm = hp["max_grad_norm"]
-                scale = jnp.where(max_norm > 0, jnp.minimum(1.0, max_norm / (optax.tree.norm((a_grad, c_grad)) + 1e-6)),
-                                  1.0)
+                scale = jnp.where(
+                    max_norm > 0, jnp.minimum(1.0, max_norm / (optax.tree.norm((a_grad, c_grad)) + 1e-6)), 1.0
+                )
                 a_grad, c_grad = jax.tree.map(lambda g: scale * g, (a_grad, c_grad))
             a_upd, a_opt = actor_opt.update(a_grad, state.actor_opt_state, state.actor_params)
             a_upd = jax.tree.map(lambda u: lr_factor * u, a_upd)
@@ -204,8 +232,15 @@ class PPO(Algorithm):
             return new, (a_loss, c_loss, kl, entropy)
 
         extra = self.loss_inputs(agent, batch) if inputs is None else inputs
-        data = {"obs": batch.obs, "action": batch.action, "log_prob": batch.log_prob, "dist": batch.dist,
-                "advantage": advantage, "returns": batch.returns, **extra}
+        data = {
+            "obs": batch.obs,
+            "action": batch.action,
+            "log_prob": batch.log_prob,
+            "dist": batch.dist,
+            "advantage": advantage,
+            "returns": batch.returns,
+            **extra,
+        }
         keys = jax.random.split(key, epochs)
 
         # The epochs are a while loop: it ends at the first epoch whose KL exceeds the target, so the epochs after it
@@ -225,14 +260,20 @@ class PPO(Algorithm):
                 epoch_kl = jnp.mean(kl)
             stopped = (target_kl > 0) & (epoch_kl > kl_stop_factor * target_kl)
             first = done == 0
-            stats = (jnp.where(first, jnp.mean(a_loss), first_loss), jnp.where(first, jnp.mean(entropy), first_entropy),
-                     jnp.maximum(max_kl, epoch_kl), epoch_kl, jnp.mean(c_loss))
+            stats = (
+                jnp.where(first, jnp.mean(a_loss), first_loss),
+                jnp.where(first, jnp.mean(entropy), first_entropy),
+                jnp.maximum(max_kl, epoch_kl),
+                epoch_kl,
+                jnp.mean(c_loss),
+            )
             return state, stopped, done + 1, stats
 
         zero = jnp.zeros(())
         stats = (zero, zero, jnp.asarray(-jnp.inf), zero, zero)
         agent, _, done, (first_loss, first_entropy, max_kl, last_kl, last_c_loss) = jax.lax.while_loop(
-            running, epoch, (agent, jnp.asarray(False), jnp.asarray(0, jnp.int32), stats))
+            running, epoch, (agent, jnp.asarray(False), jnp.asarray(0, jnp.int32), stats)
+        )
         if full_batch:  # the returned policy's full-batch KL
             approx = last_kl
         else:  # the largest epoch mean, or the returned policy's estimate over the whole batch if larger

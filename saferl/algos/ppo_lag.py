@@ -9,7 +9,6 @@ vector ``constraint.limit``) there is one multiplier per channel and the advanta
 
 from __future__ import annotations
 
-
 from saferl.algos.base import register
 from saferl.algos.lagrangian import LAGRANGE_DEFAULTS, Lagrangian
 from saferl.algos.ppo import PPO, centred_cost_advantage, normalize

@@ -59,8 +59,10 @@ def var_surrogate(surrogate: str):
     def declare(cls):
         cls.constraint_kinds = ("var",)
         cls.risk_surrogates = (surrogate,)
-        cls.config_defaults = {**cls.__dict__.get("config_defaults", {}),
-                               "constraint": {"type": "var", "surrogate": surrogate}}
+        cls.config_defaults = {
+            **cls.__dict__.get("config_defaults", {}),
+            "constraint": {"type": "var", "surrogate": surrogate},
+        }
         return cls
 
     return declare
@@ -82,8 +84,12 @@ class RiskConstrained:
         constraint = constraints.from_config(constraint_config)
         if constraint.kind != "var" or cls.ignores_constraint:
             return env
-        return RiskAugmentation(env, constraint.surrogate, float(constraint_config.get("gamma_c", 1.0)),
-                                finite_horizon=bool(constraint_config.get("finite_horizon", False)))
+        return RiskAugmentation(
+            env,
+            constraint.surrogate,
+            float(constraint_config.get("gamma_c", 1.0)),
+            finite_horizon=bool(constraint_config.get("finite_horizon", False)),
+        )
 
     def init_extra(self, constraint):
         extra = super().init_extra(constraint)
@@ -113,8 +119,11 @@ class RiskConstrained:
             value = jnp.where(recovery, mu / rho, 1.0 + j_c / rho**2)
             advantage = jnp.where(recovery, adv_c / rho, (w_c * adv_c + w_tilde * adv_tilde) / rho**2)
             variance = jnp.maximum(mu2 - mu**2, 0.0)
-            metrics = {"cantelli_value": j_c, "cantelli_bound": risk.cantelli_bound(mu, variance, rho),
-                       "recovery": recovery.astype(jnp.float32)}
+            metrics = {
+                "cantelli_value": j_c,
+                "cantelli_bound": risk.cantelli_bound(mu, variance, rho),
+                "recovery": recovery.astype(jnp.float32),
+            }
             # Prop. 4.1's variance floor at the measured moments (saferl.algos.cantelli_theory)
             metrics.update(floor_metrics(mu, mu2, rho, eps))
             return value, jnp.ones(()), advantage, metrics

@@ -20,8 +20,8 @@ limit, Definition 1) cancels where the constraint is likely to be violated.  One
                  that are there;
        "authors" the authors' buffer, Qhat = 1/2 (V^c(s_t) + Y_{t+1}).
 5. Reward (Algorithm 1 lines 4-5, Definition 2 / eq. 11), with the reward bias b that makes r + b >= 0 (Sec. 4.3.2):
-       r'_t = (r_t + b) Qhat^k - beta (1 - Qhat^k) c_t       (``penalty = "gated"``)
-       r'_t = (r_t + b) Qhat^k - beta c_t                    (``penalty = "plain"``, App. E.1's r'_t = r_t Q_t - beta c_t)
+       r'_t = (r_t + b) Qhat^k - beta (1 - Qhat^k) c_t     (``penalty = "gated"``)
+       r'_t = (r_t + b) Qhat^k - beta c_t                  (``penalty = "plain"``, App. E.1's r'_t = r_t Q_t - beta c_t)
    c_t the step's cost summed over channels.  k -> infinity: Qhat^k -> 1[Qhat = 1], the reward of any step that
    may end unsafe is cancelled (Sec. 4.3.1, Theorem 5).
 6. GAE on r' (eq. 23) -> A^{rc,k}, standardised; clipped surrogate of App. E.2 (``surrogate``), maximised:
@@ -215,9 +215,18 @@ def scpo_surrogate_loss(log_prob, old_log_prob, advantage, clip, kind: str = "L1
 
 def _task(k, beta, bias, entropy, max_grad_norm):
     """One task's entry: T = 32768 steps per iteration (16 x 2048), minibatches of 64 (512 of them)."""
-    return {"num_envs": 16, "rollout_steps": 2048,
-            "hparams": {"minibatches": 512, "k": k, "beta": beta, "reward_bias": bias, "entropy_coef": entropy,
-                        "max_grad_norm": max_grad_norm}}
+    return {
+        "num_envs": 16,
+        "rollout_steps": 2048,
+        "hparams": {
+            "minibatches": 512,
+            "k": k,
+            "beta": beta,
+            "reward_bias": bias,
+            "entropy_coef": entropy,
+            "max_grad_norm": max_grad_norm,
+        },
+    }
 
 
 TASK_DEFAULTS = {
@@ -232,21 +241,31 @@ TASK_DEFAULTS = {
 @register
 class SCPO(PPO):
     name = "scpo"
-    description = ("SCPO (Mhamed & Gu 2023): PPO on r' = (r + b) Q^k - beta (1 - Q^k) c with a safety critic "
-                   "Q ~ P(episode stays within the limit) and the cumulative cost in the state.")
+    description = (
+        "SCPO (Mhamed & Gu 2023): PPO on r' = (r + b) Q^k - beta (1 - Q^k) c with a safety critic "
+        "Q ~ P(episode stays within the limit) and the cumulative cost in the state."
+    )
     constraint_kinds = ("expected",)
     needs_cost_estimate = False  # reads the trajectory's running costs, not the batch's J_c
     defaults = declare(
         PPO.defaults,
-        actor_lr=2e-4, critic_lr=2e-4, epochs=5, entropy_coef=0.005, target_kl=0.0, max_grad_norm=0.5,
+        actor_lr=2e-4,
+        critic_lr=2e-4,
+        epochs=5,
+        entropy_coef=0.005,
+        target_kl=0.0,
+        max_grad_norm=0.5,
         gae_lambda=real(0.95, "[0, 1]", "GAE lambda of the reward and cost channels (the safety critic's: 1, eq. 18)"),
         k=real(4.0, "[0, inf)", "exponent k of the safety weight Qhat^k (V^{rc,k}, eq. 11)"),
         beta=real(0.5, "[0, inf)", "cost factor beta of eq. 11"),
         reward_bias=real(1.0, "[0, inf)", "reward bias b, r <- r + b >= 0 (Algorithm 1 line 4)"),
         safety_gamma=real(0.995, "(0, 1]", "discount gamma_s of the safety critic's target (eq. 18)"),
         # the authors' estimate (what the paper ran); "nstep" is an option (module docstring)
-        q_estimate=choice("authors", Q_ESTIMATES, "Qhat^c: the authors' 1/2 (V^c(s_t) + Y_{t+1}), or App. C's n-step "
-                          "f(s_{t+n-1}) V^c(s_{t+n}) (an option)"),
+        q_estimate=choice(
+            "authors",
+            Q_ESTIMATES,
+            "Qhat^c: the authors' 1/2 (V^c(s_t) + Y_{t+1}), or App. C's n-step f(s_{t+n-1}) V^c(s_{t+n}) (an option)",
+        ),
         q_steps=integer(50, "[1, inf)", "n of the App. C estimate (q_estimate = nstep); 1 = f(s_t) V^c(s_{t+1})"),
         penalty=choice("gated", PENALTIES, "cost term: -beta (1 - Q^k) c (eq. 11) or -beta c (App. E.1)"),
         surrogate=choice("L1", SURROGATES, "clipped surrogate: L1 (u = pi/pi_0 - 1) or L2 (u = 1 - pi_0/pi), App. E.2"),
@@ -262,8 +281,10 @@ class SCPO(PPO):
 
     @classmethod
     def critic_options(cls, num_channels: int) -> dict:
-        return {"heads": ("linear",) * (num_channels - 1) + ("unit",),
-                "out_gains": (1.0,) * (num_channels - 1) + (SAFETY_HEAD_GAIN,)}
+        return {
+            "heads": ("linear",) * (num_channels - 1) + ("unit",),
+            "out_gains": (1.0,) * (num_channels - 1) + (SAFETY_HEAD_GAIN,),
+        }
 
     @property
     def num_constraints(self) -> int:
@@ -290,12 +311,15 @@ class SCPO(PPO):
         params = super().rollout_env_params(agent, params)
         if not self.hp["cost_state"]:
             return params
-        return params.replace(limit=jnp.broadcast_to(jnp.asarray(agent.constraint.limit, jnp.float32),
-                                                     params.limit.shape))
+        return params.replace(
+            limit=jnp.broadcast_to(jnp.asarray(agent.constraint.limit, jnp.float32), params.limit.shape)
+        )
 
     def init_extra(self, constraint):
-        return {**super().init_extra(constraint),
-                **{key: jnp.asarray(self.hp[key], jnp.float32) for key in ("k", "beta", "reward_bias")}}
+        return {
+            **super().init_extra(constraint),
+            **{key: jnp.asarray(self.hp[key], jnp.float32) for key in ("k", "beta", "reward_bias")},
+        }
 
     # ---- the reshaped trajectory (Algorithm 1 lines 3-5) ------------------------------------
     def safety_terms(self, agent, traj):
@@ -320,8 +344,15 @@ class SCPO(PPO):
         terms = self.safety_terms(agent, traj)
         f, f_next, _, _, done = terms
         extra = agent.extra
-        reward = reshaped_reward(traj.reward, jnp.sum(traj.cost, axis=-1), self.safety_q(terms), extra["k"],
-                                 extra["beta"], extra["reward_bias"], self.hp["penalty"])
+        reward = reshaped_reward(
+            traj.reward,
+            jnp.sum(traj.cost, axis=-1),
+            self.safety_q(terms),
+            extra["k"],
+            extra["beta"],
+            extra["reward_bias"],
+            self.hp["penalty"],
+        )
         signal = safety_signal(f, f_next, done, self.hp["safety_gamma"])
         return traj.replace(reward=reward, cost=jnp.concatenate([traj.cost, signal[..., None]], axis=-1))
 

@@ -55,7 +55,6 @@ from saferl.core import trust_region as tr
 from saferl.core.fitting import minibatch_epochs
 from saferl.foundation.hparams import choice, declare, integer, real
 
-
 #: the cost surrogate's scales (``hparams.cost_scale``) and the label a results table gives each
 COST_SCALES = ("per_sample", "length", "effective_horizon")
 #: ``hparams.kl_reduction`` (module docstring, step 3)
@@ -96,22 +95,31 @@ class TrustRegionAlgorithm(RiskConstrained, Algorithm):
         cg_damping=real(0.1, "[0, inf)", "damping added to the Fisher-vector product"),
         backtracks=integer(15, "[1, inf)", "line-search candidates decay**j * full_step, j < backtracks"),
         decay=real(0.8, "(0, 1)", "line-search step ratio"),
-        line_search=choice("auto", ("auto", "batched", "sequential"),
-                           "batched: all candidates in one vmapped call; sequential: stop at the first accepted; "
-                           "auto: sequential on a CPU, batched on an accelerator (the same candidate either way)"),
+        line_search=choice(
+            "auto",
+            ("auto", "batched", "sequential"),
+            "batched: all candidates in one vmapped call; sequential: stop at the first accepted; "
+            "auto: sequential on a CPU, batched on an accelerator (the same candidate either way)",
+        ),
         # rllab's TRPO ``subsample_factor``, OmniSafe's ``fvp_sample_freq``
         fvp_subsample=integer(4, "[1, inf)", "Fisher-vector products on every k-th sample"),
         # C-TRPO's default: the authors' heuristic (module docstring); CPO, PCPO and the Canary family re-default it
-        cost_scale=choice("effective_horizon", COST_SCALES,
-                          "the cost surrogate's scale s (module docstring): per_sample (s = 1, OmniSafe/SafePO units), "
-                          "length (units of J_c) or effective_horizon (1/(1 - cost_gamma), the C-TRPO authors')"),
+        cost_scale=choice(
+            "effective_horizon",
+            COST_SCALES,
+            "the cost surrogate's scale s (module docstring): per_sample (s = 1, OmniSafe/SafePO units), "
+            "length (units of J_c) or effective_horizon (1/(1 - cost_gamma), the C-TRPO authors')",
+        ),
         # the ``learn_margin`` option of OpenAI's safety-starter-agents CPO (Ray et al. 2019): an integral term
         cost_margin_lr=real(0.0, "[0, inf)", "learned safety margin's rate; 0 = off (as published)"),
         critic_epochs=integer(10, "[1, inf)", "critic passes over the batch"),
         critic_minibatches=integer(16, "[1, inf)", "critic minibatches per pass"),
-        kl_reduction=choice("sum", KL_REDUCTIONS,
-                            "the trust region's KL per state: of the whole action distribution (sum over a Gaussian's "
-                            "dimensions) or its mean over the action dimensions (the C-TRPO authors' code)"),
+        kl_reduction=choice(
+            "sum",
+            KL_REDUCTIONS,
+            "the trust region's KL per state: of the whole action distribution (sum over a Gaussian's "
+            "dimensions) or its mean over the action dimensions (the C-TRPO authors' code)",
+        ),
     )
 
     # ---- declarations -----------------------------------------------------------------
@@ -203,8 +211,7 @@ class TrustRegionAlgorithm(RiskConstrained, Algorithm):
         """v -> (F + damping I) v on flat vectors, F the Hessian of the mean KL at theta_k."""
         k = int(self.hp["fvp_subsample"])
         sub = batch if k == 1 else jax.tree.map(lambda x: x[::k], batch.replace(episodes=None))
-        matvec, _, _ = tr.make_fisher_matvec(lambda p: self.mean_kl(p, sub), agent.actor_params,
-                                             self.hp["cg_damping"])
+        matvec, _, _ = tr.make_fisher_matvec(lambda p: self.mean_kl(p, sub), agent.actor_params, self.hp["cg_damping"])
         return matvec
 
     def solve(self, matvec: Callable, rows):
@@ -224,15 +231,21 @@ class TrustRegionAlgorithm(RiskConstrained, Algorithm):
 
         base = evaluate(jnp.zeros_like(flat))
         result, chosen = self._line_search_fn()(
-            evaluate, full_step, accept=lambda m: accept(m, base) & jnp.isfinite(m["reward"]),
-            decay=float(self.hp["decay"]), max_backtracks=int(self.hp["backtracks"]), return_metrics=True)
+            evaluate,
+            full_step,
+            accept=lambda m: accept(m, base) & jnp.isfinite(m["reward"]),
+            decay=float(self.hp["decay"]),
+            max_backtracks=int(self.hp["backtracks"]),
+            return_metrics=True,
+        )
         metrics = {
             "kl": jnp.where(result.accepted, chosen["kl"], 0.0),
             "surrogate_improvement": jnp.where(result.accepted, chosen["reward"] - base["reward"], 0.0),
             # the linearised change of the (first) constraint's J_c that the accepted step predicts; compare
             # with the next iteration's measured change to see how far the cost model can be trusted
-            "cost_surrogate_change": jnp.where(result.accepted & (base["cost"].shape[0] > 0),
-                                               jnp.sum(chosen["cost"][:1] - base["cost"][:1]), 0.0),
+            "cost_surrogate_change": jnp.where(
+                result.accepted & (base["cost"].shape[0] > 0), jnp.sum(chosen["cost"][:1] - base["cost"][:1]), 0.0
+            ),
             "accepted": result.accepted.astype(jnp.float32),
             "backtracks": result.index.astype(jnp.float32),
         }
@@ -252,8 +265,15 @@ class TrustRegionAlgorithm(RiskConstrained, Algorithm):
         """Adam on sum_channels (V(s) - R)^2 (+ the ``critic_l2`` term), ``critic_epochs`` passes of
         ``critic_minibatches``."""
         params, opt_state, loss = minibatch_epochs(
-            self.critic_objective, agent.critic_params, self.critic_optimizer(), agent.critic_opt_state,
-            (batch.obs, batch.returns), key, self.hp["critic_epochs"], self.hp["critic_minibatches"])
+            self.critic_objective,
+            agent.critic_params,
+            self.critic_optimizer(),
+            agent.critic_opt_state,
+            (batch.obs, batch.returns),
+            key,
+            self.hp["critic_epochs"],
+            self.hp["critic_minibatches"],
+        )
         return agent.replace(critic_params=params, critic_opt_state=opt_state), loss
 
     # ---- the update ------------------------------------------------------------------------

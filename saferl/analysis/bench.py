@@ -14,11 +14,11 @@ from pathlib import Path
 
 import jax
 
-from saferl.training import config as configlib
 from saferl.envs import base as envs
 from saferl.envs.wrappers import AutoReset, EpisodeStatistics, VecEnv
-from saferl.training.trainer import Trainer
 from saferl.foundation.atomic_files import write_json_atomic
+from saferl.training import config as configlib
+from saferl.training.trainer import Trainer
 
 
 def peak_rss_mb() -> float:
@@ -57,8 +57,14 @@ def env_only(env_name: str, num_envs: int, seeds: int, steps: int = 1000, env_pa
 
 def training(algo: str, env_name: str, num_envs: int, seeds: int, chunks: int = 2, **overrides) -> dict:
     """Full-training env-steps/s (rollout + GAE + update), all seeds together."""
-    user = {"algo": algo, "env": env_name, "num_envs": num_envs, "seeds": seeds, "iterations_per_chunk": 1,
-            "total_steps": 10**9}
+    user = {
+        "algo": algo,
+        "env": env_name,
+        "num_envs": num_envs,
+        "seeds": seeds,
+        "iterations_per_chunk": 1,
+        "total_steps": 10**9,
+    }
     user = configlib.merge(user, overrides)
     cfg = configlib.resolve(user)
     trainer = Trainer(cfg)
@@ -74,15 +80,32 @@ def training(algo: str, env_name: str, num_envs: int, seeds: int, chunks: int = 
     jax.block_until_ready(runners)
     elapsed = time.perf_counter() - start
     steps = chunks * trainer.steps_per_iteration * seeds
-    return {"algo": algo, "env": env_name, "num_envs": num_envs, "seeds": seeds,
-            "rollout_steps": cfg["rollout_steps"], "steps_per_second": steps / elapsed,
-            "compile_seconds": compile_s, "peak_rss_mb": peak_rss_mb()}
+    return {
+        "algo": algo,
+        "env": env_name,
+        "num_envs": num_envs,
+        "seeds": seeds,
+        "rollout_steps": cfg["rollout_steps"],
+        "steps_per_second": steps / elapsed,
+        "compile_seconds": compile_s,
+        "peak_rss_mb": peak_rss_mb(),
+    }
 
 
 DEFAULT_ENV_GRID = "1x1,64x1,1024x1,256x8"
 #: names ``--env`` accepts for several environments at once
-ENV_GROUPS = {"ctrpo-benchmark": ("SafetyAntVelocity", "SafetyHalfCheetahVelocity", "SafetyHumanoidVelocity",
-                                  "SafetyHopperVelocity", "CarButton1", "PointGoal1", "RacecarCircle1", "PointPush1")}
+ENV_GROUPS = {
+    "ctrpo-benchmark": (
+        "SafetyAntVelocity",
+        "SafetyHalfCheetahVelocity",
+        "SafetyHumanoidVelocity",
+        "SafetyHopperVelocity",
+        "CarButton1",
+        "PointGoal1",
+        "RacecarCircle1",
+        "PointPush1",
+    )
+}
 DEFAULT_TRAIN_GRID = "16x1,16x8,64x1"
 QUICK_ENV_GRID, QUICK_TRAIN_GRID = "64x1,1024x1", "16x1"
 
@@ -111,8 +134,9 @@ def parse_envs(text: str) -> list[str]:
     known = envs.registered()
     for name in names:
         if name not in known:
-            raise ValueError(f"unknown environment {name!r}; known environments: {', '.join(known)}; "
-                             f"groups: {', '.join(ENV_GROUPS)}")
+            raise ValueError(
+                f"unknown environment {name!r}; known environments: {', '.join(known)}; groups: {', '.join(ENV_GROUPS)}"
+            )
     return names
 
 
@@ -124,16 +148,32 @@ def seed_scaling(rows: list[dict]) -> list[dict]:
     for r in rows:
         if r["seeds"] == 1:
             continue
-        single = next((q for q in rows if q["algo"] == r["algo"] and q["env"] == r["env"]
-                       and q["num_envs"] == r["num_envs"] and q["seeds"] == 1), None)
+        single = next(
+            (
+                q
+                for q in rows
+                if q["algo"] == r["algo"]
+                and q["env"] == r["env"]
+                and q["num_envs"] == r["num_envs"]
+                and q["seeds"] == 1
+            ),
+            None,
+        )
         if single is None:
             continue
         steps = 1_000_000
         together = r["compile_seconds"] + r["seeds"] * steps / r["steps_per_second"]
         apart = r["seeds"] * (single["compile_seconds"] + steps / single["steps_per_second"])
-        out.append({"algo": r["algo"], "env": r["env"], "num_envs": r["num_envs"], "seeds": r["seeds"],
-                    "throughput_ratio": r["steps_per_second"] / single["steps_per_second"],
-                    "time_ratio_1M_steps": together / apart})
+        out.append(
+            {
+                "algo": r["algo"],
+                "env": r["env"],
+                "num_envs": r["num_envs"],
+                "seeds": r["seeds"],
+                "throughput_ratio": r["steps_per_second"] / single["steps_per_second"],
+                "time_ratio_1M_steps": together / apart,
+            }
+        )
     return out
 
 
@@ -145,23 +185,35 @@ def device_peak_memory_mb() -> float | None:
     return stats.get("peak_bytes_in_use", stats.get("bytes_in_use", 0)) / 2**20
 
 
-def main(env: str = "PointGoal1", algo: str = "ppo_lag", quick: bool = False, out: Path | None = None,
-         grid: str | None = None, env_grid: str | None = None, overrides: dict | None = None,
-         chunks: int | None = None) -> dict:
+def main(
+    env: str = "PointGoal1",
+    algo: str = "ppo_lag",
+    quick: bool = False,
+    out: Path | None = None,
+    grid: str | None = None,
+    env_grid: str | None = None,
+    overrides: dict | None = None,
+    chunks: int | None = None,
+) -> dict:
     env_names = parse_envs(env)
     env_cells = parse_grid(env_grid or (QUICK_ENV_GRID if quick else DEFAULT_ENV_GRID))
     train_cells = parse_grid(grid or (QUICK_TRAIN_GRID if quick else DEFAULT_TRAIN_GRID))
     chunks = chunks or (1 if quick else 2)
-    results = {"backend": jax.default_backend(), "devices": [str(d) for d in jax.devices()], "env_only": [],
-               "training": [], "overrides": overrides or {}}
+    results = {
+        "backend": jax.default_backend(),
+        "devices": [str(d) for d in jax.devices()],
+        "env_only": [],
+        "training": [],
+        "overrides": overrides or {},
+    }
     print(f"backend: {results['backend']}")
     for env_name in env_names:
         print(f"{env_name}, environment only (random actions):")
         for num_envs, seeds in env_cells:
-            sps = env_only(env_name, num_envs, seeds, steps=200 if quick else 1000,
-                           env_params=(overrides or {}).get("env_params"))
-            results["env_only"].append({"env": env_name, "num_envs": num_envs, "seeds": seeds,
-                                        "steps_per_second": sps})
+            sps = env_only(
+                env_name, num_envs, seeds, steps=200 if quick else 1000, env_params=(overrides or {}).get("env_params")
+            )
+            results["env_only"].append({"env": env_name, "num_envs": num_envs, "seeds": seeds, "steps_per_second": sps})
             print(f"  envs={num_envs:<5} seeds={seeds:<3} {sps:>14,.0f} env-steps/s")
         for name in algo.split(","):
             print(f"{env_name}, full training ({name}):")
@@ -170,13 +222,17 @@ def main(env: str = "PointGoal1", algo: str = "ppo_lag", quick: bool = False, ou
                 r["device_peak_mb"] = device_peak_memory_mb()
                 results["training"].append(r)
                 memory = f", device peak {r['device_peak_mb']:.0f} MB" if r["device_peak_mb"] is not None else ""
-                print(f"  {name} envs={num_envs:<4} seeds={seeds:<3} {r['steps_per_second']:>10,.0f} env-steps/s  "
-                      f"(compile {r['compile_seconds']:.1f}s{memory})")
+                print(
+                    f"  {name} envs={num_envs:<4} seeds={seeds:<3} {r['steps_per_second']:>10,.0f} env-steps/s  "
+                    f"(compile {r['compile_seconds']:.1f}s{memory})"
+                )
     results["seed_scaling"] = seed_scaling(results["training"])
     for s in results["seed_scaling"]:
-        print(f"  {s['algo']} {s['env']} envs={s['num_envs']}: {s['seeds']} vmapped seeds give "
-              f"{s['throughput_ratio']:.2f}x the env-steps/s of one seed; 1M steps per seed take "
-              f"{s['time_ratio_1M_steps']:.2f}x the time of {s['seeds']} separate runs (compiles included)")
+        print(
+            f"  {s['algo']} {s['env']} envs={s['num_envs']}: {s['seeds']} vmapped seeds give "
+            f"{s['throughput_ratio']:.2f}x the env-steps/s of one seed; 1M steps per seed take "
+            f"{s['time_ratio_1M_steps']:.2f}x the time of {s['seeds']} separate runs (compiles included)"
+        )
     results["peak_rss_mb"] = peak_rss_mb()
     print(f"peak memory (RSS): {results['peak_rss_mb']:.0f} MB")
     if out is not None:

@@ -58,8 +58,11 @@ def variance_floor_warning(run_dir) -> str | None:
     sd = math.sqrt(max(mean_of("cantelli_variance"), 0.0))
     mu = mean_of("episode_discounted_cost")
     iterations = len({r["iteration"] for r in tail})
-    return (f"saferl: warning: rho = {rho:g}, epsilon = {eps:g} looks out of Cantelli's reach for this run: "
-            f"over its last {iterations} iteration(s) the cost return had mean {mu:.4g} and SD {sd:.4g}, above "
-            f"the variance floor of Canary's Prop. 4.1 (SD <= rho / sqrt(1/eps - 1) = {cantelli_theory.sd_floor(rho, eps):.4g}) "
-            f"in {100.0 * (1.0 - feasible):.0f}% of rows; no policy with that variance can satisfy the Cantelli "
-            "constraint (eq. 20) at any mean")
+    return (
+        f"saferl: warning: rho = {rho:g}, epsilon = {eps:g} looks out of Cantelli's reach for this run: "
+        f"over its last {iterations} iteration(s) the cost return had mean {mu:.4g} and SD {sd:.4g}, above "
+        "the variance floor of Canary's Prop. 4.1 "
+        f"(SD <= rho / sqrt(1/eps - 1) = {cantelli_theory.sd_floor(rho, eps):.4g}) "
+        f"in {100.0 * (1.0 - feasible):.0f}% of rows; no policy with that variance can satisfy the Cantelli "
+        "constraint (eq. 20) at any mean"
+    )

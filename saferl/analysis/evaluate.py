@@ -12,9 +12,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from saferl.training import in_program_sweep
-from saferl.training import runs
 from saferl.envs.wrappers import NormalizeObservation, VecEnv
+from saferl.training import in_program_sweep, runs
 from saferl.training.trainer import Trainer
 
 MAX_EVAL_STEPS = 100_000
@@ -62,10 +61,20 @@ def evaluate_run(run_dir: Path, episodes: int, deterministic: bool = False, key:
     stats = runners.env_state.stats
     returns, costs = jax.jit(jax.vmap(one_seed))(runners.agent, stats, keys)
     returns, costs = np.asarray(returns), np.asarray(costs)
-    per_seed = [{**{k: v for k, v in col.items() if k != "seed"}, "episode_return": float(r.mean()),
-                 "episode_cost": float(c.mean())} for col, r, c in zip(columns, returns, costs)]
-    result = {"seeds": [col["seed"] for col in columns], "per_seed": per_seed,
-              "episode_return": float(returns.mean()), "episode_cost": float(costs.mean())}
+    per_seed = [
+        {
+            **{k: v for k, v in col.items() if k != "seed"},
+            "episode_return": float(r.mean()),
+            "episode_cost": float(c.mean()),
+        }
+        for col, r, c in zip(columns, returns, costs)
+    ]
+    result = {
+        "seeds": [col["seed"] for col in columns],
+        "per_seed": per_seed,
+        "episode_return": float(returns.mean()),
+        "episode_cost": float(costs.mean()),
+    }
     if cfg["constraint"]["type"] == "var":  # the fraction of episodes whose cost reaches rho, P(C >= rho)
         rho = np.asarray([col.get("constraint.rho", cfg["constraint"]["rho"]) for col in columns], float)
         breached = costs >= rho[:, None]

@@ -14,8 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from saferl.training import runs
-from saferl.training import in_program_sweep
+from saferl.training import in_program_sweep, runs
 
 
 def pyplot():
@@ -28,8 +27,7 @@ def pyplot():
     return plt
 
 
-def band(ax, x, mean, sd, label=None, clip=(None, None), color=None, alpha: float = 0.2, style: str = "-",
-         **plot_kw):
+def band(ax, x, mean, sd, label=None, clip=(None, None), color=None, alpha: float = 0.2, style: str = "-", **plot_kw):
     """Plot ``mean`` against ``x`` with a shaded ``mean +- sd`` band in the line's colour.
 
     ``clip = (lo, hi)`` bounds the band (scalars or arrays; None: unbounded).  Returns the line."""
@@ -146,9 +144,15 @@ def plot_runs(run_dirs: list[Path], out: Path | None = None) -> Path:
 
 
 def _curve_groups(cfg: dict, rows: list[dict], run_dir) -> list[tuple[list[dict], str]]:
-    """A run's rows and curve label: one group, or one per grid point of a swept run (:mod:`saferl.training.in_program_sweep`)."""
+    """A run's rows and curve label: one group, or one per grid point of a swept run
+    (:mod:`saferl.training.in_program_sweep`)."""
     name = f"{cfg['algo']} ({Path(run_dir).name})"
     if not cfg.get("sweep"):
         return [(rows, name)]
-    return [([r for r in rows if r.get(in_program_sweep.POINT_COLUMN) == g], f"{cfg['algo']} {in_program_sweep.label(point)}")
-            for g, point in enumerate(in_program_sweep.points(cfg))]
+    return [
+        (
+            [r for r in rows if r.get(in_program_sweep.POINT_COLUMN) == g],
+            f"{cfg['algo']} {in_program_sweep.label(point)}",
+        )
+        for g, point in enumerate(in_program_sweep.points(cfg))
+    ]

@@ -46,13 +46,22 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from saferl.analysis.render_drawers import COLORS, DRAWERS, DrawerEntry, EpisodeView, drawer_for, supported
 from saferl.envs.base import Environment
 from saferl.envs.wrappers import AutoReset
 from saferl.foundation.errors import MissingExtraError
-from saferl.analysis.render_drawers import COLORS, DRAWERS, DrawerEntry, EpisodeView, drawer_for, supported
 
-__all__ = ["Episode", "Scene", "check_output", "check_renderable", "innermost", "render_episode", "render_states",
-           "rollout_states", "supported"]
+__all__ = [
+    "Episode",
+    "Scene",
+    "check_output",
+    "check_renderable",
+    "innermost",
+    "render_episode",
+    "render_states",
+    "rollout_states",
+    "supported",
+]
 
 #: dots per inch of the figures: width / 64 inches is exact in binary floating point, so the Agg
 #: canvas has exactly the requested pixels (matplotlib truncates width_inches * dpi)
@@ -60,7 +69,8 @@ DPI = 64
 DEFAULT_SIZE = (480, 480)
 #: GIF frame delays are centiseconds; browsers play delays under 2 cs at 10 cs
 GIF_MAX_FPS = 50.0
-#: a rollout without ``max_steps`` stops here if the episode has not ended (as saferl.analysis.evaluate's MAX_EVAL_STEPS)
+#: a rollout without ``max_steps`` stops here if the episode has not ended
+#: (as saferl.analysis.evaluate's MAX_EVAL_STEPS)
 MAX_RENDER_STEPS = 100_000
 FORMATS = (".gif", ".mp4")
 
@@ -105,8 +115,9 @@ def _positive_int(name: str, value) -> int:
 # --------------------------------------------------------------------------- rollout
 
 
-def rollout_states(env: Environment, params, act: Callable, key, max_steps: int | None = None, *,
-                   jit_act: bool = True) -> Episode:
+def rollout_states(
+    env: Environment, params, act: Callable, key, max_steps: int | None = None, *, jit_act: bool = True
+) -> Episode:
     """One episode of ``act(obs, key) -> action`` on ``env``, stepped on the host.
 
     Stops when the episode terminates or is truncated, or after ``max_steps`` steps (None: no
@@ -126,6 +137,7 @@ def rollout_states(env: Environment, params, act: Callable, key, max_steps: int 
     state, obs = jax.jit(env.reset)(reset_key, params)
 
     if jit_act:
+
         @jax.jit
         def step(state, obs, key, params):
             key, act_key = jax.random.split(key)
@@ -168,8 +180,9 @@ def check_renderable(env) -> DrawerEntry:
 
 def _size(size) -> tuple[int, int]:
     ok = isinstance(size, (tuple, list)) and len(size) == 2
-    if not ok or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and 64 <= v <= 4096
-                         for v in size):
+    if not ok or not all(
+        isinstance(v, (int, np.integer)) and not isinstance(v, bool) and 64 <= v <= 4096 for v in size
+    ):
         raise ValueError(f"size must be (width, height) in pixels, integers in [64, 4096], got {size!r}")
     return int(size[0]), int(size[1])
 
@@ -211,15 +224,16 @@ class Scene:
         costs = np.atleast_1d(np.asarray(costs, np.float64))
         costs = costs.reshape(costs.shape[0], int(np.prod(costs.shape[1:])))  # (steps, channels)
         if rewards.shape[0] != n - 1 or costs.shape[0] != n - 1:
-            raise ValueError(f"an episode of {n} states needs {n - 1} rewards and costs, got {rewards.shape[0]} "
-                             f"rewards and {costs.shape[0]} costs")
+            raise ValueError(
+                f"an episode of {n} states needs {n - 1} rewards and costs, got {rewards.shape[0]} "
+                f"rewards and {costs.shape[0]} costs"
+            )
         self.costly = np.concatenate([[False], (costs > 0.0).any(axis=1)])
         self.returns = np.concatenate([[0.0], np.cumsum(rewards)])
         self.cost_sums = np.concatenate([np.zeros((1, costs.shape[1])), np.cumsum(costs, axis=0)])
         self.indices = list(range(0, n, stride)) + ([n - 1] if (n - 1) % stride else [])
 
-        self.figure = Figure(figsize=(self.width / DPI, self.height / DPI), dpi=DPI,
-                             facecolor=COLORS["background"])
+        self.figure = Figure(figsize=(self.width / DPI, self.height / DPI), dpi=DPI, facecolor=COLORS["background"])
         FigureCanvasAgg(self.figure)
         strip = max(16, round(0.06 * self.height))
         self.axes_box = (0, strip, self.width, self.height - strip)
@@ -229,8 +243,13 @@ class Scene:
         ax.set_yticks([])
         for spine in ax.spines.values():
             spine.set_visible(False)
-        view = EpisodeView(env.unwrapped, jax.tree.map(_to_numpy, innermost(params)), inner, self.costly,
-                           (self.width, self.height - strip))
+        view = EpisodeView(
+            env.unwrapped,
+            jax.tree.map(_to_numpy, innermost(params)),
+            inner,
+            self.costly,
+            (self.width, self.height - strip),
+        )
         self.drawing = self.entry.draw(ax, view)
         self.xlim, self.ylim = _fit(self.drawing.extent, self.width / (self.height - strip))
         ax.set_xlim(*self.xlim)
@@ -286,11 +305,14 @@ def check_output(path) -> Path:
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in FORMATS:
-        raise ValueError(f"cannot write a rendered episode to {str(path)!r}: the name must end in "
-                         f"{' or '.join(FORMATS)}")
+        raise ValueError(
+            f"cannot write a rendered episode to {str(path)!r}: the name must end in {' or '.join(FORMATS)}"
+        )
     if suffix == ".mp4" and not _ffmpeg_available():
-        raise MissingExtraError(f"writing {str(path)!r} as MP4 needs ffmpeg on PATH, which was not found "
-                                "(e.g. apt-get install ffmpeg); a .gif needs only Pillow")
+        raise MissingExtraError(
+            f"writing {str(path)!r} as MP4 needs ffmpeg on PATH, which was not found "
+            "(e.g. apt-get install ffmpeg); a .gif needs only Pillow"
+        )
     return path
 
 
@@ -306,10 +328,11 @@ def _frame_rate(fps, scene: Scene, path: Path, frame_stride: int) -> float:
 def _write_gif(scene: Scene, path: Path, fps: float):
     from PIL import Image
 
-    frames = [Image.fromarray(scene.frame(i)).convert("P", palette=Image.Palette.ADAPTIVE, colors=256)
-              for i in range(scene.num_frames)]
-    frames[0].save(path, format="GIF", save_all=True, append_images=frames[1:], duration=round(1000.0 / fps),
-                   loop=0)
+    frames = [
+        Image.fromarray(scene.frame(i)).convert("P", palette=Image.Palette.ADAPTIVE, colors=256)
+        for i in range(scene.num_frames)
+    ]
+    frames[0].save(path, format="GIF", save_all=True, append_images=frames[1:], duration=round(1000.0 / fps), loop=0)
 
 
 def _write_mp4(scene: Scene, path: Path, fps: float):
@@ -322,8 +345,9 @@ def _write_mp4(scene: Scene, path: Path, fps: float):
             writer.grab_frame()
 
 
-def render_states(env, params, states, rewards, costs, path, *, size=DEFAULT_SIZE, fps: float | None = None,
-                  frame_stride: int = 1) -> Path:
+def render_states(
+    env, params, states, rewards, costs, path, *, size=DEFAULT_SIZE, fps: float | None = None, frame_stride: int = 1
+) -> Path:
     """Draw the states of an episode (stacked, or a list; wrapper states allowed) with the per-step
     ``rewards`` and ``costs`` of the steps between them, and write the animation to ``path``
     (.gif or .mp4).  Returns the path.  ``fps`` None: real time (see the module docstring)."""
@@ -343,14 +367,26 @@ def render_states(env, params, states, rewards, costs, path, *, size=DEFAULT_SIZ
     return path
 
 
-def render_episode(env, params, act: Callable, key, path, max_steps: int | None = None, fps: float | None = None,
-                   *, size=DEFAULT_SIZE, frame_stride: int = 1, jit_act: bool = True) -> Episode:
+def render_episode(
+    env,
+    params,
+    act: Callable,
+    key,
+    path,
+    max_steps: int | None = None,
+    fps: float | None = None,
+    *,
+    size=DEFAULT_SIZE,
+    frame_stride: int = 1,
+    jit_act: bool = True,
+) -> Episode:
     """Run one episode of ``act(obs, key) -> action`` (:func:`rollout_states`) and write it to
     ``path`` (:func:`render_states`).  The output name, the environment's drawer and its needs (a GL
     backend for MuJoCo, ffmpeg for .mp4) are checked before the rollout.  Returns the episode."""
     check_output(path)
     check_renderable(env)
     episode = rollout_states(env, params, act, key, max_steps, jit_act=jit_act)
-    render_states(env, params, episode.states, episode.rewards, episode.costs, path, size=size, fps=fps,
-                  frame_stride=frame_stride)
+    render_states(
+        env, params, episode.states, episode.rewards, episode.costs, path, size=size, fps=fps, frame_stride=frame_stride
+    )
     return episode

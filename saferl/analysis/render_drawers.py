@@ -69,6 +69,7 @@ from saferl.envs.eco_ant import EcoAnt
 from saferl.envs.icy_lake import GOAL, ICE, START, IcyLake
 from saferl.envs.safety_nav.point_goal import PointGoal
 from saferl.envs.toy import ToyReach
+from saferl.foundation.errors import MissingExtraError
 
 COLORS = {
     "background": "#f6f6f1",
@@ -129,8 +130,14 @@ class DrawerEntry(NamedTuple):
 DRAWERS: dict[type | str, DrawerEntry] = {}
 
 
-def register_drawer(env_class: type | str, name: str, steps_per_second: Callable[[Any, Any], float], *,
-                    highlight_costs: bool = True, preflight: Callable[[], None] | None = None):
+def register_drawer(
+    env_class: type | str,
+    name: str,
+    steps_per_second: Callable[[Any, Any], float],
+    *,
+    highlight_costs: bool = True,
+    preflight: Callable[[], None] | None = None,
+):
     """Decorator: ``draw`` renders ``env_class`` (a class, or a class name) and its subclasses
     without a drawer of their own; ``name`` is the one shown in titles and in :func:`supported`."""
 
@@ -154,16 +161,18 @@ def drawer_for(env) -> DrawerEntry:
         for key in (klass, klass.__name__):
             if key in DRAWERS:
                 return DRAWERS[key]
-    raise ValueError(f"cannot render environment {env.unwrapped.name!r}: no drawer for it; "
-                     f"supported: {', '.join(supported())}")
+    raise ValueError(
+        f"cannot render environment {env.unwrapped.name!r}: no drawer for it; supported: {', '.join(supported())}"
+    )
 
 
 # --------------------------------------------------------------------------- shared pieces
 
 
 def _disc(ax, centre, radius, color, zorder=1, **kw):
-    disc = patches.Circle(tuple(np.asarray(centre, float)), float(radius), facecolor=color, edgecolor="none",
-                          zorder=zorder, **kw)
+    disc = patches.Circle(
+        tuple(np.asarray(centre, float)), float(radius), facecolor=color, edgecolor="none", zorder=zorder, **kw
+    )
     ax.add_patch(disc)
     return disc
 
@@ -253,8 +262,11 @@ def _square_corners(centre, yaw, half) -> np.ndarray:
 def draw_navigation(ax, view: EpisodeView) -> Drawing:
     s, p = view.states, view.params
     ext = _f(p.placement_extent)
-    ax.add_patch(patches.Rectangle((-ext, -ext), 2 * ext, 2 * ext, fill=False, edgecolor=COLORS["arena"],
-                                   lw=1.0, ls="--", zorder=0.5))
+    ax.add_patch(
+        patches.Rectangle(
+            (-ext, -ext), 2 * ext, 2 * ext, fill=False, edgecolor=COLORS["arena"], lw=1.0, ls="--", zorder=0.5
+        )
+    )
     updates, points = [], [s.pos]
     for field, radius_field, color in NAV_OBJECTS:
         if not hasattr(s, field):
@@ -263,8 +275,7 @@ def draw_navigation(ax, view: EpisodeView) -> Drawing:
         updates.append(_moving_discs(ax, centres, _f(getattr(p, radius_field)), COLORS[color])[1])
         points.append(centres.reshape(-1, 2))
     if hasattr(s, "box_pos"):  # a push box: square of half-size box_size at its pose
-        box = patches.Polygon(np.zeros((4, 2)), closed=True, facecolor=COLORS["push box"], edgecolor="none",
-                              zorder=1.5)
+        box = patches.Polygon(np.zeros((4, 2)), closed=True, facecolor=COLORS["push box"], edgecolor="none", zorder=1.5)
         ax.add_patch(box)
         centres, yaws, half = np.asarray(s.box_pos, float), np.asarray(s.box_yaw, float), _f(p.box_size)
         updates.append(lambda t: box.set_xy(_square_corners(centres[t], yaws[t], half)))
@@ -281,17 +292,31 @@ def draw_navigation(ax, view: EpisodeView) -> Drawing:
 # --------------------------------------------------------------------------- ball tasks
 
 
-def _room(ax, half: float):
-    ax.add_patch(patches.Rectangle((-half, -half), 2 * half, 2 * half, fill=False, edgecolor=COLORS["wall"],
-                                   lw=2.0, zorder=0.5))
+def _square_view(half: float, margin: float = 0.5) -> tuple[float, float, float, float]:
+    """The extent ``(x0, x1, y0, y1)`` of the square ``[-half, half]^2`` with ``margin`` around it."""
+    return (-half - margin, half + margin, -half - margin, half + margin)
+
+
+def _room(ax, half: float) -> tuple[float, float, float, float]:
+    """Draws the walls of a square room with inner faces at ``+-half``; returns the room's extent."""
+    ax.add_patch(
+        patches.Rectangle((-half, -half), 2 * half, 2 * half, fill=False, edgecolor=COLORS["wall"], lw=2.0, zorder=0.5)
+    )
+    return _square_view(half)
+
+
+def _unsafe_beyond(ax, limit: float, axis: str) -> None:
+    """Shades where the coordinate ``axis`` (``"x"`` or ``"y"``) is beyond ``+-limit``."""
+    span = ax.axvspan if axis == "x" else ax.axhspan
+    for lo, hi in ((limit, 1e4), (-1e4, -limit)):
+        span(lo, hi, color=COLORS["unsafe"], lw=0, zorder=0)
 
 
 @register_drawer(BallRun, "SafetyBallRun", _steps_per_second)
 def draw_ball_run(ax, view: EpisodeView) -> Drawing:
     s, p = view.states, view.params
     y = _f(p.y_limit)
-    for lo, hi in ((y, 1e4), (-1e4, -y)):
-        ax.axhspan(lo, hi, color=COLORS["unsafe"], lw=0, zorder=0)
+    _unsafe_beyond(ax, y, "y")
     for edge in (y, -y):
         ax.axhline(edge, color=COLORS["wall"], lw=1.0, ls="--", zorder=0.5)
     move = _agent(ax, view, s.pos, _f(p.radius))
@@ -301,26 +326,34 @@ def draw_ball_run(ax, view: EpisodeView) -> Drawing:
 @register_drawer(BallCircle, "SafetyBallCircle", _steps_per_second)
 def draw_ball_circle(ax, view: EpisodeView) -> Drawing:
     s, p = view.states, view.params
-    x = _f(p.x_limit)
-    for lo, hi in ((x, 1e4), (-1e4, -x)):
-        ax.axvspan(lo, hi, color=COLORS["unsafe"], lw=0, zorder=0)
+    _unsafe_beyond(ax, _f(p.x_limit), "x")
     # the octagon's faces have outward normals at k pi / 4: its corners lie between them
     corner = _f(p.wall_distance) / math.cos(math.pi / 8.0)
     normals = np.arctan2(OCTAGON_NORMALS[:, 1], OCTAGON_NORMALS[:, 0])
     angles = normals + math.pi / 8.0
-    ax.add_patch(patches.Polygon(np.stack([corner * np.cos(angles), corner * np.sin(angles)], 1), closed=True,
-                                 fill=False, edgecolor=COLORS["wall"], lw=2.0, zorder=0.5))
-    ax.add_patch(patches.Circle((0.0, 0.0), _f(p.circle_radius), fill=False, edgecolor=COLORS["goal"], lw=1.2,
-                                ls="--", zorder=0.6))
+    ax.add_patch(
+        patches.Polygon(
+            np.stack([corner * np.cos(angles), corner * np.sin(angles)], 1),
+            closed=True,
+            fill=False,
+            edgecolor=COLORS["wall"],
+            lw=2.0,
+            zorder=0.5,
+        )
+    )
+    ax.add_patch(
+        patches.Circle(
+            (0.0, 0.0), _f(p.circle_radius), fill=False, edgecolor=COLORS["goal"], lw=1.2, ls="--", zorder=0.6
+        )
+    )
     move = _agent(ax, view, s.pos, _f(p.radius))
-    return Drawing(_extent_around(s.pos, 1.0, (-corner - 0.5, corner + 0.5, -corner - 0.5, corner + 0.5)), move)
+    return Drawing(_extent_around(s.pos, 1.0, _square_view(corner)), move)
 
 
 @register_drawer(BallGather, "SafetyBallGather", _steps_per_second)
 def draw_ball_gather(ax, view: EpisodeView) -> Drawing:
     s, p = view.states, view.params
-    half = _f(p.wall_distance)
-    _room(ax, half)
+    room = _room(ax, _f(p.wall_distance))
     r = _f(p.detection_distance)
     groups = []
     for centres, left, color in ((s.apples, s.apple_left, COLORS["apple"]), (s.bombs, s.bomb_left, COLORS["bomb"])):
@@ -336,14 +369,13 @@ def draw_ball_gather(ax, view: EpisodeView) -> Drawing:
                 disc.set_facecolor(color if here else "none")  # hollow once collected
         move(t)
 
-    return Drawing(_extent_around(s.pos, 1.0, (-half - 0.5, half + 0.5, -half - 0.5, half + 0.5)), update)
+    return Drawing(_extent_around(s.pos, 1.0, room), update)
 
 
 @register_drawer(BallReach, "SafetyBallReach", _steps_per_second)
 def draw_ball_reach(ax, view: EpisodeView) -> Drawing:
     s, p = view.states, view.params
-    half = _f(p.wall_distance)
-    _room(ax, half)
+    room = _room(ax, _f(p.wall_distance))
     _moving_discs(ax, np.asarray(s.puddles, float), _f(p.puddle_cost_distance), COLORS["hazard"])
     _, move_goal = _moving_discs(ax, np.asarray(s.goal, float)[:, None], _f(p.goal_radius), COLORS["goal"])
     box = patches.Polygon(np.zeros((4, 2)), closed=True, facecolor=COLORS["box"], edgecolor="none", zorder=1.5)
@@ -358,7 +390,7 @@ def draw_ball_reach(ax, view: EpisodeView) -> Drawing:
         move_goal(t)
         move(t)
 
-    return Drawing(_extent_around(s.pos, 1.0, (-half - 0.5, half + 0.5, -half - 0.5, half + 0.5)), update)
+    return Drawing(_extent_around(s.pos, 1.0, room), update)
 
 
 # --------------------------------------------------------------------------- CartSafe
@@ -418,8 +450,11 @@ def draw_icy_lake(ax, view: EpisodeView) -> Drawing:
     for r in range(n_rows):
         for c in range(n_cols):
             color = COLORS[_TILE_COLORS.get(int(tiles[r, c]), "frozen")]
-            ax.add_patch(patches.Rectangle((c, n_rows - 1 - r), 1.0, 1.0, facecolor=color, edgecolor=COLORS["arena"],
-                                           lw=0.8, zorder=0.5))
+            ax.add_patch(
+                patches.Rectangle(
+                    (c, n_rows - 1 - r), 1.0, 1.0, facecolor=color, edgecolor=COLORS["arena"], lw=0.8, zorder=0.5
+                )
+            )
     flat = np.asarray(view.states.position, int)
     centres = np.stack([flat % n_cols + 0.5, n_rows - 1 - flat // n_cols + 0.5], 1).astype(float)
     move = _agent(ax, view, centres, 0.3)
@@ -428,8 +463,10 @@ def draw_icy_lake(ax, view: EpisodeView) -> Drawing:
 
 # --------------------------------------------------------------------------- MuJoCo (EcoAnt)
 
-_GL_HELP = ("start Python with MUJOCO_GL=egl (EGL: the system's libegl1, or the NVIDIA driver's libEGL) or "
-            "MUJOCO_GL=osmesa (OSMesa: the libosmesa6 system package and pip install PyOpenGL)")
+_GL_HELP = (
+    "start Python with MUJOCO_GL=egl (EGL: the system's libegl1, or the NVIDIA driver's libEGL) or "
+    "MUJOCO_GL=osmesa (OSMesa: the libosmesa6 system package and pip install PyOpenGL)"
+)
 
 
 def mujoco_gl_backend() -> str | None:
@@ -450,22 +487,21 @@ def mujoco_gl_backend() -> str | None:
 def require_mujoco_gl():
     """A one-line error (:class:`saferl.foundation.errors.MissingExtraError`) when MuJoCo cannot render here."""
     if mujoco_gl_backend() is None:
-        from saferl.foundation.errors import MissingExtraError
-
         current = os.environ.get("MUJOCO_GL")
         setting = f"MUJOCO_GL={current!r}" if current is not None else "MUJOCO_GL unset"
-        raise MissingExtraError(f"rendering a MuJoCo environment needs a headless OpenGL backend and none works in "
-                                f"this process ({setting}); {_GL_HELP}")
+        raise MissingExtraError(
+            f"rendering a MuJoCo environment needs a headless OpenGL backend and none works in "
+            f"this process ({setting}); {_GL_HELP}"
+        )
 
 
 #: the tracking camera (m, degrees): the torso seen from the side and above, the floor filling the frame
 MUJOCO_CAMERA = {"distance": 4.0, "elevation": -30.0, "azimuth": 90.0}
 
 
-@register_drawer("LocomotionEnv", "MJX locomotion", lambda env, p: 1.0 / env.dt(p),  # saferl/envs/velocity/locomotion.py
-                 preflight=require_mujoco_gl)
-@register_drawer(EcoAnt, "EcoAnt", lambda env, p: 1.0 / env.dt(p), highlight_costs=False,
-                 preflight=require_mujoco_gl)
+# by class name: saferl/envs/velocity/locomotion.py
+@register_drawer("LocomotionEnv", "MJX locomotion", lambda env, p: 1.0 / env.dt(p), preflight=require_mujoco_gl)
+@register_drawer(EcoAnt, "EcoAnt", lambda env, p: 1.0 / env.dt(p), highlight_costs=False, preflight=require_mujoco_gl)
 def draw_mujoco(ax, view: EpisodeView) -> Drawing:
     import mujoco
 
@@ -481,8 +517,13 @@ def draw_mujoco(ax, view: EpisodeView) -> Drawing:
     camera.trackbodyid = names.index("torso") if "torso" in names else min(1, model.nbody - 1)
     for name, value in MUJOCO_CAMERA.items():
         setattr(camera, name, value)
-    image = ax.imshow(np.zeros((height, width, 3), np.uint8), extent=(0, width, 0, height), origin="upper",
-                      interpolation="nearest", zorder=0)
+    image = ax.imshow(
+        np.zeros((height, width, 3), np.uint8),
+        extent=(0, width, 0, height),
+        origin="upper",
+        interpolation="nearest",
+        zorder=0,
+    )
     qpos = np.asarray(view.states.qpos, np.float64)
 
     def update(t):

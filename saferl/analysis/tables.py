@@ -14,8 +14,18 @@ import math
 from pathlib import Path
 
 #: row fields a reader of the table does not need (they stay in results.json)
-BOOKKEEPING = {"algo", "label", "default_config", "seeds", "env_steps_per_seed", "wall_seconds", "steps_per_second",
-               "cost_limit", "cost_scale", "satisfied"}
+BOOKKEEPING = {
+    "algo",
+    "label",
+    "default_config",
+    "seeds",
+    "env_steps_per_seed",
+    "wall_seconds",
+    "steps_per_second",
+    "cost_limit",
+    "cost_scale",
+    "satisfied",
+}
 #: columns shown first, in this order, when present
 LEADING = ("method", "env")
 
@@ -94,25 +104,32 @@ def render_checks(checks: dict) -> str:
     """One line per check; nested checks as compact JSON."""
     lines = []
     for name, value in checks.items():
-        text = json.dumps(value, separators=(", ", ": "), default=str) if isinstance(value, (dict, list)) else (
-            format_number(value))
+        text = (
+            json.dumps(value, separators=(", ", ": "), default=str)
+            if isinstance(value, (dict, list))
+            else (format_number(value))
+        )
         lines.append(f"check {name}: {text}")
     return "\n".join(lines)
 
 
 def render_result(result: dict) -> str:
     """The table, the checks and where the runs came from, as ``saferl reproduce`` and ``saferl show`` print them."""
-    parts = [f"{result.get('target', '?')} at scale {result.get('scale', '?')}"
-             + (f" (code {result['git_commit'][:12]})" if result.get("git_commit") else ""),
-             render_rows(result.get("rows", []))]
+    parts = [
+        f"{result.get('target', '?')} at scale {result.get('scale', '?')}"
+        + (f" (code {result['git_commit'][:12]})" if result.get("git_commit") else ""),
+        render_rows(result.get("rows", [])),
+    ]
     if result.get("checks"):
         parts.append(render_checks(result["checks"]))
     used = result.get("runs") or []
     if used:
         reused = sum(bool(r.get("reused")) for r in used)
         changed = [r["run"] for r in used if r.get("code_changes_since_training")]
-        line = (f"runs: {len(used)} ({len(used) - reused} trained now, {reused} reused), "
-                f"training time {result.get('runs_training_seconds', 0.0):.0f}s")
+        line = (
+            f"runs: {len(used)} ({len(used) - reused} trained now, {reused} reused), "
+            f"training time {result.get('runs_training_seconds', 0.0):.0f}s"
+        )
         if changed:
             line += f"; trained by other code than the table's: {', '.join(changed)}"
         parts.append(line)

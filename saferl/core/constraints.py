@@ -19,7 +19,8 @@ window, as is the C-TRPO authors' code).  The default 0 takes the episodes that 
 current batch only: J_c of the current policy, as CPO's and C-TRPO's updates are written.
 ``window_statistic`` says which mean of the window: ``window_mean`` (default; after the batch's episodes are
 added) or ``snapshot_mean`` (the mean, over the batch's finished episodes, of the window's mean right after each
-was added: SafePO's logger, which the C-TRPO authors' methods read; :func:`saferl.core.rollout.cost_window_snapshot_mean`).
+was added: SafePO's logger, which the C-TRPO authors' methods read;
+:func:`saferl.core.rollout.cost_window_snapshot_mean`).
 
 The numbers are traced values (a pytree of arrays), so a compiled training
 program can be reused, or vmapped, across cost limits and violation thresholds.
@@ -34,8 +35,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from saferl.foundation import struct
 from saferl.core.rollout import WINDOW_STATISTICS
+from saferl.foundation import struct
 
 KINDS = ("expected", "var")
 SURROGATES = ("cantelli", "indicator", "cvar")
@@ -71,7 +72,10 @@ def from_config(section: dict) -> Constraint:
     kind = section.pop("type", "expected")
     if kind not in KINDS:
         raise ValueError(f"constraint.type must be one of {', '.join(KINDS)}; got {kind!r}")
-    allowed = {"expected": {"limit", "gamma_c", "window", "window_statistic"}, "var": {"rho", "epsilon", "gamma_c", "surrogate", "finite_horizon"}}[kind]
+    allowed = {
+        "expected": {"limit", "gamma_c", "window", "window_statistic"},
+        "var": {"rho", "epsilon", "gamma_c", "surrogate", "finite_horizon"},
+    }[kind]
     unknown = set(section) - allowed
     if unknown:
         raise ValueError(
@@ -134,10 +138,14 @@ def window(section: dict) -> int:
 
 
 def window_statistic(section: dict) -> str:
-    """``constraint.window_statistic`` of an expected-cost constraint (module docstring); ``window_mean`` for ``var``."""
+    """``constraint.window_statistic`` of an expected-cost constraint (module docstring); ``window_mean`` for
+    ``var``."""
     section = section or {}
-    value = section.get("window_statistic", WINDOW_STATISTICS[0]) if section.get("type", "expected") == "expected" \
+    value = (
+        section.get("window_statistic", WINDOW_STATISTICS[0])
+        if section.get("type", "expected") == "expected"
         else WINDOW_STATISTICS[0]
+    )
     if value not in WINDOW_STATISTICS:
         raise ValueError(f"constraint.window_statistic must be one of {', '.join(WINDOW_STATISTICS)}, got {value!r}")
     return value

@@ -344,8 +344,9 @@ def min_norm_hull_weights(G, mask):
     G = jnp.asarray(G)
     m = G.shape[-1]
     if m > MAX_MULTI_CONSTRAINTS or m < 1:
-        raise ValueError(f"min_norm_hull_weights enumerates 2^m supports; m must be in 1..{MAX_MULTI_CONSTRAINTS}, "
-                         f"got {m}")
+        raise ValueError(
+            f"min_norm_hull_weights enumerates 2^m supports; m must be in 1..{MAX_MULTI_CONSTRAINTS}, got {m}"
+        )
     dtype = jnp.result_type(G, float)
     G = G.astype(dtype)
     eps, tiny, _ = _consts(dtype)
@@ -447,8 +448,9 @@ def pcpo_projection_multi(reward_step, cost_grads, c, hinv_cost_grads, *, tol: f
     c = jnp.asarray(c)
     m = B.shape[0]
     if m > MAX_MULTI_CONSTRAINTS or m < 1:
-        raise ValueError(f"pcpo_projection_multi enumerates 2^m active sets; m must be in 1..{MAX_MULTI_CONSTRAINTS}, "
-                         f"got {m}")
+        raise ValueError(
+            f"pcpo_projection_multi enumerates 2^m active sets; m must be in 1..{MAX_MULTI_CONSTRAINTS}, got {m}"
+        )
     dtype = jnp.result_type(reward_step, B, c, float)
     x_r, B, hinv_B, c = (jnp.asarray(a, dtype) for a in (reward_step, B, hinv_B, c))
     eps, tiny, _ = _consts(dtype)

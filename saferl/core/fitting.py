@@ -9,8 +9,16 @@ import jax.numpy as jnp
 import optax
 
 
-def minibatch_epochs(loss: Callable, params, opt: optax.GradientTransformation, opt_state, data: tuple, key,
-                     epochs: int, minibatches: int):
+def minibatch_epochs(
+    loss: Callable,
+    params,
+    opt: optax.GradientTransformation,
+    opt_state,
+    data: tuple,
+    key,
+    epochs: int,
+    minibatches: int,
+):
     """``epochs`` passes of ``opt`` over ``minibatches`` shuffled minibatches of ``data`` (arrays
     with a common leading axis); ``loss(params, *minibatch)``.  Returns (params, opt_state, the
     mean loss of the last epoch)."""

@@ -69,12 +69,26 @@ def pid_init(initial: float = 0.0, d_delay: int = 10, shape: tuple[int, ...] = (
     if int(d_delay) < 1:
         raise ValueError(f"pid_d_delay must be an integer >= 1, got {d_delay!r}")
     z = jnp.zeros(shape, jnp.float32)
-    return PIDLagrangeState(jnp.full(shape, jnp.maximum(jnp.asarray(initial, jnp.float32), 0.0), jnp.float32), z, z,
-                            jnp.zeros((int(d_delay),) + tuple(shape), jnp.float32), jnp.zeros(shape, bool))
+    return PIDLagrangeState(
+        jnp.full(shape, jnp.maximum(jnp.asarray(initial, jnp.float32), 0.0), jnp.float32),
+        z,
+        z,
+        jnp.zeros((int(d_delay),) + tuple(shape), jnp.float32),
+        jnp.zeros(shape, bool),
+    )
 
 
-def pid_update(state: PIDLagrangeState, cost_estimate, limit, kp: float, ki: float, kd: float,
-               p_ema: float = 0.95, d_ema: float = 0.95, max_multiplier: float = 100.0) -> PIDLagrangeState:
+def pid_update(
+    state: PIDLagrangeState,
+    cost_estimate,
+    limit,
+    kp: float,
+    ki: float,
+    kd: float,
+    p_ema: float = 0.95,
+    d_ema: float = 0.95,
+    max_multiplier: float = 100.0,
+) -> PIDLagrangeState:
     """PID Lagrangian (Stooke, Achiam, Abbeel 2020, Alg. 2), with the EMA smoothing of their Sec. 5:
 
         e = J_c - b,   P = EMA_p(e),   I = [I + Ki e]_+,   D = [EMA_d(J_c)_now - EMA_d(J_c)_{d_delay ago}]_+,

@@ -18,6 +18,7 @@ can differentiate through them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -61,8 +62,12 @@ class MLP:
             if self.init_scheme == "torch_linear":
                 bound = 1.0 / np.sqrt(n_in)
                 kw, kb = jax.random.split(k)
-                layers.append({"w": jax.random.uniform(kw, (n_in, n_out), jnp.float32, -bound, bound),
-                               "b": jax.random.uniform(kb, (n_out,), jnp.float32, -bound, bound)})
+                layers.append(
+                    {
+                        "w": jax.random.uniform(kw, (n_in, n_out), jnp.float32, -bound, bound),
+                        "b": jax.random.uniform(kb, (n_out,), jnp.float32, -bound, bound),
+                    }
+                )
                 continue
             gain = self.out_scale if i == len(sizes) - 2 else np.sqrt(2.0)
             w = jax.nn.initializers.orthogonal(gain)(k, (n_in, n_out), jnp.float32)
@@ -81,20 +86,46 @@ class MLP:
 _LOG_2PI = float(np.log(2.0 * np.pi))
 
 
+class OneMLP:
+    """A network that is one :class:`MLP` of the observation, for a dataclass with the fields ``obs_dim``,
+    ``hidden``, ``activation`` and ``init_scheme``: the subclass names the MLP's output size (:attr:`outputs`)
+    and the orthogonal-init gain of its last layer (:attr:`out_scale`)."""
+
+    #: the orthogonal-init gain of the last layer (:class:`MLP` ``out_scale``)
+    out_scale: ClassVar[float] = 1.0
+
+    @property
+    def outputs(self) -> int:
+        raise NotImplementedError
+
+    @property
+    def mlp(self) -> MLP:
+        return MLP(
+            self.obs_dim,
+            tuple(self.hidden),
+            self.outputs,
+            self.activation,
+            out_scale=self.out_scale,
+            init_scheme=self.init_scheme,
+        )
+
+
 @dataclass(frozen=True)
-class GaussianActor:
+class GaussianActor(OneMLP):
+    """A diagonal Gaussian policy: the mean from an MLP (last-layer gain 0.01), a state-independent log-std."""
+
     obs_dim: int
     action_dim: int
     hidden: tuple[int, ...] = (64, 64)
     activation: str = "tanh"
     init_log_std: float = -0.5
-    discrete: bool = False
     init_scheme: str = "orthogonal"
+    discrete: ClassVar[bool] = False
+    out_scale: ClassVar[float] = 0.01
 
     @property
-    def mlp(self) -> MLP:
-        return MLP(self.obs_dim, self.hidden, self.action_dim, self.activation, out_scale=0.01,
-                   init_scheme=self.init_scheme)
+    def outputs(self) -> int:
+        return self.action_dim
 
     def init(self, key):
         return {"mean": self.mlp.init(key), "log_std": jnp.full((self.action_dim,), self.init_log_std, jnp.float32)}
@@ -125,22 +156,25 @@ class GaussianActor:
     def kl(p, q):
         """KL(p || q) for diagonal Gaussians, summed over action dimensions."""
         var_p, var_q = jnp.exp(2 * p["log_std"]), jnp.exp(2 * q["log_std"])
-        return jnp.sum(q["log_std"] - p["log_std"] + (var_p + (p["mean"] - q["mean"]) ** 2) / (2 * var_q) - 0.5, axis=-1)
+        log_ratio = q["log_std"] - p["log_std"]
+        return jnp.sum(log_ratio + (var_p + (p["mean"] - q["mean"]) ** 2) / (2 * var_q) - 0.5, axis=-1)
 
 
 @dataclass(frozen=True)
-class CategoricalActor:
+class CategoricalActor(OneMLP):
+    """A categorical policy over ``num_actions`` actions: the logits from an MLP (last-layer gain 0.01)."""
+
     obs_dim: int
     num_actions: int
     hidden: tuple[int, ...] = (64, 64)
     activation: str = "tanh"
-    discrete: bool = True
     init_scheme: str = "orthogonal"
+    discrete: ClassVar[bool] = True
+    out_scale: ClassVar[float] = 0.01
 
     @property
-    def mlp(self) -> MLP:
-        return MLP(self.obs_dim, self.hidden, self.num_actions, self.activation, out_scale=0.01,
-                   init_scheme=self.init_scheme)
+    def outputs(self) -> int:
+        return self.num_actions
 
     def init(self, key):
         return {"logits": self.mlp.init(key)}
@@ -176,7 +210,7 @@ HEADS = ("linear", "unit")
 
 
 @dataclass(frozen=True)
-class Critics:
+class Critics(OneMLP):
     """``num_channels`` independent value networks; ``apply`` returns ``(..., num_channels)``.
 
     With ``normalize=True`` each channel's output is PopArt-normalised (van Hasselt et al.
@@ -210,8 +244,8 @@ class Critics:
             raise ValueError(f"unknown critic head {unknown[0]!r}; allowed: {', '.join(HEADS)}")
 
     @property
-    def mlp(self) -> MLP:
-        return MLP(self.obs_dim, self.hidden, 1, self.activation, out_scale=1.0, init_scheme=self.init_scheme)
+    def outputs(self) -> int:
+        return 1  # per channel: the channels are separate MLPs, vmapped
 
     def init(self, key):
         net = jax.vmap(self.mlp.init)(jax.random.split(key, self.num_channels))
@@ -221,8 +255,12 @@ class Critics:
         if not self.normalize:
             return net
         k = self.num_channels
-        return {"net": net, "mean": jnp.zeros((k,), jnp.float32), "second": jnp.ones((k,), jnp.float32),
-                "count": jnp.zeros((), jnp.float32)}
+        return {
+            "net": net,
+            "mean": jnp.zeros((k,), jnp.float32),
+            "second": jnp.ones((k,), jnp.float32),
+            "count": jnp.zeros((), jnp.float32),
+        }
 
     def _raw(self, net, obs):
         values = jax.vmap(lambda p: self.mlp.apply(p, obs)[..., 0])(net)  # (channels, ...)
@@ -269,15 +307,19 @@ class Critics:
         old_scale, new_scale = self._scale(params), self._scale(new)
         last = params["net"][-1]  # w (channels, hidden, 1), b (channels, 1)
         ratio = (old_scale / new_scale)[:, None]
-        last = {"w": last["w"] * ratio[:, :, None],
-                "b": (last["b"] * old_scale[:, None] + params["mean"][:, None] - mean[:, None]) / new_scale[:, None]}
+        last = {
+            "w": last["w"] * ratio[:, :, None],
+            "b": (last["b"] * old_scale[:, None] + params["mean"][:, None] - mean[:, None]) / new_scale[:, None],
+        }
         return {**new, "net": [*params["net"][:-1], last]}
 
 
-def make_actor(obs_dim: int, action_space, hidden, activation: str, init_log_std: float = -0.5,
-               init_scheme: str = "orthogonal"):
+def make_actor(
+    obs_dim: int, action_space, hidden, activation: str, init_log_std: float = -0.5, init_scheme: str = "orthogonal"
+):
     _check_activation(activation)
     if isinstance(action_space, Discrete):
         return CategoricalActor(obs_dim, action_space.n, tuple(hidden), activation, init_scheme=init_scheme)
-    return GaussianActor(obs_dim, action_space.shape[0], tuple(hidden), activation, init_log_std,
-                         init_scheme=init_scheme)
+    return GaussianActor(
+        obs_dim, action_space.shape[0], tuple(hidden), activation, init_log_std, init_scheme=init_scheme
+    )

@@ -30,7 +30,7 @@ import optax
 
 from saferl.core import risk
 from saferl.core.fitting import minibatch_epochs
-from saferl.core.networks import MLP
+from saferl.core.networks import OneMLP
 
 
 def midpoints(num_quantiles: int) -> jax.Array:
@@ -39,15 +39,18 @@ def midpoints(num_quantiles: int) -> jax.Array:
 
 
 @dataclass(frozen=True)
-class QuantileCritic:
+class QuantileCritic(OneMLP):
+    """An MLP of the observation with ``num_quantiles`` outputs, the quantiles of a return at :func:`midpoints`."""
+
     obs_dim: int
     num_quantiles: int
     hidden: tuple[int, ...] = (64, 64)
     activation: str = "tanh"
+    init_scheme: str = "orthogonal"
 
     @property
-    def mlp(self) -> MLP:
-        return MLP(self.obs_dim, tuple(self.hidden), self.num_quantiles, self.activation, out_scale=1.0)
+    def outputs(self) -> int:
+        return self.num_quantiles
 
     def init(self, key):
         return self.mlp.init(key)
@@ -80,8 +83,20 @@ def optimizer(lr: float, max_grad_norm: float = 0.0) -> optax.GradientTransforma
     return optax.chain(*parts, optax.adam(lr, eps=1e-5))
 
 
-def fit(critic: QuantileCritic, params, opt_state, opt, obs, targets, mask, key, epochs: int, minibatches: int,
-        kappa: float = 1.0, scale=1.0):
+def fit(
+    critic: QuantileCritic,
+    params,
+    opt_state,
+    opt,
+    obs,
+    targets,
+    mask,
+    key,
+    epochs: int,
+    minibatches: int,
+    kappa: float = 1.0,
+    scale=1.0,
+):
     """``epochs`` passes of Adam over ``minibatches`` shuffled minibatches of the quantile-Huber
     loss of ``scale * critic.apply`` against ``targets``; returns (params, opt_state, loss of the
     last epoch)."""

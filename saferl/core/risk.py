@@ -121,4 +121,3 @@ def cvar_estimate(costs, mask, epsilon, eta=None):
 def cantelli_estimate(costs, mask, rho, epsilon):
     """J_C from the empirical moments (eq. 55 into eq. 54)."""
     return cantelli_value(masked_mean(costs, mask), masked_mean(costs**2, mask), rho, epsilon)
-

@@ -132,8 +132,9 @@ def gae(rewards, values, next_values, terminated, done, gammas, lam, end_at_trun
     return advantages, advantages + values
 
 
-def make_batch(traj: Trajectory, critics, critic_params, gammas, lam, end_at_truncation=None, value_noise=None,
-               noise_key=None) -> Batch:
+def make_batch(
+    traj: Trajectory, critics, critic_params, gammas, lam, end_at_truncation=None, value_noise=None, noise_key=None
+) -> Batch:
     """Evaluate the critics on the whole block and compute GAE for every channel
     (``end_at_truncation``: see :func:`gae`).  ``value_noise`` (a standard deviation per channel) adds white
     noise to the critics' values and bootstrap values before GAE (the C-TRPO paper's App. D.3 corruption of the
@@ -181,17 +182,27 @@ def make_batch(traj: Trajectory, critics, critic_params, gammas, lam, end_at_tru
 
 def initial_episodes(cost_channels: int, var: bool = False, window: int = 0) -> dict:
     """The episode estimate before any episode finished (NaN means, count 0: unknown, and carried as such until an
-    episode finishes; :meth:`saferl.training.learner.Learner.learn` holds a constrained update meanwhile); with ``window`` > 0
-    also an empty ring buffer of the last ``window`` episodes' discounted costs (:func:`push_cost_window`)."""
+    episode finishes; :meth:`saferl.training.learner.Learner.learn` holds a constrained update meanwhile); with
+    ``window`` > 0 also an empty ring buffer of the last ``window`` episodes' discounted costs
+    (:func:`push_cost_window`)."""
     nan = jnp.asarray(jnp.nan, jnp.float32)
     channels = jnp.full((cost_channels,), jnp.nan, jnp.float32)
-    episodes = {"return": nan, "cost": channels, "discounted_cost": channels, "discounted_cost_sq": channels,
-                "length": nan, "count": jnp.zeros((), jnp.float32)}
+    episodes = {
+        "return": nan,
+        "cost": channels,
+        "discounted_cost": channels,
+        "discounted_cost_sq": channels,
+        "length": nan,
+        "count": jnp.zeros((), jnp.float32),
+    }
     if var:
         episodes.update(violation=nan, excess=nan)
     if window > 0:
-        episodes["cost_window"] = {"values": jnp.zeros((window, cost_channels), jnp.float32),
-                                   "filled": jnp.zeros((), jnp.int32), "next": jnp.zeros((), jnp.int32)}
+        episodes["cost_window"] = {
+            "values": jnp.zeros((window, cost_channels), jnp.float32),
+            "filled": jnp.zeros((), jnp.int32),
+            "next": jnp.zeros((), jnp.int32),
+        }
     return episodes
 
 
@@ -230,10 +241,11 @@ def cost_window_snapshot_mean(window: dict, done, costs):
     n = jnp.sum(done)
     rank = jnp.cumsum(done) - 1
     oldest = (window["next"] - window["filled"]) % size
-    old = jnp.where((jnp.arange(size) < window["filled"])[:, None],
-                    window["values"][(oldest + jnp.arange(size)) % size], 0.0)
+    old = jnp.where(
+        (jnp.arange(size) < window["filled"])[:, None], window["values"][(oldest + jnp.arange(size)) % size], 0.0
+    )
     slot = jnp.where(done > 0, window["filled"] + rank, size + done.shape[0])  # past the end: dropped
-    sequence = jnp.zeros((size + done.shape[0], costs.shape[1]), jnp.float32).at[: size].set(old)
+    sequence = jnp.zeros((size + done.shape[0], costs.shape[1]), jnp.float32).at[:size].set(old)
     sequence = sequence.at[slot].set(costs.astype(jnp.float32), mode="drop")
     prefix = jnp.concatenate([jnp.zeros((1, costs.shape[1]), jnp.float32), jnp.cumsum(sequence, axis=0)])
     ends = window["filled"] + jnp.arange(done.shape[0]) + 1  # L_k for k = 0, 1, ...
@@ -255,13 +267,14 @@ def episode_estimates(batch: Batch, previous: dict, rho=None, eta=None, statisti
     estimate = episode_means(batch, rest, rho, eta)
     window = push_cost_window(previous["cost_window"], batch.episode_done, batch.episode_discounted_cost)
     if statistic == "snapshot_mean":
-        snapshot = cost_window_snapshot_mean(previous["cost_window"], batch.episode_done,
-                                             batch.episode_discounted_cost)
+        snapshot = cost_window_snapshot_mean(previous["cost_window"], batch.episode_done, batch.episode_discounted_cost)
         j_c = jnp.where(jnp.sum(batch.episode_done) > 0, snapshot, previous["discounted_cost"])
     elif statistic == "window_mean":
         j_c = jnp.where(window["filled"] > 0, cost_window_mean(window), estimate["discounted_cost"])
     else:
-        raise ValueError(f"constraint.window_statistic must be one of {', '.join(WINDOW_STATISTICS)}, got {statistic!r}")
+        raise ValueError(
+            f"constraint.window_statistic must be one of {', '.join(WINDOW_STATISTICS)}, got {statistic!r}"
+        )
     estimate["discounted_cost"] = j_c
     return {**estimate, "cost_window": window}
 

@@ -59,7 +59,9 @@ def fisher_vector_product(kl_fn: Callable[[PyTree], jax.Array], params: PyTree, 
     return jax.tree_util.tree_map(lambda h, v: h + damping * v, hv, vector)
 
 
-def flat_fisher_vector_product(kl_fn: Callable[[PyTree], jax.Array], params: PyTree, vector: jax.Array, damping=0.0) -> jax.Array:
+def flat_fisher_vector_product(
+    kl_fn: Callable[[PyTree], jax.Array], params: PyTree, vector: jax.Array, damping=0.0
+) -> jax.Array:
     """:func:`fisher_vector_product` for a flat ``vector`` (``ravel_pytree`` order of ``params``)."""
     _, unravel = ravel_pytree(params)
     hv = fisher_vector_product(kl_fn, params, unravel(vector), damping)
@@ -99,7 +101,14 @@ class CGInfo(NamedTuple):
     residual_sq: jax.Array  # ||b - A x||^2 as tracked by the recursion
 
 
-def conjugate_gradient(matvec: Callable[[jax.Array], jax.Array], b: jax.Array, iters: int = 10, residual_tol: float = 1e-10, *, return_info: bool = False):
+def conjugate_gradient(
+    matvec: Callable[[jax.Array], jax.Array],
+    b: jax.Array,
+    iters: int = 10,
+    residual_tol: float = 1e-10,
+    *,
+    return_info: bool = False,
+):
     """Solve ``A x = b`` for symmetric positive-definite ``A`` given only ``matvec(v) = A v``.
 
     Standard CG (Hestenes & Stiefel) started at ``x_0 = 0``::
@@ -159,7 +168,15 @@ def _scale(step: PyTree, frac) -> PyTree:
     return jax.tree_util.tree_map(lambda s: frac * s, step)
 
 
-def backtracking_line_search(evaluate: Callable[[PyTree], dict], full_step: PyTree, *, accept: Callable[[dict], jax.Array], decay: float = 0.8, max_backtracks: int = 15, return_metrics: bool = False):
+def backtracking_line_search(
+    evaluate: Callable[[PyTree], dict],
+    full_step: PyTree,
+    *,
+    accept: Callable[[dict], jax.Array],
+    decay: float = 0.8,
+    max_backtracks: int = 15,
+    return_metrics: bool = False,
+):
     """Backtracking line search that evaluates all candidates at once.
 
     Candidates are ``step_j = decay**j * full_step`` for ``j = 0..max_backtracks-1``;
@@ -184,7 +201,9 @@ def backtracking_line_search(evaluate: Callable[[PyTree], dict], full_step: PyTr
     usually accepted at ``j = 0``.
     """
     fracs = decay ** jnp.arange(max_backtracks, dtype=jnp.result_type(float))
-    steps = jax.tree_util.tree_map(lambda s: fracs.reshape((-1,) + (1,) * jnp.ndim(s)).astype(jnp.result_type(s)) * s, full_step)
+    steps = jax.tree_util.tree_map(
+        lambda s: fracs.reshape((-1,) + (1,) * jnp.ndim(s)).astype(jnp.result_type(s)) * s, full_step
+    )
     metrics = jax.vmap(evaluate)(steps)
     ok = jax.vmap(accept)(metrics).astype(bool)
     accepted = jnp.any(ok)
@@ -198,7 +217,15 @@ def backtracking_line_search(evaluate: Callable[[PyTree], dict], full_step: PyTr
     return result
 
 
-def backtracking_line_search_sequential(evaluate: Callable[[PyTree], dict], full_step: PyTree, *, accept: Callable[[dict], jax.Array], decay: float = 0.8, max_backtracks: int = 15, return_metrics: bool = False):
+def backtracking_line_search_sequential(
+    evaluate: Callable[[PyTree], dict],
+    full_step: PyTree,
+    *,
+    accept: Callable[[dict], jax.Array],
+    decay: float = 0.8,
+    max_backtracks: int = 15,
+    return_metrics: bool = False,
+):
     """Same contract and result as :func:`backtracking_line_search`, one candidate at a time.
 
     A ``lax.while_loop`` tries ``j = 0, 1, ...`` and stops at the first

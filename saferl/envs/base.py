@@ -23,7 +23,9 @@ import jax
 import jax.numpy as jnp
 
 from saferl.foundation import struct
-from saferl.foundation.spaces import Box, Discrete, Space  # noqa: F401  (re-exported: environments import them from here)
+
+# re-exported: environments import them from here
+from saferl.foundation.spaces import Box, Discrete, Space  # noqa: F401
 
 
 @struct.dataclass
@@ -56,12 +58,17 @@ class Environment:
     #: whether the trainer clips a continuous action to the action box before this environment
     #: (:class:`saferl.envs.wrappers.ClipAction`, as Gymnasium's ``ClipAction`` and most harnesses do).  False for a
     #: port whose paper's harness passed the policy's sample unclipped and whose reward reads it (the velocity
-    #: tasks' control cost, :mod:`saferl.envs.velocity.locomotion`): such an environment takes any real action and clamps
-    #: it for its physics itself, as the original does.
+    #: tasks' control cost, :mod:`saferl.envs.velocity.locomotion`): such an environment takes any real action and
+    #: clamps it for its physics itself, as the original does.
     clip_actions: ClassVar[bool] = True
+    #: the dataclass of the environment's parameters, whose defaults :meth:`default_params` returns (None: the
+    #: environment implements :meth:`default_params` itself)
+    params_class: ClassVar[type | None] = None
 
     def default_params(self) -> Any:
-        raise NotImplementedError
+        if self.params_class is None:
+            raise NotImplementedError
+        return self.params_class()
 
     def lift_params(self, base_params: Any) -> Any:
         return base_params

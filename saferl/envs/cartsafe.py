@@ -6,7 +6,7 @@ agent pushes the cart left or right to swing it up and balance it, and pays a co
 the cart spends outside ``|x| <= 1``.  Pure ``jax.numpy``: ``reset`` and ``step`` jit and vmap.
 The original is ``gym_safety/envs/cartsafe.py`` and ``gym_safety/__init__.py`` of jemaw/gym-safety
 (commit 468831a), which the SCPO repository (SafeRL-Lab/SCPO) vendors unchanged;
-docs: ``/work/shared/specs/environments.md`` section 2.
+docs: docs/environments.md.
 
 What matches the original
 -------------------------
@@ -66,8 +66,8 @@ import math
 import jax
 import jax.numpy as jnp
 
+from saferl.envs.base import Box, Discrete, Environment, EnvParams, register
 from saferl.foundation import struct
-from saferl.envs.base import Box, Discrete, EnvParams, Environment, register
 
 TWO_PI = 2.0 * math.pi
 
@@ -103,7 +103,8 @@ def euler_step(state: CartSafeState, force: jax.Array, params: CartSafeParams):
     cos, sin = jnp.cos(state.theta), jnp.sin(state.theta)
     temp = (force + polemass_length * state.theta_dot**2 * sin) / total_mass
     thetaacc = (params.gravity * sin - cos * temp) / (
-        params.length * (4.0 / 3.0 - params.masspole * cos**2 / total_mass))
+        params.length * (4.0 / 3.0 - params.masspole * cos**2 / total_mass)
+    )
     xacc = temp - polemass_length * thetaacc * cos / total_mass
     # explicit: positions move with the velocities of the start of the step
     x = state.x + params.tau * state.x_dot
@@ -113,20 +114,14 @@ def euler_step(state: CartSafeState, force: jax.Array, params: CartSafeParams):
     return x, x_dot, jnp.mod(theta, TWO_PI), theta_dot
 
 
-_DESCRIPTION = "Swing-up cart-pole (gym-safety CartSafe-v0): reward 1 + cos(theta), cost 1 while |x| > 1; 300 steps"
-
-
-@register("CartSafe", _DESCRIPTION)
+@register("CartSafe")
 class CartSafe(Environment):
     """jemaw/gym-safety ``CartSafe-v0`` (see the module docstring for what matches and what differs)."""
 
-    description = _DESCRIPTION
-    cost_shape = ()
+    description = "Swing-up cart-pole (gym-safety CartSafe-v0): reward 1 + cos(theta), cost 1 while |x| > 1; 300 steps"
+    params_class = CartSafeParams
     # limit 1: the SCPO paper's Table 1 (its code's env_info.py says 0.5; module docstring); batch 32768
     config_defaults = {"num_envs": 16, "rollout_steps": 2048, "constraint": {"type": "expected", "limit": 1.0}}
-
-    def default_params(self) -> CartSafeParams:
-        return CartSafeParams()
 
     def observation_space(self, params: CartSafeParams) -> Box:
         high = jnp.array([2.0 * params.x_threshold, jnp.inf, TWO_PI, jnp.inf], jnp.float32)
@@ -138,8 +133,9 @@ class CartSafe(Environment):
 
     def reset(self, key: jax.Array, params: CartSafeParams):
         u = jax.random.uniform(key, (4,), jnp.float32, -params.reset_noise, params.reset_noise)
-        state = CartSafeState(x=u[0], x_dot=u[1], theta=u[2] + jnp.float32(math.pi), theta_dot=u[3],
-                              time=jnp.zeros((), jnp.int32))
+        state = CartSafeState(
+            x=u[0], x_dot=u[1], theta=u[2] + jnp.float32(math.pi), theta_dot=u[3], time=jnp.zeros((), jnp.int32)
+        )
         return state, self._obs(state)
 
     def step(self, state: CartSafeState, action: jax.Array, params: CartSafeParams):

@@ -23,8 +23,8 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from saferl.foundation import struct
 from saferl.envs.base import Box, Environment, Wrapper
+from saferl.foundation import struct
 
 
 def cost_state_feature(cumulative_cost, limit, delta: float):
@@ -60,8 +60,9 @@ class CostStateAugmentation(Wrapper):
 
     def lift_params(self, base_params, limit=None) -> CostStateParams:
         limit = self.default_limit if limit is None else limit
-        return CostStateParams(self.env.lift_params(base_params),
-                               jnp.broadcast_to(jnp.asarray(limit, jnp.float32), (self.channels,)))
+        return CostStateParams(
+            self.env.lift_params(base_params), jnp.broadcast_to(jnp.asarray(limit, jnp.float32), (self.channels,))
+        )
 
     def _augment(self, obs, cumulative_cost, params: CostStateParams):
         feature = cost_state_feature(cumulative_cost, params.limit, self.delta)

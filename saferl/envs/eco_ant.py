@@ -117,46 +117,30 @@ Differences from Gymnasium's Ant-v5
 
 from __future__ import annotations
 
-import contextlib
-import io
 import math
 from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 
+from saferl.envs.base import Box, Environment, register
+from saferl.envs.velocity.locomotion import HealthParams
+from saferl.envs.velocity.mjx_physics import import_mjx
 from saferl.foundation import struct
-from saferl.envs.base import Box, EnvParams, Environment, register
-from saferl.foundation.errors import require
 
 ASSET = Path(__file__).parent / "assets" / "eco_ant.xml"
 
 
-def _import_mjx():
-    """``(mujoco, mujoco.mjx)``, or :class:`saferl.foundation.errors.MissingExtraError` naming the ``mjx`` extra."""
-    mujoco = require("mujoco", "mjx", "EcoAnt (MuJoCo MJX)")
-    # mujoco.mjx prints "Failed to import warp" when the optional Warp backend is
-    # absent; EcoAnt uses the JAX backend, so keep that message off stdout.
-    with contextlib.redirect_stdout(io.StringIO()):
-        mjx = require("mujoco.mjx", "mjx", "EcoAnt (MuJoCo MJX)")
-    return mujoco, mjx
-
-
 @struct.dataclass
-class EcoAntParams(EnvParams):
-    # episode
-    max_steps: int = struct.field(default=1000, kw_only=True)
-    frame_skip: int = struct.field(static=True, default=5)  # physics sub-steps per env step
+class EcoAntParams(HealthParams):
+    """Gymnasium Ant-v5's episode, reset and reward terms (1000 steps, frame skip 5, reset noise 0.1, forward
+    weight 1, healthy reward 1 on the torso's height range ``[0.2, 1.0]``: those of
+    :class:`~saferl.envs.velocity.locomotion.HealthParams`) but no control cost, the actuators' noise and the
+    energy model."""
+
+    ctrl_cost_weight: float = 0.0  # the actuators' energy is the cost, not part of the reward
     # stochastic actuators: std of the Gaussian noise added to the clipped control
     action_noise: float = 0.1
-    reset_noise_scale: float = 0.1
-    # reward (Gymnasium Ant-v5 terms)
-    forward_reward_weight: float = 1.0
-    healthy_reward: float = 1.0
-    ctrl_cost_weight: float = 0.0
-    healthy_z_min: float = 0.2
-    healthy_z_max: float = 1.0
-    terminate_when_unhealthy: bool = struct.field(static=True, default=True)
     # energy model (see the module docstring); powers in W, energies in J
     energy_scale: float = 0.01  # battery units per joule
     heat_power: float = 50.0  # resistive loss of one motor at full torque
@@ -172,20 +156,17 @@ class EcoAntState:
     key: jax.Array  # PRNG key for the action noise
 
 
-_DESCRIPTION = "MJX Ant running forward on a battery: cost = actuator energy, noisy actuators"
-
-
-@register("EcoAnt", _DESCRIPTION)
+@register("EcoAnt")
 class EcoAnt(Environment):
     """The Canary paper's EcoAnt (see the module docstring)."""
 
-    description = _DESCRIPTION
-    cost_shape = ()
+    description = "MJX Ant running forward on a battery: cost = actuator energy, noisy actuators"
+    params_class = EcoAntParams
     config_defaults = {"num_envs": 16, "rollout_steps": 1000, "constraint": {"type": "expected", "limit": 150.0}}
     risk_defaults = {"rho": 150.0, "epsilon": 0.05, "gamma_c": 1.0}  # Canary Sec. 6: EcoAnt rho = 150
 
     def __init__(self, xml_path: str | Path | None = None):
-        mujoco, mjx = _import_mjx()
+        mujoco, mjx = import_mjx("EcoAnt (MuJoCo MJX)")
         self._mjx = mjx
         self.mj_model = mujoco.MjModel.from_xml_path(str(xml_path or ASSET))
         self.model = mjx.put_model(self.mj_model)
@@ -193,9 +174,6 @@ class EcoAnt(Environment):
         self.nq, self.nv, self.nu = self.mj_model.nq, self.mj_model.nv, self.mj_model.nu
         self.timestep = float(self.mj_model.opt.timestep)
         self._qpos0 = jnp.asarray(self.mj_model.qpos0, jnp.float32)
-
-    def default_params(self) -> EcoAntParams:
-        return EcoAntParams()
 
     # ---------------------------------------------------------------- spaces
 
@@ -236,9 +214,7 @@ class EcoAnt(Environment):
         noise = jax.random.normal(noise_key, (self.nu,), jnp.float32)
         ctrl = jnp.clip(action + params.action_noise * noise, -1.0, 1.0)
 
-        data = self._data0.replace(
-            qpos=state.qpos, qvel=state.qvel, qacc_warmstart=state.qacc_warmstart, ctrl=ctrl
-        )
+        data = self._data0.replace(qpos=state.qpos, qvel=state.qvel, qacc_warmstart=state.qacc_warmstart, ctrl=ctrl)
 
         def substep(carry, _):
             data, work = carry
@@ -369,12 +345,14 @@ def _calibration_report(episodes: int = 16, steps: int = 1000) -> None:  # pragm
     keys = jax.random.split(jax.random.PRNGKey(0), len(policies) * episodes)
     start = _time.time()
     out = jax.jit(jax.vmap(rollout))(index, keys)
-    cost, reward, length, vel, rate = (np.asarray(x).reshape(len(policies), episodes) for x in jax.block_until_ready(out))
+    out = jax.block_until_ready(out)
+    cost, reward, length, vel, rate = (np.asarray(x).reshape(len(policies), episodes) for x in out)
     print(f"{len(policies) * episodes} episodes of up to {steps} steps in {_time.time() - start:.0f} s (with compile)")
     for i, name in enumerate(names):
         print(
             f"{name:12s} episode cost {cost[i].mean():7.1f} +- {cost[i].std():5.1f}  length {length[i].mean():6.1f}  "
-            f"cost per 1000 steps {1000 * rate[i].mean():7.1f}  x-vel {vel[i].mean():+.3f}  return {reward[i].mean():7.1f}"
+            f"cost per 1000 steps {1000 * rate[i].mean():7.1f}  x-vel {vel[i].mean():+.3f}  "
+            f"return {reward[i].mean():7.1f}"
         )
 
 

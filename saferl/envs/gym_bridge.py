@@ -152,8 +152,10 @@ def as_env_list(envs) -> list:
     if isinstance(sub, (list, tuple)) and sub:  # SyncVectorEnv and its wrappers
         return list(sub)
     if hasattr(envs, "num_envs") and hasattr(envs, "single_action_space"):
-        raise ValueError(f"{type(envs).__name__} does not expose its environments; pass a list of environments "
-                         "or a gymnasium.vector.SyncVectorEnv (AsyncVectorEnv is not supported)")
+        raise ValueError(
+            f"{type(envs).__name__} does not expose its environments; pass a list of environments "
+            "or a gymnasium.vector.SyncVectorEnv (AsyncVectorEnv is not supported)"
+        )
     if hasattr(envs, "step") and hasattr(envs, "reset"):
         return [envs]
     raise ValueError(f"expected Gymnasium environments (a list, a SyncVectorEnv or one env), got {type(envs).__name__}")
@@ -222,8 +224,16 @@ class HostVecEnv:
     must then be reset before it steps again.
     """
 
-    def __init__(self, envs, cost_from: str = "auto", cost_key: str = "cost", gamma_c: float = 1.0,
-                 probe_seed: int = 0, name: str | None = None, clip_actions: bool = True):
+    def __init__(
+        self,
+        envs,
+        cost_from: str = "auto",
+        cost_key: str = "cost",
+        gamma_c: float = 1.0,
+        probe_seed: int = 0,
+        name: str | None = None,
+        clip_actions: bool = True,
+    ):
         if cost_from not in COST_SOURCES:
             raise ValueError(f"cost_from must be one of {', '.join(COST_SOURCES)}; got {cost_from!r}")
         if not isinstance(clip_actions, bool):
@@ -239,8 +249,9 @@ class HostVecEnv:
         first = self.envs[0]
         for i, env in enumerate(self.envs[1:], start=1):
             if env.observation_space != first.observation_space or env.action_space != first.action_space:
-                raise ValueError(f"{self.name}: environment {i} has other spaces than environment 0; all copies "
-                                 "must match")
+                raise ValueError(
+                    f"{self.name}: environment {i} has other spaces than environment 0; all copies must match"
+                )
         self._obs_space = first.observation_space
         self._act_space = first.action_space
         self.observation_space = convert_space(self._obs_space, "observation")
@@ -264,8 +275,10 @@ class HostVecEnv:
             return out
         out = np.asarray(obs, np.float32).reshape(-1)
         if out.shape != (self.obs_dim,):
-            raise ValueError(f"environment {i} returned an observation of {out.size} numbers; its observation "
-                             f"space has {self.obs_dim}")
+            raise ValueError(
+                f"environment {i} returned an observation of {out.size} numbers; its observation "
+                f"space has {self.obs_dim}"
+            )
         return out
 
     def _env_actions(self, actions: np.ndarray) -> list:
@@ -301,13 +314,16 @@ class HostVecEnv:
                         f"and in info[{self.cost_key!r}] (Bullet-Safety-Gym), but step returned 5 values (obs, reward, "
                         f"terminated, truncated, info) and info has no {self.cost_key!r} key (info keys: "
                         f"{keys or 'none'}); return the cost in one of those places, or name its info key with "
-                        "cost_key (env_params.cost_key)")
+                        "cost_key (env_params.cost_key)"
+                    )
                 self.cost_from = "info"
             else:
-                raise ValueError(f"{self.name}: environment 0: step returned {_describe(result)}, expected 6 values "
-                                 "(obs, reward, cost, terminated, truncated, info) or 5 values "
-                                 f"(obs, reward, terminated, truncated, info) with info[{self.cost_key!r}]"
-                                 f"{_old_api_hint(result)}")
+                raise ValueError(
+                    f"{self.name}: environment 0: step returned {_describe(result)}, expected 6 values "
+                    "(obs, reward, cost, terminated, truncated, info) or 5 values "
+                    f"(obs, reward, terminated, truncated, info) with info[{self.cost_key!r}]"
+                    f"{_old_api_hint(result)}"
+                )
         obs, reward, cost, _, _, _ = self._unpack(result, 0)
         where = "on the probe step (one step after reset, before training)"
         self._check_finite("observation", self._obs(obs, 0)[None], where)
@@ -328,8 +344,9 @@ class HostVecEnv:
         row = rows[i]
         bad = np.flatnonzero(~np.isfinite(row))
         value = row[bad[0]]
-        detail = (f"{value}" if row.size == 1
-                  else f"{value} at index {bad[0]} ({bad.size} of {row.size} entries not finite)")
+        detail = (
+            f"{value}" if row.size == 1 else f"{value} at index {bad[0]} ({bad.size} of {row.size} entries not finite)"
+        )
         where = where(i) if callable(where) else where
         copy = f"environment {i} of {self.num_envs}" if self.num_envs > 1 else "the environment"
         raise NonFiniteError(f"{self.name}: {copy} returned a non-finite {field} {where}: {detail}")
@@ -338,29 +355,40 @@ class HostVecEnv:
         """``(obs, reward, cost, terminated, truncated, info)`` from a step result, or a ValueError."""
         expected = 6 if self.cost_from == "step" else 5
         if not isinstance(result, tuple) or len(result) != expected:
-            form = ("(obs, reward, cost, terminated, truncated, info)" if expected == 6
-                    else f"(obs, reward, terminated, truncated, info) with info[{self.cost_key!r}]")
+            form = (
+                "(obs, reward, cost, terminated, truncated, info)"
+                if expected == 6
+                else f"(obs, reward, terminated, truncated, info) with info[{self.cost_key!r}]"
+            )
             hint = _old_api_hint(result)
             if not hint and isinstance(result, tuple) and len(result) in (5, 6):
-                hint = (f"; cost_from={self.cost_from!r} was given, try cost_from='auto'" if self._requested != "auto"
-                        else f"; the first step returned {expected}")
-            raise ValueError(f"{self.name}: environment {i}: step returned {_describe(result)}, expected {expected} "
-                             f"values {form}{hint}")
+                hint = (
+                    f"; cost_from={self.cost_from!r} was given, try cost_from='auto'"
+                    if self._requested != "auto"
+                    else f"; the first step returned {expected}"
+                )
+            raise ValueError(
+                f"{self.name}: environment {i}: step returned {_describe(result)}, expected {expected} "
+                f"values {form}{hint}"
+            )
         if expected == 6:
             obs, reward, cost, terminated, truncated, info = result
         else:
             obs, reward, terminated, truncated, info = result
             if not isinstance(info, dict) or self.cost_key not in info:
-                raise ValueError(f"{self.name}: environment {i}: no cost in this step's info (key {self.cost_key!r}); "
-                                 "cost_from='info' needs it on every step")
+                raise ValueError(
+                    f"{self.name}: environment {i}: no cost in this step's info (key {self.cost_key!r}); "
+                    "cost_from='info' needs it on every step"
+                )
             cost = info[self.cost_key]
         return obs, reward, np.asarray(cost, np.float32), terminated, truncated, info
 
     def _reset_one(self, i: int, seed: int | None = None) -> np.ndarray:
         result = self.envs[i].reset(seed=seed)
         if not (isinstance(result, tuple) and len(result) == 2):
-            raise ValueError(f"environment {i}: reset must return (obs, info) (Gymnasium API), "
-                             f"got {type(result).__name__}")
+            raise ValueError(
+                f"environment {i}: reset must return (obs, info) (Gymnasium API), got {type(result).__name__}"
+            )
         return self._obs(result[0], i)
 
     # ------------------------------------------------------------------ vector API
@@ -397,8 +425,9 @@ class HostVecEnv:
         for i, env in enumerate(self.envs):
             o, reward[i], k, term[i], trunc[i], _ = self._unpack(env.step(actions[i]), i)
             if k.shape != self.cost_shape:
-                raise ValueError(f"{self.name}: environment {i}: cost of shape {k.shape}, but the probe step gave "
-                                 f"{self.cost_shape}")
+                raise ValueError(
+                    f"{self.name}: environment {i}: cost of shape {k.shape}, but the probe step gave {self.cost_shape}"
+                )
             cost[i] = k.reshape(c)
             final[i] = obs[i] = self._obs(o, i)
             if term[i] or trunc[i]:  # AutoReset: the next episode starts at once
@@ -417,8 +446,19 @@ class HostVecEnv:
         self._discount *= np.float32(self.gamma_c)
         self._length += 1
         done = term | trunc
-        step = HostStep(obs, reward, cost, term, trunc, final, done, self._return.copy(), self._cost.copy(),
-                        self._discounted.copy(), self._length.copy())
+        step = HostStep(
+            obs,
+            reward,
+            cost,
+            term,
+            trunc,
+            final,
+            done,
+            self._return.copy(),
+            self._cost.copy(),
+            self._discounted.copy(),
+            self._length.copy(),
+        )
         self._return[done], self._cost[done], self._discounted[done] = 0.0, 0.0, 0.0
         self._discount[done], self._length[done] = 1.0, 0
         return step

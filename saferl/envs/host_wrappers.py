@@ -21,8 +21,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from saferl.foundation import struct
 from saferl.envs.base import Environment, EnvParams
+from saferl.foundation import struct
 
 
 @struct.dataclass
@@ -50,8 +50,7 @@ class HostStepLeaf(Environment):
         self._observation_space, self._action_space, self.max_steps = observation_space, action_space, int(max_steps)
 
     def default_params(self) -> HostStepParams:
-        return HostStepParams(max_steps=self.max_steps,
-                              first_obs=jnp.zeros(self._observation_space.shape, jnp.float32))
+        return HostStepParams(max_steps=self.max_steps, first_obs=jnp.zeros(self._observation_space.shape, jnp.float32))
 
     def reset(self, key, params: HostStepParams):
         return jnp.zeros((), jnp.int32), params.first_obs

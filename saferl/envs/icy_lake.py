@@ -47,8 +47,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from saferl.envs.base import Box, Discrete, Environment, EnvParams, register
 from saferl.foundation import struct
-from saferl.envs.base import Box, Discrete, EnvParams, Environment, register
 
 # tile codes of ``IcyLakeParams.tiles``
 FROZEN, ICE, GOAL, START = 0, 1, 2, 3
@@ -166,8 +166,12 @@ class IcyLake(Environment):
 
     description = _DESCRIPTION
     cost_shape = ()
-    config_defaults = {"num_envs": 16, "rollout_steps": 128, "total_steps": 300_000,
-                       "constraint": {"type": "expected", "limit": 3.0}}
+    config_defaults = {
+        "num_envs": 16,
+        "rollout_steps": 128,
+        "total_steps": 300_000,
+        "constraint": {"type": "expected", "limit": 3.0},
+    }
     risk_defaults = {"rho": 15.0, "epsilon": 0.05, "gamma_c": 1.0}
 
     def __init__(self, desc: str | Sequence[str] = "8x8", **param_defaults):

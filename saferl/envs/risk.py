@@ -1,8 +1,8 @@
 """The risk augmentation: Canary's augmented state and the per-step costs of the VaR surrogates.
 
 Observation x_t = (s_t, y_t / rho, gamma_c^t) (Canary eqs. 23, 27), with y_t the discounted
-cost accumulated so far ((y_t - eta) / rho for the CVaR surrogate, whose cost depends on y - eta).  The cost becomes a vector of the surrogate's channels
-(:data:`saferl.core.risk.CHANNELS`):
+cost accumulated so far ((y_t - eta) / rho for the CVaR surrogate, whose cost depends on y - eta).  The cost
+becomes a vector of the surrogate's channels (:data:`saferl.core.risk.CHANNELS`):
 
 * ``cantelli``  -> ``[c_t, c~_t]`` with c~_t = gamma_c^t c_t^2 + 2 y_t c_t (eq. 25);
 * ``indicator`` -> ``[1(y_t < rho <= y_{t+1}) / gamma_c^t]`` (sums to I(tau), eq. 13);
@@ -25,9 +25,9 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from saferl.foundation import struct
 from saferl.core import risk
 from saferl.envs.base import Box, Environment, Wrapper
+from saferl.foundation import struct
 
 
 @struct.dataclass
@@ -52,8 +52,10 @@ class RiskAugmentation(Wrapper):
         if surrogate not in risk.SURROGATES:
             raise ValueError(f"risk surrogate must be one of {', '.join(risk.SURROGATES)}, got {surrogate!r}")
         if env.cost_shape != ():
-            raise ValueError("a VaR constraint needs an environment with a single cost signal, "
-                             f"{env.name} has cost shape {env.cost_shape}")
+            raise ValueError(
+                "a VaR constraint needs an environment with a single cost signal, "
+                f"{env.name} has cost shape {env.cost_shape}"
+            )
         if not 0.0 < gamma_c <= 1.0:
             raise ValueError(f"gamma_c must be in (0, 1], got {gamma_c}")
         self.surrogate = surrogate

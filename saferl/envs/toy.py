@@ -19,8 +19,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from saferl.envs.base import Box, Environment, EnvParams, register
 from saferl.foundation import struct
-from saferl.envs.base import Box, EnvParams, Environment, register
 
 
 @struct.dataclass

@@ -10,7 +10,7 @@ Per-environment wrappers (stack them around one environment, innermost first):
 
 Batch-level wrappers (around a :class:`VecEnv`):
 
-* :class:`VecEnv` -- ``num_envs`` copies vmapped in one step.
+* :class:`VecEnv` -- ``num_envs`` copies vmapped in one step (a :class:`BatchedEnv`).
 * :class:`NormalizeObservation` -- running mean/variance over everything seen,
   kept in the (vector) environment state, hence saved with checkpoints.
 """
@@ -22,8 +22,8 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from saferl.foundation import struct
 from saferl.envs.base import Box, Environment, Wrapper
+from saferl.foundation import struct
 
 
 class ClipAction(Wrapper):
@@ -82,7 +82,8 @@ class EpisodeStatistics(Wrapper):
             episode_discounted_cost=ep_disc,
             episode_length=length,
         )
-        new_state = EpisodeStatisticsState(inner, ep_return, ep_cost, ep_disc, state.cost_discount * self.gamma_c, length)
+        discount = state.cost_discount * self.gamma_c
+        new_state = EpisodeStatisticsState(inner, ep_return, ep_cost, ep_disc, discount, length)
         return new_state, obs, reward, cost, term, trunc, info
 
 
@@ -157,7 +158,24 @@ class AutoReset(Wrapper):
 # --------------------------------------------------------------------------- vectorised
 
 
-class VecEnv:
+class BatchedEnv:
+    """A batch of ``num_envs`` copies of one (wrapped) environment ``env``: its spaces and cost shape, per copy."""
+
+    env: Environment
+    num_envs: int
+
+    def observation_space(self, params):
+        return self.env.observation_space(params)
+
+    def action_space(self, params):
+        return self.env.action_space(params)
+
+    @property
+    def cost_shape(self):
+        return self.env.cost_shape
+
+
+class VecEnv(BatchedEnv):
     """``num_envs`` copies of a (wrapped) environment stepped together with ``jax.vmap``.
 
     ``params`` is shared by all copies.  ``reset(key, params)`` and
@@ -183,16 +201,6 @@ class VecEnv:
         if not hasattr(self.env, "refresh"):
             return state
         return jax.vmap(self.env.refresh, in_axes=(0, None))(state, params)
-
-    def observation_space(self, params):
-        return self.env.observation_space(params)
-
-    def action_space(self, params):
-        return self.env.action_space(params)
-
-    @property
-    def cost_shape(self):
-        return self.env.cost_shape
 
 
 @struct.dataclass
@@ -241,7 +249,7 @@ class NormalizeState:
     update: jax.Array  # bool: False freezes the statistics (evaluation)
 
 
-class NormalizeObservation:
+class NormalizeObservation(BatchedEnv):
     """Running observation normalisation over a :class:`VecEnv` batch."""
 
     def __init__(self, venv: VecEnv, clip: float = 10.0, enabled: bool = True):
@@ -264,21 +272,12 @@ class NormalizeObservation:
     def step(self, state, action, params):
         inner, obs, reward, cost, term, trunc, info = self.venv.step(state.inner, action, params)
         info = dict(info)
-        stats, obs, final_obs = normalization_step(state.stats, obs, info.get("final_obs"), self.clip, self.enabled,
-                                                   state.update)
+        stats, obs, final_obs = normalization_step(
+            state.stats, obs, info.get("final_obs"), self.clip, self.enabled, state.update
+        )
         if "final_obs" in info:
             info["final_obs"] = final_obs
         return NormalizeState(inner, stats, state.update), obs, reward, cost, term, trunc, info
 
     def refresh(self, state, params):
         return state.replace(inner=self.venv.refresh(state.inner, params))
-
-    def observation_space(self, params):
-        return self.venv.observation_space(params)
-
-    def action_space(self, params):
-        return self.venv.action_space(params)
-
-    @property
-    def cost_shape(self):
-        return self.venv.cost_shape

@@ -15,9 +15,9 @@ of its jobs::
 The jobs are algos x envs x set entries (an entry's ``seeds``/``total_steps`` win over the grid's); each
 job is one :func:`saferl.training.runs.train` call, one process and one run directory
 ``OUT/runs/<algo>__<env>__<label>``, the label being the overrides that tell the entry from the others
-when short (``limit=25``), else its index.  Everything is checked before anything is written or any Ray process starts: unknown keys,
-algorithms and environments, and every job's resolved config (:func:`saferl.training.config.resolve`); a run
-directory that holds a run with another config is refused.
+when short (``limit=25``), else its index.  Everything is checked before anything is written or any Ray process
+starts: unknown keys, algorithms and environments, and every job's resolved config
+(:func:`saferl.training.config.resolve`); a run directory that holds a run with another config is refused.
 
 :func:`run_jobs` runs (run_dir, resolved config) jobs and returns one status dict per job: a finished run
 is skipped; an interrupted one with a checkpoint is resumed, a new one trained
@@ -34,8 +34,8 @@ the product of its axes, one run directory per variant, named by the values that
 why: the seeds of a job stay one vmapped program (OmniSafe's seeds are a grid key, one process each, in a
 ``ProcessPoolExecutor``); the axes are algorithms, environments and whole override entries (not a product
 over every key: a benchmark's variants are a few named entries, and an in-program product over traced
-values is the config's ``sweep`` section, :mod:`saferl.training.in_program_sweep`); an existing output directory is continued
-(OmniSafe's ``run`` refuses it), so a sweep survives a killed driver or node; and jobs go to a Ray
+values is the config's ``sweep`` section, :mod:`saferl.training.in_program_sweep`); an existing output directory is
+continued (OmniSafe's ``run`` refuses it), so a sweep survives a killed driver or node; and jobs go to a Ray
 cluster instead of one machine's process pool.
 """
 
@@ -82,8 +82,9 @@ def load_grid(path: str | Path) -> dict:
         raise GridError(f"{where}: unknown key {unknown[0]!r}; allowed: {', '.join(GRID_KEYS)}")
     missing = [k for k in _REQUIRED if k not in raw]
     if missing:
-        raise GridError(f"{where}: missing {missing[0]!r} (a grid file gives {', '.join(_REQUIRED)}, optionally "
-                        "name and set)")
+        raise GridError(
+            f"{where}: missing {missing[0]!r} (a grid file gives {', '.join(_REQUIRED)}, optionally name and set)"
+        )
     grid = {"name": _name(raw.get("name", path.stem), where)}
     grid["algos"] = []
     for algo in _names(raw["algos"], "algos", where):
@@ -98,8 +99,10 @@ def load_grid(path: str | Path) -> dict:
     grid["envs"] = []
     for env in _names(raw["envs"], "envs", where):
         if env.startswith("gym:"):
-            raise GridError(f"{where}: envs entry {env!r}: Gymnasium environments train through the host bridge, "
-                            f"which saferl sweep does not run; use a compiled environment: {', '.join(known_envs)}")
+            raise GridError(
+                f"{where}: envs entry {env!r}: Gymnasium environments train through the host bridge, "
+                f"which saferl sweep does not run; use a compiled environment: {', '.join(known_envs)}"
+            )
         grid["envs"].append(env if env in known_envs else _unknown("environment", env, known_envs, where))
     for key in ("seeds", "steps"):
         grid[key] = _whole(raw[key], key, where)
@@ -179,8 +182,10 @@ def entry_labels(entries: list[dict]) -> list[str]:
     flat = [flat_overrides(e) for e in entries]
     shared = {k: v for k, v in flat[0].items() if all(k in f and f[k] == v for f in flat)}  # one entry: all
     labels = [override_label({k: v for k, v in f.items() if k not in shared}) for f in flat]
-    return [label if label and len(label) <= MAX_LABEL and labels.count(label) == 1 else str(i)
-            for i, label in enumerate(labels)]
+    return [
+        label if label and len(label) <= MAX_LABEL and labels.count(label) == 1 else str(i)
+        for i, label in enumerate(labels)
+    ]
 
 
 def grid_jobs(grid: dict, out: Path) -> list[tuple[Path, dict]]:
@@ -192,8 +197,9 @@ def grid_jobs(grid: dict, out: Path) -> list[tuple[Path, dict]]:
     for algo in grid["algos"]:
         for env in grid["envs"]:
             for i, (entry, label) in enumerate(zip(grid["entries"], labels)):
-                user = configlib.merge({"algo": algo, "env": env, "seeds": grid["seeds"], "total_steps": grid["steps"]},
-                                       entry)
+                user = configlib.merge(
+                    {"algo": algo, "env": env, "seeds": grid["seeds"], "total_steps": grid["steps"]}, entry
+                )
                 try:
                     cfg = configlib.resolve(user)
                 except ValueError as err:
@@ -201,8 +207,9 @@ def grid_jobs(grid: dict, out: Path) -> list[tuple[Path, dict]]:
                 name = f"{algo}__{env}__{label}"
                 digest = config_hash(cfg)
                 if digest in seen:
-                    raise GridError(f"set entries {seen[digest]} and {i} give {algo} on {env} the same config; "
-                                    "drop one")
+                    raise GridError(
+                        f"set entries {seen[digest]} and {i} give {algo} on {env} the same config; drop one"
+                    )
                 seen[digest] = i
                 jobs.append((out / "runs" / name, cfg))
     return jobs
@@ -211,31 +218,48 @@ def grid_jobs(grid: dict, out: Path) -> list[tuple[Path, dict]]:
 # --------------------------------------------------------------------------- running jobs
 
 
-def job_result(run_dir: Path, cfg: dict, status: str, summary: dict | None = None, error: str | None = None,
-               attempts: int = 0) -> dict:
+def job_result(
+    run_dir: Path, cfg: dict, status: str, summary: dict | None = None, error: str | None = None, attempts: int = 0
+) -> dict:
     """A job's entry of sweep.json: what it is, how it went and, when it has a summary, its final numbers (per
     seed; an in-program sweep's per grid point too)."""
+
     def per_seed(final: dict) -> dict:
         return {f"final_{m}": (final.get(f"episode_{m}") or {}).get("per_seed") for m in ("return", "cost")}
 
     summary = summary or {}
-    result = {"run_dir": str(run_dir), "algo": cfg["algo"], "env": cfg["env"], "seeds": cfg["seeds"],
-              "config_hash": config_hash(cfg), "status": status, "error": error, "attempts": attempts,
-              "env_steps": summary.get("env_steps"),
-              "training_seconds": summary.get("training_seconds", summary.get("wall_seconds")),
-              **per_seed(summary.get("final") or {})}
+    result = {
+        "run_dir": str(run_dir),
+        "algo": cfg["algo"],
+        "env": cfg["env"],
+        "seeds": cfg["seeds"],
+        "config_hash": config_hash(cfg),
+        "status": status,
+        "error": error,
+        "attempts": attempts,
+        "env_steps": summary.get("env_steps"),
+        "training_seconds": summary.get("training_seconds", summary.get("wall_seconds")),
+        **per_seed(summary.get("final") or {}),
+    }
     if summary.get("grid"):
         result["grid"] = [{"label": point["label"], **per_seed(point["final"])} for point in summary["grid"]]
     return result
 
 
-def run_jobs(jobs: list[tuple[Path, dict]], *, address: str | None = None, use_ray: bool = True, retries: int = 1,
-             show_progress: bool = False, on_update=None) -> list[dict]:
+def run_jobs(
+    jobs: list[tuple[Path, dict]],
+    *,
+    address: str | None = None,
+    use_ray: bool = True,
+    retries: int = 1,
+    show_progress: bool = False,
+    on_update=None,
+) -> list[dict]:
     """Run ``jobs`` = [(run_dir, resolved config)]; one status dict per job (:func:`job_result`), in their order.
 
     Finished runs are skipped (checked here, before any Ray process starts: a run directory that holds another
-    config raises :class:`saferl.training.runs.RunError` and nothing runs); the rest run on Ray (``use_ray``: a local Ray
-    instance, or the cluster at ``address``) or one after another in this process.  A failing job is retried
+    config raises :class:`saferl.training.runs.RunError` and nothing runs); the rest run on Ray (``use_ray``: a local
+    Ray instance, or the cluster at ``address``) or one after another in this process.  A failing job is retried
     ``retries`` times (resuming from its checkpoint when it has one) and then reported ``failed`` with its error
     (a job that succeeded on a retry keeps the error of the attempt before in ``error``).
     ``on_update(results)`` is called after the skip check and after every finished job (``saferl sweep`` writes
@@ -291,10 +315,15 @@ def run_jobs(jobs: list[tuple[Path, dict]], *, address: str | None = None, use_r
 
 def add_parser(subparsers) -> None:
     """Register ``saferl sweep`` on an argparse ``subparsers`` object."""
-    p = subparsers.add_parser("sweep", help="train a grid of jobs (GRID.yaml) on Ray or one after another; "
-                                            "resumable: finished runs are skipped")
-    p.add_argument("grid", metavar="GRID.yaml", help="algos, envs, seeds, steps, set (overrides; a list: one job "
-                                                     "per entry), optionally name")
+    p = subparsers.add_parser(
+        "sweep",
+        help="train a grid of jobs (GRID.yaml) on Ray or one after another; resumable: finished runs are skipped",
+    )
+    p.add_argument(
+        "grid",
+        metavar="GRID.yaml",
+        help="algos, envs, seeds, steps, set (overrides; a list: one job per entry), optionally name",
+    )
     p.add_argument("--out", help="output directory: runs/ and sweep.json (default runs/sweep/NAME)")
     p.add_argument("--address", help="join the Ray cluster at this address (default: start a local Ray instance)")
     p.add_argument("--local", action="store_true", help="no Ray: run the jobs one after another in this process")
@@ -322,8 +351,12 @@ def command(args) -> int:
         print(f"saferl: error: {err}", file=sys.stderr)
         return 2
     start, printed = time.time(), set()
-    header = {"name": grid["name"], "grid_file": str(args.grid), "git_commit": provenance.git_commit(),
-              "grid": {k: grid[k] for k in ("algos", "envs", "seeds", "steps")} | {"set": grid["entries"]}}
+    header = {
+        "name": grid["name"],
+        "grid_file": str(args.grid),
+        "git_commit": provenance.git_commit(),
+        "grid": {k: grid[k] for k in ("algos", "envs", "seeds", "steps")} | {"set": grid["entries"]},
+    }
 
     def on_update(results):
         write_sweep_json(out, header, results, time.time() - start)
@@ -333,14 +366,22 @@ def command(args) -> int:
                 _print_job(i, len(results), out, r)
 
     try:
-        results = run_jobs(jobs, address=args.address, use_ray=not args.local, retries=args.retries,
-                           show_progress=args.progress, on_update=on_update)
+        results = run_jobs(
+            jobs,
+            address=args.address,
+            use_ray=not args.local,
+            retries=args.retries,
+            show_progress=args.progress,
+            on_update=on_update,
+        )
     except KeyboardInterrupt:
         print(f"saferl: sweep interrupted; the same command continues it ({out / 'sweep.json'})", file=sys.stderr)
         return 130
     counts = count_statuses(results)
-    print(f"sweep: {len(results)} jobs: {counts['trained']} trained, {counts['resumed']} resumed, "
-          f"{counts['skipped']} skipped (finished before), {counts['failed']} failed; {out / 'sweep.json'}")
+    print(
+        f"sweep: {len(results)} jobs: {counts['trained']} trained, {counts['resumed']} resumed, "
+        f"{counts['skipped']} skipped (finished before), {counts['failed']} failed; {out / 'sweep.json'}"
+    )
     return 1 if counts["failed"] else 0
 
 
@@ -352,8 +393,10 @@ def write_sweep_json(out: Path, header: dict, results: list[dict], wall_seconds:
     """OUT/sweep.json, atomically: ``header`` (name, grid, commit), the counts and every job (run directories
     relative to ``out``)."""
     jobs = [{**r, "run_dir": os.path.relpath(r["run_dir"], out)} for r in results]
-    write_json_atomic(Path(out) / "sweep.json", {**header, "wall_seconds": wall_seconds,
-                                                 "counts": count_statuses(results), "jobs": jobs})
+    write_json_atomic(
+        Path(out) / "sweep.json",
+        {**header, "wall_seconds": wall_seconds, "counts": count_statuses(results), "jobs": jobs},
+    )
 
 
 def _print_job(i: int, total: int, out: Path, r: dict) -> None:
@@ -366,8 +409,10 @@ def _print_job(i: int, total: int, out: Path, r: dict) -> None:
         values = [v for v in values or [] if v is not None]
         return f"{sum(values) / len(values):.3f}" if values else "n/a"
 
-    print(f"[{i + 1}/{total}] {r['status']} {name}: return {mean(r['final_return'])}, "
-          f"cost {mean(r['final_cost'])}", flush=True)
+    print(
+        f"[{i + 1}/{total}] {r['status']} {name}: return {mean(r['final_return'])}, cost {mean(r['final_cost'])}",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
-"""Where a job of :func:`saferl.experiments.job_grid.run_jobs` runs: :func:`train_job` (in this process with ``--local``, or in
-a Ray worker), and the Ray side: one Ray task per job, our own retries, the workers' JAX set-up.
+"""Where a job of :func:`saferl.experiments.job_grid.run_jobs` runs: :func:`train_job` (in this process with
+``--local``, or in a Ray worker), and the Ray side: one Ray task per job, our own retries, the workers' JAX set-up.
 
 Ray's task API (``ray.remote``), one task per job: the task trains (or resumes) one run directory with
 :func:`train_job`, its seeds vmapped in one program, and returns ``(status, summary)``.  A
@@ -17,20 +17,20 @@ driver's ``SAFERL_COMPILATION_CACHE`` and ``JAX_COMPILATION_CACHE_DIR``, when se
 a summary, never arrays (Ray's minimum is 75 MB).
 
 Killing the driver ends its Ray job, and Ray stops the job's workers; every run file is written
-atomically (:mod:`saferl.foundation.atomic_files`), so the run directories of a killed sweep are each finished, resumable
-from a checkpoint, or not started, and running the sweep again continues it.
+atomically (:mod:`saferl.foundation.atomic_files`), so the run directories of a killed sweep are each finished,
+resumable from a checkpoint, or not started, and running the sweep again continues it.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
 from saferl.analysis import diagnostics
-from saferl.training import reuse, runs
 from saferl.foundation import jaxsetup
 from saferl.foundation.errors import require
-import logging
+from saferl.training import reuse, runs
 
 #: object store of a local Ray instance, bytes (tasks pass configs and summaries only; Ray's minimum is 75 MB)
 LOCAL_OBJECT_STORE_BYTES = 100_000_000
@@ -87,8 +87,9 @@ def task_error(err: BaseException) -> str:
     return error_text(cause if isinstance(cause, BaseException) else err)
 
 
-def run(jobs: list[tuple[Path, dict]], todo: list[int], finish, *, address: str | None, retries: int,
-        show_progress: bool) -> None:
+def run(
+    jobs: list[tuple[Path, dict]], todo: list[int], finish, *, address: str | None, retries: int, show_progress: bool
+) -> None:
     """Run ``jobs[i]`` for ``i`` in ``todo`` as Ray tasks; ``finish(i, (status, summary) or None, error, attempts,
     recorded=False)`` after each.  Uses the Ray the caller initialized, else connects to ``address`` or starts a
     local Ray instance (and shuts down what it started)."""
@@ -102,8 +103,9 @@ def run(jobs: list[tuple[Path, dict]], todo: list[int], finish, *, address: str 
         ray.init(**options)
     try:
         gpus = ray.cluster_resources().get("GPU", 0) > 0
-        task = ray.remote(train_task).options(num_cpus=1, num_gpus=1 if gpus else 0, max_retries=0,
-                                              runtime_env={"env_vars": worker_env(gpus)})
+        task = ray.remote(train_task).options(
+            num_cpus=1, num_gpus=1 if gpus else 0, max_retries=0, runtime_env={"env_vars": worker_env(gpus)}
+        )
 
         def submit(i: int):
             run_dir, cfg = jobs[i]

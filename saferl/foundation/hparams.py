@@ -47,11 +47,14 @@ class Param:
             return f"{prefix}{'>' if self.low_open else '>='} {_bound(self.low)}"
         if self.low == -math.inf:
             return f"{prefix}{'<' if self.high_open else '<='} {_bound(self.high)}"
-        return (f"{prefix}in {'(' if self.low_open else '['}{_bound(self.low)}, {_bound(self.high)}"
-                f"{')' if self.high_open else ']'}")
+        return (
+            f"{prefix}in {'(' if self.low_open else '['}{_bound(self.low)}, {_bound(self.high)}"
+            f"{')' if self.high_open else ']'}"
+        )
 
     def check(self, name: str, value: Any) -> Any:
         """``value`` converted to this parameter's type, or ``ValueError`` naming what is allowed."""
+
         def bad():
             return ValueError(f"hparams.{name} must be {self.allowed()}, got {value!r}")
 
@@ -131,11 +134,15 @@ def resolve(declared: dict[str, Param], overrides: dict | None, owner: str) -> d
     unknown = sorted(set(overrides) - set(declared))
     if unknown:
         raise ValueError(f"unknown hyper-parameter {unknown[0]!r} for {owner}; allowed: {', '.join(sorted(declared))}")
-    return {name: param.check(name, overrides[name]) if name in overrides else param.default
-            for name, param in declared.items()}
+    return {
+        name: param.check(name, overrides[name]) if name in overrides else param.default
+        for name, param in declared.items()
+    }
 
 
 def describe(declared: dict[str, Param]) -> list[str]:
     """One line per hyper-parameter: name, default, what is allowed and its meaning."""
-    return [f"{name} = {param.default!r}  ({param.allowed()}){'  ' + param.doc if param.doc else ''}"
-            for name, param in declared.items()]
+    return [
+        f"{name} = {param.default!r}  ({param.allowed()}){'  ' + param.doc if param.doc else ''}"
+        for name, param in declared.items()
+    ]

@@ -104,7 +104,8 @@ def is_ray_driver(args) -> bool:
     with ``--ray`` or ``--address`` (:func:`setup_process`'s ``driver``)."""
     command = getattr(args, "command", None)
     return (command == "sweep" and not getattr(args, "local", False)) or (
-        command == "reproduce" and bool(getattr(args, "ray", False) or getattr(args, "address", None)))
+        command == "reproduce" and bool(getattr(args, "ray", False) or getattr(args, "address", None))
+    )
 
 
 _PROCESS_READY = False

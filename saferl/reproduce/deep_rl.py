@@ -16,17 +16,13 @@ from pathlib import Path
 
 import numpy as np
 
-from saferl.analysis import verdicts
-from saferl.training import config as configlib
-from saferl.analysis import metrics
-from saferl.analysis import plotting
-from saferl.training import runs
-from saferl.training import reuse
-from saferl.analysis import diagnostics
-from saferl.reproduce.framework import Scale
 from saferl import algos  # noqa: F401  (registers every algorithm)
 from saferl.algos import base
 from saferl.algos.second_order import COST_SCALE_LABELS
+from saferl.analysis import diagnostics, metrics, plotting, verdicts
+from saferl.reproduce.framework import Scale
+from saferl.training import config as configlib
+from saferl.training import reuse, runs
 
 #: Per scale: environment steps per seed, seeds (vmapped in one program), environments per seed
 #: (None: the environment's default, 16 on PointGoal1, EcoAnt and IcyLake), further config entries,
@@ -60,10 +56,14 @@ def scales(runs: int, **overrides: dict) -> dict[str, Scale]:
         over = dict(overrides.get(name, {}))
         fields = {k: over.pop(k) for k in _FIELDS if k in over}
         params = {"num_envs": shared["num_envs"], "config": dict(shared["config"]), **over}
-        out[name] = Scale(steps=fields.get("steps", shared["steps"]), seeds=fields.get("seeds", shared["seeds"]),
-                          wall_s=fields.get("wall_s", fields.get("runs", runs) * shared["run_seconds"]),
-                          unit="env steps per seed",
-                          note=fields.get("note", ""), params=params)
+        out[name] = Scale(
+            steps=fields.get("steps", shared["steps"]),
+            seeds=fields.get("seeds", shared["seeds"]),
+            wall_s=fields.get("wall_s", fields.get("runs", runs) * shared["run_seconds"]),
+            unit="env steps per seed",
+            note=fields.get("note", ""),
+            params=params,
+        )
     return out
 
 
@@ -118,8 +118,9 @@ def plan_runs(methods: list[tuple[str, str, dict]], env: str, out: Path, base: d
     return planned
 
 
-def compare_algorithms(methods: list[tuple[str, str, dict]], env: str, out: Path, base: dict,
-                       show_progress: bool = True) -> dict:
+def compare_algorithms(
+    methods: list[tuple[str, str, dict]], env: str, out: Path, base: dict, show_progress: bool = True
+) -> dict:
     """Train ``methods`` = [(label, algo, config overrides)] on ``env``; rows + curves figure."""
     out = Path(out)
     rows, run_dirs = [], []

@@ -22,12 +22,19 @@ def checks(rows: list[dict]) -> dict:
     return checks
 
 
-@target("foundation-pointgoal", "PPO vs PPO-Lag on PointGoal1, cost limit 25 (final return, cost, cost regret)",
-        scales=deep_rl.scales(runs=len(METHODS), smoke={"methods": [METHODS[1][0]], "runs": 1,
-                                                        "note": "PPO-Lag only (each method is a compile)"}),
-        checks=checks)
+@target(
+    "foundation-pointgoal",
+    "PPO vs PPO-Lag on PointGoal1, cost limit 25 (final return, cost, cost regret)",
+    scales=deep_rl.scales(
+        runs=len(METHODS),
+        smoke={"methods": [METHODS[1][0]], "runs": 1, "note": "PPO-Lag only (each method is a compile)"},
+    ),
+    checks=checks,
+)
 def run(scale: Scale, out: Path) -> dict:
     base = {"constraint": {"type": "expected", "limit": 25.0}, **deep_rl.train_settings(scale)}
-    result = deep_rl.compare_algorithms(deep_rl.methods_at(METHODS, scale), "PointGoal1", out, base, show_progress=scale.name != "smoke")
+    result = deep_rl.compare_algorithms(
+        deep_rl.methods_at(METHODS, scale), "PointGoal1", out, base, show_progress=scale.name != "smoke"
+    )
     result["settings"] = base
     return result

@@ -151,8 +151,14 @@ class Target:
 _TARGETS: dict[str, Target] = {}
 
 
-def target(name: str, description: str, scales: Mapping[str, Scale], checks: Check | Sequence[Check] = (),
-           options: Sequence[str] = (), plan: Callable[..., list] | None = None):
+def target(
+    name: str,
+    description: str,
+    scales: Mapping[str, Scale],
+    checks: Check | Sequence[Check] = (),
+    options: Sequence[str] = (),
+    plan: Callable[..., list] | None = None,
+):
     """Declare a reproduce target (see the module docstring); the scales are validated here."""
     if name in _TARGETS:
         raise ValueError(f"reproduce target {name!r} is declared twice")
@@ -160,8 +166,9 @@ def target(name: str, description: str, scales: Mapping[str, Scale], checks: Che
         raise ValueError(f"target {name}: scales must be a dict that has a 'smoke' scale")
     unknown = [s for s in scales if s not in SCALE_NAMES]
     if unknown:
-        raise ValueError(f"target {name}: unknown scale name(s) {', '.join(map(repr, unknown))}; "
-                         f"allowed: {', '.join(SCALE_NAMES)}")
+        raise ValueError(
+            f"target {name}: unknown scale name(s) {', '.join(map(repr, unknown))}; allowed: {', '.join(SCALE_NAMES)}"
+        )
     bound = {}
     for scale_name in SCALE_NAMES:  # in size order, whatever the declaration's order
         if scale_name not in scales:
@@ -173,10 +180,12 @@ def target(name: str, description: str, scales: Mapping[str, Scale], checks: Che
             v = getattr(s, attr)
             if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
                 raise ValueError(f"target {name}, scale {scale_name}: {attr} must be a positive int or None, got {v!r}")
-        if s.wall_s is not None and not (isinstance(s.wall_s, (int, float)) and math.isfinite(s.wall_s)
-                                         and s.wall_s >= 0):
-            raise ValueError(f"target {name}, scale {scale_name}: wall_s must be seconds >= 0 or None, "
-                             f"got {s.wall_s!r}")
+        if s.wall_s is not None and not (
+            isinstance(s.wall_s, (int, float)) and math.isfinite(s.wall_s) and s.wall_s >= 0
+        ):
+            raise ValueError(
+                f"target {name}, scale {scale_name}: wall_s must be seconds >= 0 or None, got {s.wall_s!r}"
+            )
         bound[scale_name] = replace(s, name=scale_name, params=dict(s.params))
     checks = (checks,) if callable(checks) else tuple(checks)
     if not all(callable(c) for c in checks):
@@ -185,8 +194,9 @@ def target(name: str, description: str, scales: Mapping[str, Scale], checks: Che
     if not all(isinstance(o, str) and o.isidentifier() for o in options):
         raise ValueError(f"target {name}: options must be keyword names, got {options!r}")
     if plan is not None and not callable(plan):
-        raise TypeError(f"target {name}: plan must be a function plan(scale, out, **options), "
-                        f"not {type(plan).__name__}")
+        raise TypeError(
+            f"target {name}: plan must be a function plan(scale, out, **options), not {type(plan).__name__}"
+        )
 
     def deco(fn):
         _TARGETS[name] = Target(name, description, bound, checks, options, fn, plan)
@@ -238,9 +248,14 @@ def run(name: str, scale: str, out: Path, **options) -> dict:
         commits = entry.get("git_commits") or [entry.get("git_commit")]
         entry["code_changes_since_training"] = provenance.code_changes_since(commits[0] if commits else None)
     payload = {
-        "target": name, "scale": scale, "wall_seconds": wall, "git_commit": commit,
-        "rows": rows, "checks": tgt.compute_checks(rows),
-        "runs": used, "runs_training_seconds": float(sum(r["wall_seconds"] or 0.0 for r in used)),
+        "target": name,
+        "scale": scale,
+        "wall_seconds": wall,
+        "git_commit": commit,
+        "rows": rows,
+        "checks": tgt.compute_checks(rows),
+        "runs": used,
+        "runs_training_seconds": float(sum(r["wall_seconds"] or 0.0 for r in used)),
         "figures": figures,
     }
     if any(options.values()):
@@ -268,8 +283,10 @@ def _validated(tgt: Target, result, out: Path) -> dict:
         raise RuntimeError(f"target {tgt.name} returned no 'rows' list")
     clash = [k for k in RESERVED if k in result]
     if clash:
-        raise RuntimeError(f"target {tgt.name} returned {', '.join(clash)}: the framework writes these "
-                           "(declare checks with @target(checks=...))")
+        raise RuntimeError(
+            f"target {tgt.name} returned {', '.join(clash)}: the framework writes these "
+            "(declare checks with @target(checks=...))"
+        )
     figures = result.get("figures")
     if not isinstance(figures, list) or not figures:
         raise RuntimeError(f"target {tgt.name} returned no 'figures' list")

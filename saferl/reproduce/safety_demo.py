@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from saferl import api
 from saferl.reproduce import deep_rl
 from saferl.reproduce.framework import Scale, target
-from saferl import api
 
 ENV = "SafetyBallRun"
 LIMIT = 25.0  # SCPO paper, App. G Table 1 (SafetyBallRun)
@@ -32,15 +32,34 @@ DEMO_SETTINGS = {"num_envs": 16, "rollout_steps": 500}
 
 SCALES = {
     # smoke (tests only): PPO-Lag alone (one compile), two iterations of 4 x 250 steps, a 20-step rendered episode
-    "smoke": Scale(steps=2_000, seeds=2, wall_s=30, unit="env steps per seed",
-                   note="PPO-Lag only, 2 iterations of 4 x 250 steps",
-                   params={"config": {"num_envs": 4, "rollout_steps": 250, "iterations_per_chunk": 1,
-                                      "hparams": {"minibatches": 4}},
-                           "render_steps": 20, "methods": ["PPO-Lag"]}),
-    "demo": Scale(steps=256_000, seeds=5, wall_s=300, unit="env steps per seed",
-                  note="16 envs x 500 steps per iteration", params={"config": DEMO_SETTINGS, "render_steps": None}),
-    "cpu": Scale(steps=1_000_000, seeds=5, wall_s=900, unit="env steps per seed",
-                 note="16 envs x 500 steps per iteration", params={"config": DEMO_SETTINGS, "render_steps": None}),
+    "smoke": Scale(
+        steps=2_000,
+        seeds=2,
+        wall_s=30,
+        unit="env steps per seed",
+        note="PPO-Lag only, 2 iterations of 4 x 250 steps",
+        params={
+            "config": {"num_envs": 4, "rollout_steps": 250, "iterations_per_chunk": 1, "hparams": {"minibatches": 4}},
+            "render_steps": 20,
+            "methods": ["PPO-Lag"],
+        },
+    ),
+    "demo": Scale(
+        steps=256_000,
+        seeds=5,
+        wall_s=300,
+        unit="env steps per seed",
+        note="16 envs x 500 steps per iteration",
+        params={"config": DEMO_SETTINGS, "render_steps": None},
+    ),
+    "cpu": Scale(
+        steps=1_000_000,
+        seeds=5,
+        wall_s=900,
+        unit="env steps per seed",
+        note="16 envs x 500 steps per iteration",
+        params={"config": DEMO_SETTINGS, "render_steps": None},
+    ),
 }
 
 VERDICT_WORDS = {"probably_safe": "probably safe", "undecided": "undecided", "probably_unsafe": "probably unsafe"}
@@ -52,9 +71,11 @@ def outcome(rows: list[dict], limit: float) -> str:
     for row in rows:
         verdict = VERDICT_WORDS.get(row.get("safety"), "undecided")
         side = "above" if row["final_cost_lo"] > limit else "below" if row["final_cost_hi"] <= limit else "around"
-        parts.append(f"{row['method']} ends at cost {row['final_cost']:.1f} [{row['final_cost_lo']:.1f}, "
-                     f"{row['final_cost_hi']:.1f}], {side} the limit {limit:g} ({verdict}), return "
-                     f"{row['final_return']:.0f}")
+        parts.append(
+            f"{row['method']} ends at cost {row['final_cost']:.1f} [{row['final_cost_lo']:.1f}, "
+            f"{row['final_cost_hi']:.1f}], {side} the limit {limit:g} ({verdict}), return "
+            f"{row['final_return']:.0f}"
+        )
     return "; ".join(parts) + f" ({rows[0]['seeds']} seeds, 95% bootstrap intervals)."
 
 
@@ -69,17 +90,29 @@ def checks(rows: list[dict]) -> dict:
     return out
 
 
-@target("safety-demo", f"PPO vs PPO-Lag on {ENV}, cost limit {LIMIT:g}: the unconstrained method breaks the limit, "
-        "the constrained one meets it (make demo)", scales=SCALES, checks=checks)
+@target(
+    "safety-demo",
+    f"PPO vs PPO-Lag on {ENV}, cost limit {LIMIT:g}: the unconstrained method breaks the limit, "
+    "the constrained one meets it (make demo)",
+    scales=SCALES,
+    checks=checks,
+)
 def run(scale: Scale, out: Path) -> dict:
-    base = {"constraint": {"type": "expected", "limit": LIMIT}, "total_steps": scale.steps, "seeds": scale.seeds,
-            **scale["config"]}
-    result = deep_rl.compare_algorithms(deep_rl.methods_at(METHODS, scale), ENV, out, base, show_progress=scale.name != "smoke")
+    base = {
+        "constraint": {"type": "expected", "limit": LIMIT},
+        "total_steps": scale.steps,
+        "seeds": scale.seeds,
+        **scale["config"],
+    }
+    result = deep_rl.compare_algorithms(
+        deep_rl.methods_at(METHODS, scale), ENV, out, base, show_progress=scale.name != "smoke"
+    )
     renders = []
     for row in result["rows"]:
         name = f"episode_{deep_rl.run_dir_name(row['method'])}.gif"
-        api.load(out / "runs" / deep_rl.run_dir_name(row["method"])).render(out / name, deterministic=True,
-                                                                             max_steps=scale["render_steps"])
+        api.load(out / "runs" / deep_rl.run_dir_name(row["method"])).render(
+            out / name, deterministic=True, max_steps=scale["render_steps"]
+        )
         renders.append(name)
     result["renders"] = renders
     result["outcome"] = outcome(result["rows"], LIMIT)

@@ -39,8 +39,8 @@ Constraints", arXiv:2302.06064)
     (= alpha / 3.64) 5.08 / 6.39 / 1.63.  Against the paper's paired differences SVAE - SUCBVI
     (R_+ -1,162 (947), Viol -119.7 (45.1)): CH -1,446 / -136, BF -1,075 / -64 (1.2 paper SDs off on
     Viol), and the App. H.6 selection re-run with CH picks the paper's (1e-3, 0.30) (with BF and the
-    cap zero count it picked 3e-4).  The clip is not what moved SUCBVI: clipping at H gives CH -0.080 / 2.789 / 1.489 and BF
-    0.383 / 2.778 / 1.429 (the earlier large clip effect came from the "cap" zero-count reading,
+    cap zero count it picked 3e-4).  The clip is not what moved SUCBVI: clipping at H gives CH -0.080 / 2.789 / 1.489
+    and BF 0.383 / 2.778 / 1.429 (the earlier large clip effect came from the "cap" zero-count reading,
     under which unvisited pairs were worth H at every step).
 MVP-V (Zhou, Zhang & Du 2023, "Sharp Variance-Dependent Bounds in Reinforcement Learning: Best of
 Both Worlds in Stochastic and Deterministic Environments", arXiv:2301.13446, Alg. 1; built on MVP of
@@ -109,10 +109,20 @@ def bonus(kind, io, n, var_p, sig2, hr, H, var_low=None):
     var_low = jnp.zeros_like(var_p) if var_low is None else var_low
     quarter_hr2 = hr**2 / 4.0
     return jnp.select(
-        [kind == BONUS_SVAE, kind == BONUS_HOEFFDING, kind == BONUS_HOEFFDING_P, kind == BONUS_SUCBVI,
-         kind == BONUS_MVP],
-        [svae_bonus(x, var_p, sig2, hr), svae_bonus(x, quarter_hr2, 0.25, hr),
-         svae_bonus(x, quarter_hr2, sig2, hr), sucbvi_hoeffding_bonus(io, n, hr), mvp_bonus(x, var_p, sig2, H)],
+        [
+            kind == BONUS_SVAE,
+            kind == BONUS_HOEFFDING,
+            kind == BONUS_HOEFFDING_P,
+            kind == BONUS_SUCBVI,
+            kind == BONUS_MVP,
+        ],
+        [
+            svae_bonus(x, var_p, sig2, hr),
+            svae_bonus(x, quarter_hr2, 0.25, hr),
+            svae_bonus(x, quarter_hr2, sig2, hr),
+            sucbvi_hoeffding_bonus(io, n, hr),
+            mvp_bonus(x, var_p, sig2, H),
+        ],
         sucbvi_bonus(x, var_p, var_low, hr),
     )
 

@@ -303,8 +303,9 @@ def rollout(m: CMDP, pi: np.ndarray, rng: np.random.Generator):
     return np.array(states), np.array(actions), np.array(rewards), np.array(costs)
 
 
-def random_cmdp(rng: np.random.Generator, S: int, A: int, H: int, tau: float = 0.5, branch: int = 2,
-                bernoulli_rewards: bool = True) -> CMDP:
+def random_cmdp(
+    rng: np.random.Generator, S: int, A: int, H: int, tau: float = 0.5, branch: int = 2, bernoulli_rewards: bool = True
+) -> CMDP:
     """A random small CMDP: each (h, s, a) moves to ``branch`` random successors with random weights."""
     P = np.zeros((H, S, A, S))
     for h, s, a in itertools.product(range(H), range(S), range(A)):

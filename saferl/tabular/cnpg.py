@@ -299,17 +299,27 @@ def _mirror_gramian(m, theta, beta, phi):
         d = d_flat.reshape(S, A)
         x = m.b - jnp.einsum("isa,sa->i", m.c, d)
         return jnp.sum(d * jnp.log(d / d.sum(-1, keepdims=True))) + beta * jnp.sum(
-            jnp.where(phi == 0, x * jnp.log(x), -jnp.log(x)))
+            jnp.where(phi == 0, x * jnp.log(x), -jnp.log(x))
+        )
 
     occ = lambda t: _occupancy(m, t.reshape(S, A)).reshape(-1)  # noqa: E731
     J = jax.jacfwd(occ)(theta.reshape(-1))
     return J.T @ jax.hessian(Phi_C)(occ(theta.reshape(-1))) @ J
 
 
-_jit = {name: jax.jit(fn) for name, fn in (
-    ("occupancy", _occupancy), ("values", _values), ("values_and_grads", _values_and_grads),
-    ("pgt", _policy_gradient_theorem), ("kakade", _kakade_gramian), ("parts", _cnpg_parts),
-    ("direction", _cnpg_direction), ("mirror", _mirror_gramian))}
+_jit = {
+    name: jax.jit(fn)
+    for name, fn in (
+        ("occupancy", _occupancy),
+        ("values", _values),
+        ("values_and_grads", _values_and_grads),
+        ("pgt", _policy_gradient_theorem),
+        ("kakade", _kakade_gramian),
+        ("parts", _cnpg_parts),
+        ("direction", _cnpg_direction),
+        ("mirror", _mirror_gramian),
+    )
+}
 
 
 # --------------------------------------------------------------------------- public API (float64, numpy)
@@ -390,8 +400,16 @@ def cnpg_direction(m: DiscountedCMDP, theta, beta, phi: str = "xlogx"):
 
 
 @_float64
-def run_cnpg(m: DiscountedCMDP, theta0, betas, eta, iters: int, phi="xlogx", step_rule="constant",
-             max_halvings: int = MAX_HALVINGS) -> dict:
+def run_cnpg(
+    m: DiscountedCMDP,
+    theta0,
+    betas,
+    eta,
+    iters: int,
+    phi="xlogx",
+    step_rule="constant",
+    max_halvings: int = MAX_HALVINGS,
+) -> dict:
     """C-NPG trajectories (eq. 13) from every initialisation for every configuration (beta = 0: Kakade NPG, eq. 8).
 
     theta0: (N, S, A); betas: (K,); eta, phi and step_rule: one value or one per beta (phi in PHIS,
@@ -408,9 +426,17 @@ def run_cnpg(m: DiscountedCMDP, theta0, betas, eta, iters: int, phi="xlogx", ste
     guards = np.broadcast_to(np.asarray([_step_rule_code(r) for r in np.atleast_1d(step_rule)]), betas.shape)
     if int(max_halvings) < 0:
         raise ValueError("max_halvings must be >= 0")
-    return _trajectories(_jnp(m), jnp.asarray(theta0, jnp.float64), jnp.asarray(betas), jnp.asarray(etas),
-                         jnp.asarray(phis), jnp.asarray(guards), jnp.int32(max_halvings), int(iters),
-                         bool(guards.any()))
+    return _trajectories(
+        _jnp(m),
+        jnp.asarray(theta0, jnp.float64),
+        jnp.asarray(betas),
+        jnp.asarray(etas),
+        jnp.asarray(phis),
+        jnp.asarray(guards),
+        jnp.int32(max_halvings),
+        int(iters),
+        bool(guards.any()),
+    )
 
 
 # --------------------------------------------------------------------------- the linear program (eq. 4 / 33)
@@ -426,15 +452,27 @@ def lp_optimum(m: DiscountedCMDP) -> dict:
     S, A = m.r.shape
     # l_s(d) = sum_a d(s,a) - gamma sum_{s',a'} P(s|s',a') d(s',a') = (1 - gamma) mu(s)
     A_eq = np.repeat(np.eye(S), A, axis=1) - m.gamma * m.P.reshape(S * A, S).T
-    res = linprog(-m.r.reshape(-1), A_ub=m.c.reshape(len(m.b), -1), b_ub=m.b, A_eq=A_eq,
-                  b_eq=(1 - m.gamma) * m.mu, bounds=(0, None), method="highs")
+    res = linprog(
+        -m.r.reshape(-1),
+        A_ub=m.c.reshape(len(m.b), -1),
+        b_ub=m.b,
+        A_eq=A_eq,
+        b_eq=(1 - m.gamma) * m.mu,
+        bounds=(0, None),
+        method="highs",
+    )
     if res.status != 0:
         raise RuntimeError(f"CMDP linear program failed: {res.message}")
     d = np.maximum(res.x.reshape(S, A), 0.0)
     ds = d.sum(-1, keepdims=True)
     pi = np.where(ds > 0, d / np.where(ds > 0, ds, 1.0), 1.0 / A)
-    return {"value": float(-res.fun), "d": d, "pi": pi,
-            "cost_duals": -np.asarray(res.ineqlin.marginals), "cost_values": m.c.reshape(len(m.b), -1) @ res.x}
+    return {
+        "value": float(-res.fun),
+        "d": d,
+        "pi": pi,
+        "cost_duals": -np.asarray(res.ineqlin.marginals),
+        "cost_values": m.c.reshape(len(m.b), -1) @ res.x,
+    }
 
 
 def best_deterministic(m: DiscountedCMDP) -> dict:
@@ -464,8 +502,7 @@ def figure2_cmdp() -> DiscountedCMDP:
     the best safe deterministic policy only reaches 0.45714.
     """
     stay, move = 0.9, 0.9
-    P = np.array([[[stay, 1 - stay], [1 - move, move]],
-                  [[1 - stay, stay], [move, 1 - move]]])
+    P = np.array([[[stay, 1 - stay], [1 - move, move]], [[1 - stay, stay], [move, 1 - move]]])
     r = np.array([[0.2, 0.0], [1.0, 0.4]])
     c = np.array([[0.0, 0.0], [1.0, 1.0]])
     return make_cmdp(P, r, c, b=0.5, gamma=0.9, mu=np.array([1.0, 0.0]))

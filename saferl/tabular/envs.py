@@ -70,8 +70,9 @@ NONVIABLE_STATE_H4 = 3  # its non-viable successor (visited at step index 1)
 REWARD_LAYOUTS_H5 = ("last", "spread")
 
 
-def recursive_elimination(d: int, safe_continuation: bool, H: int = 5, tau: float = TAU,
-                          reward_layout: str = "last") -> CMDP:
+def recursive_elimination(
+    d: int, safe_continuation: bool, H: int = 5, tau: float = TAU, reward_layout: str = "last"
+) -> CMDP:
     """H.5: H = 5 steps, 3 states, 2 actions, deterministic transitions.
 
     Root action 0 enters the low branch (state 1, return 0.4), root action 1 enters the high branch
@@ -122,8 +123,8 @@ def navigation_gridworld(rng: np.random.Generator, n: int = 5, H: int = 20, tau:
     absorbing.  Bernoulli rewards with mean 0.9 at the goal and 0.1 elsewhere.  For each (s, a) the
     intended move has probability U[0.8, 0.95], the rest split equally between the two perpendicular
     moves; moves off the grid stay put.  Actions that can cross the boundary between columns 3 and 4
-    in rows 2-4 (1-based), by their intended move or a slip, cost U[0.7, 0.85]; other non-goal actions cost U[0.15, 0.3]; the goal costs
-    0.  Parameters are stationary across steps."""
+    in rows 2-4 (1-based), by their intended move or a slip, cost U[0.7, 0.85]; other non-goal actions cost
+    U[0.15, 0.3]; the goal costs 0.  Parameters are stationary across steps."""
     S, A = n * n, 4
     mid = n // 2
     start, goal = mid * n + 0, mid * n + (n - 1)
@@ -153,7 +154,8 @@ def navigation_gridworld(rng: np.random.Generator, n: int = 5, H: int = 20, tau:
             # "can cross": the intended move or one of its slips crosses the column-3/4 boundary
             outcomes = (a, (a + 1) % 4, (a + 3) % 4)
             crosses = 1 <= row <= n - 2 and any(
-                (col == left_col and k == 1) or (col == right_col and k == 3) for k in outcomes)
+                (col == left_col and k == 1) or (col == right_col and k == 3) for k in outcomes
+            )
             if crosses:
                 c1[s, a] = rng.uniform(0.7, 0.85)
     P = np.broadcast_to(P1, (H, S, A, S)).copy()

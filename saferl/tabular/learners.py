@@ -66,7 +66,15 @@ from saferl.foundation import struct
 from saferl.foundation.hashing import fmix32
 from saferl.tabular import cmdp as cm
 from saferl.tabular.baselines import (  # noqa: F401  (re-exported)
-    BONUS_HOEFFDING, BONUS_HOEFFDING_P, BONUS_MVP, BONUS_SUCBVI, BONUS_SUCBVI_BF, BONUS_SVAE, bonus, value_cap)
+    BONUS_HOEFFDING,
+    BONUS_HOEFFDING_P,
+    BONUS_MVP,
+    BONUS_SUCBVI,
+    BONUS_SUCBVI_BF,
+    BONUS_SVAE,
+    bonus,
+    value_cap,
+)
 
 FILTER_NONE, FILTER_OWN, FILTER_RECURSIVE = range(3)
 # Q of a pair never visited (App. B.1): eq. 10 / the method's update at n = 1 with r^ = sigma^2_R = 0 and a
@@ -100,8 +108,9 @@ class Method:
     cap_total: bool = False
     zero_count: str = "uniform"  # a key of ZERO_COUNT
 
-    def hyper(self, delta: float = 0.05, alpha: float | None = None, beta: float | None = None,
-              zero_count: str | None = None) -> Hyper:
+    def hyper(
+        self, delta: float = 0.05, alpha: float | None = None, beta: float | None = None, zero_count: str | None = None
+    ) -> Hyper:
         return Hyper(
             alpha=jnp.float32(self.alpha if alpha is None else alpha),
             beta=jnp.float32(self.beta if beta is None else beta),
@@ -127,8 +136,12 @@ METHODS = {
     "MVP-V + filter": Method("MVP-V + filter", BONUS_MVP, FILTER_RECURSIVE, True, 3e-6, 0.30, True),
     "MVP-V": Method("MVP-V", BONUS_MVP, FILTER_NONE, True, 2.405e-6, 0.30, True),
 }
-NAVIGATION = {"SVAE": (0.0003, 0.30), "SUCBVI": (0.001, 0.30), "MVP-V + filter": (3e-6, 0.30),
-              "MVP-V": (2.405e-6, 0.30)}  # MVP-V has no filter: its beta is unused
+NAVIGATION = {
+    "SVAE": (0.0003, 0.30),
+    "SUCBVI": (0.001, 0.30),
+    "MVP-V + filter": (3e-6, 0.30),
+    "MVP-V": (2.405e-6, 0.30),
+}  # MVP-V has no filter: its beta is unused
 NAVIGATION_OPTIONS = {"SUCBVI (BF)": NAVIGATION["SUCBVI"]}  # named alternatives, not in the paper's table
 
 
@@ -161,10 +174,18 @@ def env_arrays(m: cm.CMDP, watch: np.ndarray | None = None, watch_excl: np.ndarr
         watch_excl = np.zeros(m.r.shape, dtype=bool)
     f32 = lambda x: jnp.asarray(x, dtype=jnp.float32)  # noqa: E731
     return EnvArrays(
-        P=f32(m.P), cdf=f32(cdf), r=f32(m.r), c=f32(m.c), tau=jnp.float32(m.tau), s1=jnp.int32(m.s1),
-        bernoulli=jnp.bool_(m.bernoulli_rewards), true_safe=jnp.asarray(g.actions),
-        viable=jnp.asarray(g.states[:-1]), local_var=f32(cm.local_variance(m, Vstar)),
-        watch=jnp.asarray(watch, dtype=bool), watch_excl=jnp.asarray(watch_excl, dtype=bool),
+        P=f32(m.P),
+        cdf=f32(cdf),
+        r=f32(m.r),
+        c=f32(m.c),
+        tau=jnp.float32(m.tau),
+        s1=jnp.int32(m.s1),
+        bernoulli=jnp.bool_(m.bernoulli_rewards),
+        true_safe=jnp.asarray(g.actions),
+        viable=jnp.asarray(g.states[:-1]),
+        local_var=f32(cm.local_variance(m, Vstar)),
+        watch=jnp.asarray(watch, dtype=bool),
+        watch_excl=jnp.asarray(watch_excl, dtype=bool),
     )
 
 
@@ -243,8 +264,9 @@ def plan_values(st: Stats, env: EnvArrays, hp: Hyper, prio: jax.Array, io) -> di
         a = jnp.argmax(jnp.where(ties, prio[h], -1.0), -1)
         V = jnp.take_along_axis(Q, a[:, None], -1)[:, 0]
         Vlow = jnp.take_along_axis(Qlow, a[:, None], -1)[:, 0]
-        return (V, Vlow, cand_states), dict(pi=a, cand=cand, cand_states=cand_states, Q=Q, Qlow=Qlow, V=V,
-                                            Vlow=Vlow, bonus=b)
+        return (V, Vlow, cand_states), dict(
+            pi=a, cand=cand, cand_states=cand_states, Q=Q, Qlow=Qlow, V=V, Vlow=Vlow, bonus=b
+        )
 
     init = (jnp.zeros(S), jnp.zeros(S), jnp.ones(S, dtype=bool))
     _, out = jax.lax.scan(step, init, jnp.arange(H), reverse=True)
@@ -330,8 +352,17 @@ def _episode(st: Stats, env: EnvArrays, hp: Hyper, prio, seed, io):
         r = refresh.reshape((H,) + (1,) * (live.ndim - 3))
         return p.at[rows].set(jnp.where(r, live[rows], p[rows]))
 
-    st = Stats(N, Nsas, sumR, sumR2, sumC, pN=upd(st.pN, N), pNsas=upd(st.pNsas, Nsas),
-               psumR=upd(st.psumR, sumR), psumR2=upd(st.psumR2, sumR2))
+    st = Stats(
+        N,
+        Nsas,
+        sumR,
+        sumR2,
+        sumC,
+        pN=upd(st.pN, N),
+        pNsas=upd(st.pNsas, Nsas),
+        psumR=upd(st.psumR, sumR),
+        psumR2=upd(st.psumR2, sumR2),
+    )
     return st, out
 
 
@@ -339,7 +370,7 @@ def _run_one(env: EnvArrays, hp: Hyper, seed, K: int):
     H, S, A = env.r.shape
     io = iota(S, A, H, K, hp.delta)
     idx = jnp.arange(H * S * A, dtype=jnp.uint32)
-    prio = (fmix32(idx * jnp.uint32(0x9E3779B9) ^ fmix32(seed.astype(jnp.uint32) + jnp.uint32(12345))) >> 8)
+    prio = fmix32(idx * jnp.uint32(0x9E3779B9) ^ fmix32(seed.astype(jnp.uint32) + jnp.uint32(12345))) >> 8
     prio = prio.astype(jnp.float32).reshape(H, S, A) * (1.0 / (1 << 24))
 
     def body(st, _):
@@ -364,16 +395,22 @@ def run_batch(envs: list[EnvArrays], hypers: list[Hyper], seeds: list[int], K: i
     Returns a dict of numpy arrays with leading axes (batch, K): ``value`` (exact V^{pi_k}(s1)),
     ``exp_viol`` (exact expected step-wise violation of pi_k), ``viol`` (sampled sum_h [c_h - tau]_+),
     ``sigma`` (the summand of Sigma_V, eq. 5), ``policy_safe`` (pi_k in Pi_safe), ``lemma1_bad`` (a truly
-    safe action is not a candidate), ``empty_bad`` (a visited viable state has no candidate), ``detected``, ``excluded`` (see
-    :class:`EnvArrays`), ``states`` (H,) and ``actions`` (H,) of the sampled trajectory.
+    safe action is not a candidate), ``empty_bad`` (a visited viable state has no candidate), ``detected``,
+    ``excluded`` (see :class:`EnvArrays`), ``states`` (H,) and ``actions`` (H,) of the sampled trajectory.
     """
     outs = _run_batch(stack(envs), stack(hypers), jnp.asarray(seeds, dtype=jnp.int32), K)
     return {k: np.asarray(v) for k, v in outs.items()}
 
 
-def run_methods(m: cm.CMDP, methods: list[Method | tuple[Method, dict]], seeds: list[int], K: int,
-                watch: np.ndarray | None = None, delta: float = 0.05,
-                watch_excl: np.ndarray | None = None) -> dict[str, dict]:
+def run_methods(
+    m: cm.CMDP,
+    methods: list[Method | tuple[Method, dict]],
+    seeds: list[int],
+    K: int,
+    watch: np.ndarray | None = None,
+    delta: float = 0.05,
+    watch_excl: np.ndarray | None = None,
+) -> dict[str, dict]:
     """Convenience: every method x seed on one CMDP, batched; returns {method name: outputs}."""
     ea = env_arrays(m, watch, watch_excl)
     envs, hyps, sds, names = [], [], [], []
@@ -386,7 +423,7 @@ def run_methods(m: cm.CMDP, methods: list[Method | tuple[Method, dict]], seeds: 
         names.append(meth.name)
     out = run_batch(envs, hyps, sds, K)
     n = len(seeds)
-    return {name: {k: v[i * n:(i + 1) * n] for k, v in out.items()} for i, name in enumerate(names)}
+    return {name: {k: v[i * n : (i + 1) * n] for k, v in out.items()} for i, name in enumerate(names)}
 
 
 # --------------------------------------------------------------------------- metrics

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import numpy as np
 import yaml
-from saferl.training import loggers
+
 from saferl.algos import base as algos
 from saferl.core import constraints
-from saferl.envs import base as envs
-from saferl.training import in_program_sweep
 from saferl.core.networks import ACTIVATIONS, INIT_SCHEMES
+from saferl.envs import base as envs
+from saferl.training import in_program_sweep, loggers
 
 TOP_LEVEL = {
     "algo": None,
@@ -33,11 +33,18 @@ TOP_LEVEL = {
     "normalize_observations": True,
     "reset_pool": 0,  # 0: a fresh reset every step; k: k pooled resets per env per rollout (AutoReset)
     "env_params": {},
-    "network": {"actor_hidden": [64, 64], "critic_hidden": [64, 64], "activation": "tanh", "init_log_std": -0.5,
-                "value_normalization": False, "init": "orthogonal"},  # init: saferl.core.networks.INIT_SCHEMES
+    "network": {
+        "actor_hidden": [64, 64],
+        "critic_hidden": [64, 64],
+        "activation": "tanh",
+        "init_log_std": -0.5,
+        "value_normalization": False,
+        "init": "orthogonal",
+    },  # init: saferl.core.networks.INIT_SCHEMES
     "constraint": {"type": "expected", "limit": 25.0},
     "hparams": {},
 }
+
 
 class ConfigError(ValueError):
     """A bad configuration value; the message names the key and what is allowed."""
@@ -89,7 +96,9 @@ def parse_set(items: list[str]) -> dict:
         try:
             value = yaml.safe_load(raw) if raw.strip() else ""
         except yaml.YAMLError as err:
-            raise ConfigError(f"malformed --set {item!r}: value {raw!r} is not valid YAML ({yaml_complaint(err)})") from None
+            raise ConfigError(
+                f"malformed --set {item!r}: value {raw!r} is not valid YAML ({yaml_complaint(err)})"
+            ) from None
         value = _yaml_float(value)
         node = out
         parts = key.split(".")
@@ -165,8 +174,10 @@ def resolve(user: dict) -> dict:
     if per_env:
         unknown = sorted(set(per_env) - set(algos.ENV_DEFAULT_KEYS))
         if unknown:
-            raise ConfigError(f"algorithm {algo_cls.name}: unknown env_defaults[{env_name!r}] key {unknown[0]!r}; "
-                              f"allowed: {', '.join(algos.ENV_DEFAULT_KEYS)}")
+            raise ConfigError(
+                f"algorithm {algo_cls.name}: unknown env_defaults[{env_name!r}] key {unknown[0]!r}; "
+                f"allowed: {', '.join(algos.ENV_DEFAULT_KEYS)}"
+            )
         cfg = merge(cfg, per_env)
     if algo_constraint and algo_constraint.get("type") != cfg["constraint"].get("type"):
         cfg["constraint"] = dict(algo_constraint)
@@ -223,27 +234,35 @@ def resolve(user: dict) -> dict:
         raise ConfigError(str(err)) from None
     limit = cfg["constraint"].get("limit")
     if isinstance(limit, list) and len(limit) > algo_cls.max_constraints:
-        raise ConfigError(f"algorithm {algo_cls.name} enforces at most {algo_cls.max_constraints} constraints; "
-                          f"constraint.limit has {len(limit)} entries")
+        raise ConfigError(
+            f"algorithm {algo_cls.name} enforces at most {algo_cls.max_constraints} constraints; "
+            f"constraint.limit has {len(limit)} entries"
+        )
     if not gym:
         channels = _check_env_params(env_name, cfg["env_params"])
         if isinstance(limit, list) and len(limit) != channels:
-            raise ConfigError(f"constraint.limit has {len(limit)} entries but {env_name} has {channels} cost "
-                              f"channel(s): give one limit per channel, or one number for all")
+            raise ConfigError(
+                f"constraint.limit has {len(limit)} entries but {env_name} has {channels} cost "
+                f"channel(s): give one limit per channel, or one number for all"
+            )
     if sweep:
         cfg = _with_sweep(user, cfg, sweep, algo_cls)
     return cfg
 
 
 def _with_sweep(user: dict, cfg: dict, sweep, algo_cls) -> dict:
-    """``cfg`` with its validated ``sweep`` section (:mod:`saferl.training.in_program_sweep`); every grid value is checked by resolving
-    the config at that value, and ``cfg`` holds the grid's first value of each key."""
+    """``cfg`` with its validated ``sweep`` section (:mod:`saferl.training.in_program_sweep`); every grid value is
+    checked by resolving the config at that value, and ``cfg`` holds the grid's first value of each key."""
     if cfg["logger"] != ["csv"]:
-        raise ConfigError(f"logger {','.join(cfg['logger'])}: a swept run logs to progress.csv only (one row per grid "
-                          f"point and seed); use logger csv")
+        raise ConfigError(
+            f"logger {','.join(cfg['logger'])}: a swept run logs to progress.csv only (one row per grid "
+            f"point and seed); use logger csv"
+        )
     if str(cfg["env"]).startswith("gym:"):
-        raise ConfigError(f"sweep: {cfg['env']} runs through the host-side Gymnasium bridge, which trains one "
-                          f"program per seed; sweep a registered JAX environment, or run one job per value")
+        raise ConfigError(
+            f"sweep: {cfg['env']} runs through the host-side Gymnasium bridge, which trains one "
+            f"program per seed; sweep a registered JAX environment, or run one job per value"
+        )
     try:
         sweep = in_program_sweep.validate(sweep, cfg, algo_cls)
     except in_program_sweep.SweepError as err:
@@ -264,8 +283,11 @@ def _check_network(net: dict) -> None:
         raise ConfigError(f"unknown network.{unknown[0]}; allowed: {', '.join(TOP_LEVEL['network'])}")
     for key in ("actor_hidden", "critic_hidden"):
         sizes = net.get(key)
-        if not isinstance(sizes, list) or not sizes or not all(isinstance(s, int) and not isinstance(s, bool)
-                                                                 and s > 0 for s in sizes):
+        if (
+            not isinstance(sizes, list)
+            or not sizes
+            or not all(isinstance(s, int) and not isinstance(s, bool) and s > 0 for s in sizes)
+        ):
             raise ConfigError(f"network.{key} must be a non-empty list of positive integers, got {sizes!r}")
     if net["activation"] not in ACTIVATIONS:
         raise ConfigError(f"network.activation must be one of {', '.join(ACTIVATIONS)}, got {net['activation']!r}")

@@ -1,7 +1,8 @@
 """Training on Gymnasium environments: host rollout, the shared learner.
 
 ``GymTrainer(config, env)`` steps Gymnasium-API environments on the host and learns with the
-same :class:`saferl.training.learner.Learner` as the compiled :class:`~saferl.training.trainer.Trainer`.  One iteration is
+same :class:`saferl.training.learner.Learner` as the compiled :class:`~saferl.training.trainer.Trainer`.  One
+iteration is
 
     T host steps of N environments (one jitted actor call per step) -> Trajectory (T, N, ...)
     -> one jitted call of ``Learner.learn`` (critics, GAE, episode estimates, algorithm update)
@@ -32,8 +33,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from saferl.training import config as configlib
-from saferl.training import runs
 from saferl.algos import base as algos
 from saferl.core import constraints
 from saferl.core.rollout import Trajectory
@@ -41,6 +40,8 @@ from saferl.envs.gym_bridge import BRIDGE_OPTIONS, PREFIX, HostVecEnv, as_env_li
 from saferl.envs.host_wrappers import HostStepLeaf, HostWrappers
 from saferl.envs.wrappers import RunningStatistics, normalization_step
 from saferl.foundation.spaces import Box
+from saferl.training import config as configlib
+from saferl.training import runs
 from saferl.training.learner import Learner, wrap_for_algorithm
 from saferl.training.trainer import init_program, iteration_schedule, seed_keys
 
@@ -129,21 +130,28 @@ class GymTrainer:
     def _host_wrappers(self, cfg: dict, env_kwargs: dict) -> HostWrappers | None:
         """The algorithm's environment wrappers around the host step, or None when it adds none."""
         spec = getattr(self.venv.envs[0], "spec", None)
-        leaf = HostStepLeaf(Box(-np.inf, np.inf, (self.venv.obs_dim,)), self.venv.action_space,
-                            max_steps=int(env_kwargs.get("max_episode_steps") or getattr(spec, "max_episode_steps", 0)
-                                          or 0))
+        leaf = HostStepLeaf(
+            Box(-np.inf, np.inf, (self.venv.obs_dim,)),
+            self.venv.action_space,
+            max_steps=int(env_kwargs.get("max_episode_steps") or getattr(spec, "max_episode_steps", 0) or 0),
+        )
         if cfg["constraint"]["type"] == "var" and self.venv.cost_channels != 1:
-            raise ValueError(f"a VaR constraint needs an environment with one cost signal; {cfg['env']} has "
-                             f"{self.venv.cost_channels}")
+            raise ValueError(
+                f"a VaR constraint needs an environment with one cost signal; {cfg['env']} has "
+                f"{self.venv.cost_channels}"
+            )
         if cfg["constraint"].get("finite_horizon") and not leaf.max_steps:
-            raise ValueError(f"constraint.finite_horizon needs the time limit of {cfg['env']}: register it with "
-                             "max_episode_steps")
+            raise ValueError(
+                f"constraint.finite_horizon needs the time limit of {cfg['env']}: register it with max_episode_steps"
+            )
         wrapped = wrap_for_algorithm(leaf, cfg)
         if wrapped is leaf:
             return None
         if wrapped.unwrapped is not leaf:
-            raise ValueError(f"algorithm {cfg['algo']} augments the environment with {type(wrapped).__name__}, "
-                             "which does not wrap it, so it cannot run around a Gymnasium environment")
+            raise ValueError(
+                f"algorithm {cfg['algo']} augments the environment with {type(wrapped).__name__}, "
+                "which does not wrap it, so it cannot run around a Gymnasium environment"
+            )
         return HostWrappers(wrapped, leaf, self.num_envs_given)
 
     def _rollout_params(self, agent):
@@ -151,7 +159,6 @@ class GymTrainer:
 
     def wrap_reset(self, agent, raw_obs):
         return self.wrappers.reset(self._rollout_params(agent), raw_obs)
-
 
     # ------------------------------------------------------------------ pure functions (jitted)
     def act(self, actor_params, obs, key):
@@ -171,8 +178,9 @@ class GymTrainer:
         ``(wrapper_states, cost, stats, obs, final_obs, action, log_prob, dist)``."""
         raw_final_obs, _, cost, _, _, raw_obs, _ = step
         if self.wrappers is not None:
-            wrapper_states, raw_obs, raw_final_obs, cost = self.wrappers.step(self._rollout_params(agent),
-                                                                              wrapper_states, *step)
+            wrapper_states, raw_obs, raw_final_obs, cost = self.wrappers.step(
+                self._rollout_params(agent), wrapper_states, *step
+            )
         stats, obs, final_obs = normalization_step(stats, raw_obs, raw_final_obs, OBS_CLIP, self.normalize)
         return (wrapper_states, cost, stats, obs, final_obs) + self.act(agent.actor_params, obs, key)
 
@@ -206,8 +214,13 @@ class GymTrainer:
 
     def state(self) -> dict:
         """The learner state a checkpoint keeps (everything but the environments)."""
-        return {"agent": self.agent, "episodes": self.episodes, "stats": self.stats, "key": self.key,
-                "iteration": np.asarray(self.iteration, np.int32)}
+        return {
+            "agent": self.agent,
+            "episodes": self.episodes,
+            "stats": self.stats,
+            "key": self.key,
+            "iteration": np.asarray(self.iteration, np.int32),
+        }
 
     def restore(self, state: dict) -> None:
         """Continue from :meth:`state`, with the environments reset afresh (their state is not saved)."""
@@ -230,15 +243,30 @@ class GymTrainer:
             # wrap, normalise and act on what the step returned: one call per step.  The action drawn
             # after the last step is dropped: the next iteration acts with the updated policy.
             self.wrapper_states, step.cost, self.stats, obs, step.final_obs, action, log_prob, dist = self._step_act(
-                self.agent, self.stats, self.wrapper_states, (step.final_obs, step.reward, step.cost, step.terminated,
-                                                              step.truncated, step.obs, step.episode_done),
-                keys[min(t + 1, self.num_steps - 1)])
+                self.agent,
+                self.stats,
+                self.wrapper_states,
+                (step.final_obs, step.reward, step.cost, step.terminated, step.truncated, step.obs, step.episode_done),
+                keys[min(t + 1, self.num_steps - 1)],
+            )
             steps.append(step)
         self.obs = obs
         obs, action, log_prob, dist = jax.tree.map(lambda *xs: np.stack(xs), *policy)
-        host = {name: np.stack([np.asarray(getattr(s, name)) for s in steps])
-                for name in ("reward", "cost", "terminated", "truncated", "final_obs", "episode_done", "episode_return",
-                             "episode_cost", "episode_discounted_cost", "episode_length")}
+        host = {
+            name: np.stack([np.asarray(getattr(s, name)) for s in steps])
+            for name in (
+                "reward",
+                "cost",
+                "terminated",
+                "truncated",
+                "final_obs",
+                "episode_done",
+                "episode_return",
+                "episode_cost",
+                "episode_discounted_cost",
+                "episode_length",
+            )
+        }
         return Trajectory(obs=obs, action=action, log_prob=log_prob, dist=dist, **host)
 
     def iterate(self) -> dict:
@@ -280,8 +308,9 @@ class GymTrainer:
         self.venv.close()
 
 
-def run(cfg: dict, run_dir: Path, env: Any = None, show_progress: bool = True, resume: bool = False,
-        loggers=None) -> dict:
+def run(
+    cfg: dict, run_dir: Path, env: Any = None, show_progress: bool = True, resume: bool = False, loggers=None
+) -> dict:
     """:func:`saferl.training.runs.train` for a ``gym:`` environment: seeds one after another, a checkpoint of
     every seed's learner state after each chunk of iterations, Ctrl-C, ``resume`` and ``loggers`` as there."""
     cfg = resolve_config(cfg)
@@ -299,8 +328,16 @@ def run(cfg: dict, run_dir: Path, env: Any = None, show_progress: bool = True, r
         rows = [r for r in runs.read_progress(run_dir) if r["iteration"] <= done[seeds.index(r["seed"])]]
     else:
         done = [0] * len(seeds)
-    recorder = runs.Recorder(run_dir, cfg, rows, show_progress, total_iterations * first.steps_per_iteration * len(seeds),
-                             sum(done) * first.steps_per_iteration, resumed=resume, loggers=loggers)
+    recorder = runs.Recorder(
+        run_dir,
+        cfg,
+        rows,
+        show_progress,
+        total_iterations * first.steps_per_iteration * len(seeds),
+        sum(done) * first.steps_per_iteration,
+        resumed=resume,
+        loggers=loggers,
+    )
     interrupted, trainer = False, first
     if all(d >= total_iterations for d in done):
         first.close()
@@ -327,8 +364,12 @@ def run(cfg: dict, run_dir: Path, env: Any = None, show_progress: bool = True, r
                     iterations_done = int(np.sum(states["iteration"]))
                     runs.save_checkpoint(run_dir, states, iterations_done)
                     recorder.steps_done += len(chunk_rows) * trainer.steps_per_iteration
-                    recorder.progress.update(iterations_done * trainer.steps_per_iteration, trainer.steps_per_second(),
-                                             chunk_rows[-1]["episode_return"], chunk_rows[-1]["episode_cost"])
+                    recorder.progress.update(
+                        iterations_done * trainer.steps_per_iteration,
+                        trainer.steps_per_second(),
+                        chunk_rows[-1]["episode_return"],
+                        chunk_rows[-1]["episode_cost"],
+                    )
                     chunk_rows = []
             finally:
                 recorder.compile_seconds += trainer.timings["compile_seconds"]

@@ -91,23 +91,31 @@ def validate(sweep, resolved: dict, algo_cls) -> dict:
         if section == "constraint":
             allowed = CONSTRAINT_KEYS[kind]
             if name not in allowed:
-                raise SweepError(f"sweep {key}: a {kind!r} constraint sweeps {', '.join('constraint.' + k for k in allowed)}"
-                                 f" (the others are static: they shape the program)")
+                raise SweepError(
+                    f"sweep {key}: a {kind!r} constraint sweeps {', '.join('constraint.' + k for k in allowed)}"
+                    f" (the others are static: they shape the program)"
+                )
             if name == "limit" and isinstance(resolved["constraint"].get("limit"), list):
                 raise SweepError(f"sweep {key}: a vector of limits cannot be swept; sweep a single limit")
         elif section == "hparams":
             declared = algo_cls.defaults.get(name)
             if declared is None:
-                raise SweepError(f"sweep {key}: {algo_cls.name} has no hyper-parameter {name!r}; "
-                                 f"allowed: {', '.join(sorted(algo_cls.defaults))}")
+                raise SweepError(
+                    f"sweep {key}: {algo_cls.name} has no hyper-parameter {name!r}; "
+                    f"allowed: {', '.join(sorted(algo_cls.defaults))}"
+                )
             if declared.kind is not float:
                 what = {int: "a whole number", bool: "true/false", str: "a choice"}[declared.kind]
-                raise SweepError(f"sweep {key}: {what} is static (it sets the program's loop lengths, shapes or "
-                                 f"branches) and cannot be swept inside one program; run one job per value "
-                                 f"(saferl sweep GRID.yaml)")
+                raise SweepError(
+                    f"sweep {key}: {what} is static (it sets the program's loop lengths, shapes or "
+                    f"branches) and cannot be swept inside one program; run one job per value "
+                    f"(saferl sweep GRID.yaml)"
+                )
         else:
-            raise SweepError(f"sweep {key}: only constraint.* and hparams.* values are swept inside one program; "
-                             f"run one job per value for the others (saferl sweep GRID.yaml)")
+            raise SweepError(
+                f"sweep {key}: only constraint.* and hparams.* values are swept inside one program; "
+                f"run one job per value for the others (saferl sweep GRID.yaml)"
+            )
         if not isinstance(values, (list, tuple)) or not values:
             raise SweepError(f"sweep {key} must list one or more numbers, got {values!r}")
         numbers = [_number(v, v) for v in values]

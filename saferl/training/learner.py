@@ -42,21 +42,28 @@ class Learner:
     ``wrapped_cost_channels`` those the wrapped environment emits per step (a VaR surrogate's).
     """
 
-    def __init__(self, config: dict, obs_dim: int, action_space, env_cost_channels: int,
-                 wrapped_cost_channels: int):
+    def __init__(self, config: dict, obs_dim: int, action_space, env_cost_channels: int, wrapped_cost_channels: int):
         self.config = config
         net = config["network"]
         self.constraint = constraints.from_config(config["constraint"])
         self.env_cost_channels = int(env_cost_channels)
         algo_cls = algos.get(config["algo"])
         num_channels = algo_cls.cost_channels(int(wrapped_cost_channels))
-        self.actor = networks.make_actor(obs_dim, action_space, net["actor_hidden"], net["activation"],
-                                         net["init_log_std"], net["init"])
-        self.critics = networks.Critics(obs_dim, 1 + num_channels, tuple(net["critic_hidden"]), net["activation"],
-                                        normalize=bool(net["value_normalization"]), init_scheme=net["init"],
-                                        **algo_cls.critic_options(1 + num_channels))
-        self.algo = algo_cls(config["hparams"], self.actor, self.critics, self.constraint.kind,
-                             self.constraint.surrogate)
+        self.actor = networks.make_actor(
+            obs_dim, action_space, net["actor_hidden"], net["activation"], net["init_log_std"], net["init"]
+        )
+        self.critics = networks.Critics(
+            obs_dim,
+            1 + num_channels,
+            tuple(net["critic_hidden"]),
+            net["activation"],
+            normalize=bool(net["value_normalization"]),
+            init_scheme=net["init"],
+            **algo_cls.critic_options(1 + num_channels),
+        )
+        self.algo = algo_cls(
+            config["hparams"], self.actor, self.critics, self.constraint.kind, self.constraint.surrogate
+        )
         self.derive_discounts()
 
     def derive_discounts(self) -> None:
@@ -76,7 +83,9 @@ class Learner:
         ends = self.algo.channel_ends_at_truncation()
         if ends is not None:
             ends = jnp.asarray(ends, jnp.float32)
-            self.end_at_truncation = ends if self.end_at_truncation is None else jnp.maximum(self.end_at_truncation, ends)
+            self.end_at_truncation = (
+                ends if self.end_at_truncation is None else jnp.maximum(self.end_at_truncation, ends)
+            )
         lambdas = self.algo.channel_lambdas()
         self.gae_lambdas = self.algo.hp["gae_lambda"] if lambdas is None else jnp.asarray(lambdas, jnp.float32)
 
@@ -109,24 +118,40 @@ class Learner:
             return self.algo.init(key, constraint)
 
     def init_episodes(self) -> dict:
-        return initial_episodes(self.env_cost_channels, self.constraint.kind == "var",
-                                constraints.window(self.config["constraint"]))
+        return initial_episodes(
+            self.env_cost_channels, self.constraint.kind == "var", constraints.window(self.config["constraint"])
+        )
 
-    def make_batch(self, agent: algos.AgentState, episodes: dict, traj: Trajectory, key: jax.Array | None = None) -> Batch:
+    def make_batch(
+        self, agent: algos.AgentState, episodes: dict, traj: Trajectory, key: jax.Array | None = None
+    ) -> Batch:
         """Critics and GAE on the block (on the algorithm's :meth:`~saferl.algos.base.Algorithm.prepare_trajectory`),
         with the episode estimates filled in.  With ``key``, the algorithm's
         :meth:`~saferl.algos.base.Algorithm.channel_value_noise` (if any) corrupts the critics' values before GAE;
         its draws come from ``fold_in(key, ...)``, so the update's own random stream is the same with or without it."""
         traj = self.algo.prepare_trajectory(agent, traj)
         noise = self.algo.channel_value_noise() if key is not None else None
-        batch = make_batch(traj, self.critics, agent.critic_params, self.gammas, self.gae_lambdas,
-                           self.end_at_truncation, value_noise=noise,
-                           noise_key=None if noise is None else jax.random.fold_in(key, VALUE_NOISE_STREAM))
+        batch = make_batch(
+            traj,
+            self.critics,
+            agent.critic_params,
+            self.gammas,
+            self.gae_lambdas,
+            self.end_at_truncation,
+            value_noise=noise,
+            noise_key=None if noise is None else jax.random.fold_in(key, VALUE_NOISE_STREAM),
+        )
         # No episode finished in this batch: the previous estimate is carried, and before the first
         # finished episode that is the NaN initial one (unknown, never zero: see ``learn``).
         levels = self.algo.risk_levels(agent)
-        return batch.replace(episodes=episode_estimates(batch, episodes, *(levels or (None, None)),
-                                                        statistic=constraints.window_statistic(self.config["constraint"])))
+        return batch.replace(
+            episodes=episode_estimates(
+                batch,
+                episodes,
+                *(levels or (None, None)),
+                statistic=constraints.window_statistic(self.config["constraint"]),
+            )
+        )
 
     def learn(self, agent: algos.AgentState, episodes: dict, traj: Trajectory, key: jax.Array):
         """One learning step on a trajectory: ``(agent, episodes, metrics)``.
@@ -151,15 +176,18 @@ class Learner:
             keys = ("cost", "discounted_cost", "discounted_cost_sq", "violation", "excess")
             known = jnp.all(jnp.stack([jnp.all(jnp.isfinite(batch.episodes[k])) for k in keys if k in batch.episodes]))
             skip = jnp.logical_not(known)
-            work = batch.replace(episodes=jax.tree.map(lambda x: jnp.where(skip, jnp.nan_to_num(x, nan=0.0), x),
-                                                       batch.episodes))
+            work = batch.replace(
+                episodes=jax.tree.map(lambda x: jnp.where(skip, jnp.nan_to_num(x, nan=0.0), x), batch.episodes)
+            )
         # PopArt: move the value normalisation to this batch's targets (values unchanged)
         new = agent.replace(critic_params=self.critics.update_normalizer(agent.critic_params, work.returns))
         new, algo_metrics = self.algo.update(new, work, key)
         if needs:
             new = jax.tree.map(lambda n, o: jnp.where(skip, o, n), new, agent)
-            algo_metrics = {k: jnp.where(skip, jnp.nan, v) if jnp.issubdtype(jnp.result_type(v), jnp.floating) else v
-                            for k, v in algo_metrics.items()}
+            algo_metrics = {
+                k: jnp.where(skip, jnp.nan, v) if jnp.issubdtype(jnp.result_type(v), jnp.floating) else v
+                for k, v in algo_metrics.items()
+            }
         metrics = self.iteration_metrics(batch, new)
         metrics.update(algo_metrics)
         metrics["update_skipped"] = skip.astype(jnp.float32)

@@ -45,8 +45,8 @@ import time
 from pathlib import Path
 from typing import Iterable, NamedTuple
 
-from saferl.foundation.errors import require
 from saferl.foundation.atomic_files import write_json_atomic
+from saferl.foundation.errors import require
 
 #: logger name -> (module it needs, the extra that installs it); csv needs nothing
 KNOWN = {"csv": None, "tensorboard": ("tensorboardX", "tensorboard"), "wandb": ("wandb", "wandb")}
@@ -70,8 +70,11 @@ def parse(value) -> list[str]:
     names = [item.strip().lower() for item in items]
     for name in names:
         if name not in KNOWN:
-            raise ValueError(f"unknown logger {name!r} (logger / --logger); known loggers: {', '.join(KNOWN)}"
-                             if name else f"empty logger name in {value!r}; known loggers: {', '.join(KNOWN)}")
+            raise ValueError(
+                f"unknown logger {name!r} (logger / --logger); known loggers: {', '.join(KNOWN)}"
+                if name
+                else f"empty logger name in {value!r}; known loggers: {', '.join(KNOWN)}"
+            )
     return ["csv"] + [name for i, name in enumerate(names) if name != "csv" and name not in names[:i]]
 
 
@@ -194,8 +197,9 @@ class _EventFile:
         self._event, self._scalar = Event, scalar
         self.file = EventsWriter(str(directory / "events"), suffix)  # writes the file_version event
         if purge_step is not None:  # TensorBoard drops the earlier events from this step on
-            self.file.write_event(Event(wall_time=time.time(), step=purge_step,
-                                        session_log=SessionLog(status=SessionLog.START)))
+            self.file.write_event(
+                Event(wall_time=time.time(), step=purge_step, session_log=SessionLog(status=SessionLog.START))
+            )
 
     def add_scalar(self, tag: str, value: float, step: int) -> None:
         self.file.write_event(self._event(wall_time=time.time(), step=int(step), summary=self._scalar(tag, value)))
@@ -284,9 +288,16 @@ class _WandB:
         logged = state.get("logged", {}) if state.get("closed") else {}
         self.logged = {k: min(int(v), kept[k][0] if kept.get(k) else 0) for k, v in logged.items()}
         self.closed = False
-        self.run = wandb.init(project=os.environ.get("WANDB_PROJECT") or "saferl", name=run_dir.name,
-                              dir=str(run_dir), config=cfg, id=state.get("id"), resume="allow", mode=self.mode,
-                              settings=wandb.Settings(console="off", silent=True))
+        self.run = wandb.init(
+            project=os.environ.get("WANDB_PROJECT") or "saferl",
+            name=run_dir.name,
+            dir=str(run_dir),
+            config=cfg,
+            id=state.get("id"),
+            resume="allow",
+            mode=self.mode,
+            settings=wandb.Settings(console="off", silent=True),
+        )
         self.run.define_metric("env_steps")
         self.run.define_metric("*", step_metric="env_steps")
         self._save()

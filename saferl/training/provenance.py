@@ -27,8 +27,9 @@ def training_config(cfg: dict) -> dict:
 def config_hash(cfg: dict) -> str:
     """First 16 hex digits of the sha256 of the canonical JSON of ``cfg`` (sorted keys, no spaces), without the
     keys that do not change the training (:data:`NOT_TRAINING_KEYS`: the loggers)."""
-    text = json.dumps(training_config(cfg), sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=True,
-                      default=_builtin)
+    text = json.dumps(
+        training_config(cfg), sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=True, default=_builtin
+    )
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
@@ -70,8 +71,13 @@ def git_commit() -> str | None:
 
 def _git(root: Path, *args: str) -> str | None:
     try:
-        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
-                              timeout=GIT_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            ["git", "-C", str(root), *args],
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT_SECONDS,
+            stdin=subprocess.DEVNULL,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout if done.returncode == 0 else None

@@ -63,8 +63,12 @@ def record_run(run_dir: Path, cfg: dict, summary: dict, status: str) -> None:
     except ValueError:  # another drive
         where = str(run_dir)
     entry = {
-        "run": where, "status": status, "reused": status == "reused",
-        "algo": cfg.get("algo"), "env": cfg.get("env"), "seeds": cfg.get("seeds"),
+        "run": where,
+        "status": status,
+        "reused": status == "reused",
+        "algo": cfg.get("algo"),
+        "env": cfg.get("env"),
+        "seeds": cfg.get("seeds"),
         "env_steps": summary.get("env_steps"),
         "wall_seconds": summary.get("training_seconds", summary.get("wall_seconds")),
         "config_hash": summary.get("config_hash") or config_hash(_run_config(run_dir, cfg)),
@@ -98,22 +102,27 @@ def finished_summary(run_dir: Path, cfg: dict) -> dict | None:
     return None if summary.get("interrupted") else summary
 
 
-def train_or_resume(cfg: dict, run_dir: Path, show_progress: bool,
-                    on_resume: Callable[[Path], None] | None = None) -> dict:
+def train_or_resume(
+    cfg: dict, run_dir: Path, show_progress: bool, on_resume: Callable[[Path], None] | None = None
+) -> dict:
     """Reuse the finished run in ``run_dir`` (its config must be ``cfg``), finish an interrupted one,
     or train it; the ledger (:func:`recording`) notes which.  ``on_resume`` as :func:`saferl.training.runs.train`."""
     run_dir = Path(run_dir)
     if (run_dir / "config.yaml").is_file():
         # resolved again, so a run written before a new config key existed compares equal: say so
         existing = runs.load_run_config(run_dir)
-        filled = sorted(set(_flat_keys(training_config(existing)))
-                        - set(_flat_keys(configlib.load_yaml(run_dir / "config.yaml"))))
+        filled = sorted(
+            set(_flat_keys(training_config(existing))) - set(_flat_keys(configlib.load_yaml(run_dir / "config.yaml")))
+        )
         legacy = {".".join(path) for path in runs.LEGACY_VALUES}
         same = training_config(existing) == training_config(cfg)  # the loggers may differ
         if same and filled:
             said = [k + (" (the value it was trained with)" if k in legacy else "") for k in filled]
-            print(f"note: reusing {run_dir}, written before {', '.join(said)} existed; it is taken to have "
-                  "had today's defaults for them (move it away to retrain)", file=sys.stderr)
+            print(
+                f"note: reusing {run_dir}, written before {', '.join(said)} existed; it is taken to have "
+                "had today's defaults for them (move it away to retrain)",
+                file=sys.stderr,
+            )
         if not same:
             raise runs.RunError(f"{run_dir} holds a run with another config; choose another --out")
         summary_path = run_dir / "summary.json"

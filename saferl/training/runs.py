@@ -3,8 +3,8 @@
 A run directory holds
 
 * ``config.yaml`` -- the fully resolved config;
-* ``progress.csv`` -- one row per logged iteration per seed (a swept run, :mod:`saferl.training.in_program_sweep`: per grid
-  point and seed, with the point's index ``sweep_point`` and its coordinates, e.g. ``constraint.limit``);
+* ``progress.csv`` -- one row per logged iteration per seed (a swept run, :mod:`saferl.training.in_program_sweep`:
+  per grid point and seed, with the point's index ``sweep_point`` and its coordinates, e.g. ``constraint.limit``);
 * ``summary.json`` -- algo, env, seeds, env_steps, timings and the ``final`` statistics
   (mean, std and per-seed values over the last 10% of training); a swept run has them per grid point
   under ``grid`` (``[{"index", "point", "label", "final"}]``) and an empty ``final``;
@@ -31,10 +31,10 @@ from typing import Callable
 import jax
 import numpy as np
 
+from saferl.foundation.atomic_files import write_bytes_atomic, write_json_atomic, write_text_atomic
 from saferl.training import config as configlib
 from saferl.training import in_program_sweep as gridlib
 from saferl.training import loggers as loggerlib
-from saferl.foundation.atomic_files import write_bytes_atomic, write_json_atomic, write_text_atomic
 from saferl.training import provenance
 from saferl.training.trainer import Trainer
 
@@ -53,8 +53,12 @@ class RunError(ValueError):
 def save_checkpoint(run_dir: Path, runners, chunk: int) -> None:
     path_leaves, treedef = jax.tree_util.tree_flatten_with_path(runners)
     arrays = {f"leaf_{i:05d}": np.asarray(leaf) for i, (_, leaf) in enumerate(path_leaves)}
-    meta = {"chunk": int(chunk), "num_leaves": len(path_leaves), "treedef": str(treedef),
-            "paths": [jax.tree_util.keystr(path) for path, _ in path_leaves]}
+    meta = {
+        "chunk": int(chunk),
+        "num_leaves": len(path_leaves),
+        "treedef": str(treedef),
+        "paths": [jax.tree_util.keystr(path) for path, _ in path_leaves],
+    }
     arrays["manifest"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)
@@ -75,11 +79,14 @@ def load_checkpoint(run_dir: Path, template):
     template_path_leaves, treedef = jax.tree_util.tree_flatten_with_path(template)
     template_leaves = [leaf for _, leaf in template_path_leaves]
     if meta["treedef"] != str(treedef) or len(leaves) != len(template_leaves):
-        raise RunError(f"checkpoint {path} does not match the run's config "
-                       f"({_structure_difference(meta, template_path_leaves)})")
+        raise RunError(
+            f"checkpoint {path} does not match the run's config ({_structure_difference(meta, template_path_leaves)})"
+        )
     for saved, expected in zip(leaves, template_leaves):
         if saved.shape != expected.shape or saved.dtype != expected.dtype:
-            raise RunError(f"checkpoint {path} does not match the run's config: array {saved.shape} vs {expected.shape}")
+            raise RunError(
+                f"checkpoint {path} does not match the run's config: array {saved.shape} vs {expected.shape}"
+            )
     return jax.tree.unflatten(treedef, [jax.numpy.asarray(x) for x in leaves]), int(meta["chunk"])
 
 
@@ -88,8 +95,10 @@ def _structure_difference(meta: dict, template_path_leaves) -> str:
     expected = [jax.tree_util.keystr(path) for path, _ in template_path_leaves]
     saved = meta.get("paths")
     if saved is None:  # checkpoints written before paths were recorded
-        return (f"{meta['num_leaves']} saved arrays vs {len(expected)} expected: a different algorithm, "
-                "network size or saferl version wrote it")
+        return (
+            f"{meta['num_leaves']} saved arrays vs {len(expected)} expected: a different algorithm, "
+            "network size or saferl version wrote it"
+        )
     missing = [p for p in expected if p not in set(saved)]
     extra = [p for p in saved if p not in set(expected)]
     parts = []
@@ -127,7 +136,9 @@ def write_progress(run_dir: Path, rows: list[dict]) -> None:
     # the union of all rows' keys: a run resumed by a newer saferl may log a metric the older rows lack
     names = {k for row in rows for k in row}
     fixed = [k for k in FIXED_COLUMNS if k in names]
-    coordinates = ([gridlib.POINT_COLUMN] if gridlib.POINT_COLUMN in names else []) + sorted(k for k in names if "." in k)
+    coordinates = ([gridlib.POINT_COLUMN] if gridlib.POINT_COLUMN in names else []) + sorted(
+        k for k in names if "." in k
+    )
     columns = fixed + coordinates + sorted(names - set(fixed) - set(coordinates))
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=columns)
@@ -147,8 +158,13 @@ def read_progress(run_dir: Path) -> list[dict]:
         for row in csv.DictReader(fh):
             parsed = {}
             for k, v in row.items():
-                parsed[k] = (int(v) if k in ("iteration", "seed", gridlib.POINT_COLUMN)
-                             else float(v) if v not in ("", None) else math.nan)
+                parsed[k] = (
+                    int(v)
+                    if k in ("iteration", "seed", gridlib.POINT_COLUMN)
+                    else float(v)
+                    if v not in ("", None)
+                    else math.nan
+                )
             rows.append(parsed)
         return rows
 
@@ -186,9 +202,15 @@ def final_of(rows: list[dict], seeds: list[int]) -> dict:
 def grid_summary(cfg: dict, rows: list[dict]) -> list[dict]:
     """Per grid point of a swept run: its index, values, label and ``final`` statistics."""
     seeds = seed_ids(cfg)
-    return [{"index": g, "point": point, "label": gridlib.label(point),
-             "final": final_of([r for r in rows if r.get(gridlib.POINT_COLUMN) == g], seeds)}
-            for g, point in enumerate(gridlib.points(cfg))]
+    return [
+        {
+            "index": g,
+            "point": point,
+            "label": gridlib.label(point),
+            "final": final_of([r for r in rows if r.get(gridlib.POINT_COLUMN) == g], seeds),
+        }
+        for g, point in enumerate(gridlib.points(cfg))
+    ]
 
 
 def write_summary(run_dir: Path, cfg: dict, rows: list[dict], timings: dict, interrupted: bool) -> dict:
@@ -229,8 +251,12 @@ def provenance_fields(run_dir: Path, cfg: dict, wall_seconds: float, resumed: bo
         except (ValueError, TypeError):
             pass  # an unreadable earlier summary: this sitting's numbers only
     distinct = [c for i, c in enumerate(commits) if i == 0 or c != commits[i - 1]]
-    return {"config_hash": provenance.config_hash(cfg), "git_commit": commit, "git_commits": distinct,
-            "training_seconds": seconds}
+    return {
+        "config_hash": provenance.config_hash(cfg),
+        "git_commit": commit,
+        "git_commits": distinct,
+        "training_seconds": seconds,
+    }
 
 
 def seed_ids(cfg: dict) -> list[int]:
@@ -327,12 +353,23 @@ class Recorder:
     raised here, before anything is written.
     """
 
-    def __init__(self, run_dir: Path, cfg: dict, rows: list[dict], show_progress: bool, total_steps: int,
-                 done_steps: int = 0, label: str = "", resumed: bool = False, loggers=None):
+    def __init__(
+        self,
+        run_dir: Path,
+        cfg: dict,
+        rows: list[dict],
+        show_progress: bool,
+        total_steps: int,
+        done_steps: int = 0,
+        label: str = "",
+        resumed: bool = False,
+        loggers=None,
+    ):
         self.run_dir, self.cfg, self.rows = Path(run_dir), cfg, list(rows)
         self.loggers = loggerlib.Loggers(self.run_dir, cfg, seed_ids(cfg), self.rows, loggers)
-        self.progress = Progress(total_steps, done_steps, label or f"{cfg['algo']} {cfg['env']} x{cfg['seeds']} seeds",
-                                 enabled=show_progress)
+        self.progress = Progress(
+            total_steps, done_steps, label or f"{cfg['algo']} {cfg['env']} x{cfg['seeds']} seeds", enabled=show_progress
+        )
         self.start = time.time()
         self.steps_done = 0  # environment steps of this sitting, all seeds
         self.busy_seconds = 0.0  # seconds spent training (compiles excluded), set by the driver
@@ -367,8 +404,7 @@ class Progress:
         if enabled and sys.stderr.isatty():
             from tqdm import tqdm
 
-            self.bar = tqdm(total=total, initial=initial, unit="step", unit_scale=True, desc=label,
-                            dynamic_ncols=True)
+            self.bar = tqdm(total=total, initial=initial, unit="step", unit_scale=True, desc=label, dynamic_ncols=True)
 
     def update(self, done: int, sps: float, ret: float, cost: float) -> None:
         if not self.enabled:
@@ -379,8 +415,12 @@ class Progress:
         else:
             import sys
 
-            print(f"{self.label}: {done:,}/{self.total:,} steps ({100.0 * done / max(self.total, 1):.0f}%), "
-                  f"{sps:,.0f} env-steps/s, return {ret:.2f}, cost {cost:.2f}", file=sys.stderr, flush=True)
+            print(
+                f"{self.label}: {done:,}/{self.total:,} steps ({100.0 * done / max(self.total, 1):.0f}%), "
+                f"{sps:,.0f} env-steps/s, return {ret:.2f}, cost {cost:.2f}",
+                file=sys.stderr,
+                flush=True,
+            )
         self.done = done
 
     def close(self) -> None:
@@ -389,8 +429,15 @@ class Progress:
             self.bar = None
 
 
-def train(cfg: dict, run_dir: Path, resume: bool = False, show_progress: bool = True, on_chunk=None,
-          loggers=None, on_resume: Callable[[Path], None] | None = None) -> dict:
+def train(
+    cfg: dict,
+    run_dir: Path,
+    resume: bool = False,
+    show_progress: bool = True,
+    on_chunk=None,
+    loggers=None,
+    on_resume: Callable[[Path], None] | None = None,
+) -> dict:
     """Train (or resume) a run in ``run_dir``; returns the summary dict.
 
     ``on_chunk(chunk_index, runners)`` is called after every chunk (tests use it to
@@ -402,8 +449,10 @@ def train(cfg: dict, run_dir: Path, resume: bool = False, show_progress: bool = 
     names = loggerlib.parse(cfg.get("logger") if loggers is None else loggers)
     loggerlib.check_extras(names)  # before any work
     if cfg.get("sweep") and len(names) > 1:
-        raise RunError(f"--logger {','.join(names)}: a swept run logs to progress.csv only (every grid point, "
-                       f"`saferl plot` draws one curve per point); use --logger csv")
+        raise RunError(
+            f"--logger {','.join(names)}: a swept run logs to progress.csv only (every grid point, "
+            f"`saferl plot` draws one curve per point); use --logger csv"
+        )
     trainer = Trainer(cfg)
     runners = trainer.init_all()
     start_chunk, rows = 0, []
@@ -419,8 +468,16 @@ def train(cfg: dict, run_dir: Path, resume: bool = False, show_progress: bool = 
     if not resume:
         write_config(run_dir, cfg)
     steps_per_chunk = trainer.iterations_per_chunk * trainer.steps_per_iteration
-    recorder = Recorder(run_dir, cfg, rows, show_progress, trainer.num_chunks * steps_per_chunk,
-                        start_chunk * steps_per_chunk, resumed=resume, loggers=loggers)
+    recorder = Recorder(
+        run_dir,
+        cfg,
+        rows,
+        show_progress,
+        trainer.num_chunks * steps_per_chunk,
+        start_chunk * steps_per_chunk,
+        resumed=resume,
+        loggers=loggers,
+    )
     recorder.compile_seconds = compile_seconds
     seeds = runner_columns(cfg)
     interrupted = False
@@ -429,16 +486,20 @@ def train(cfg: dict, run_dir: Path, resume: bool = False, show_progress: bool = 
         while chunk < trainer.num_chunks:
             runners, metrics = compiled(runners)
             metrics = jax.device_get(metrics)
-            recorder.add(progress_rows(metrics, chunk * trainer.iterations_per_chunk, trainer.steps_per_iteration,
-                                       seeds))
+            recorder.add(
+                progress_rows(metrics, chunk * trainer.iterations_per_chunk, trainer.steps_per_iteration, seeds)
+            )
             chunk += 1
             recorder.steps_done += steps_per_chunk * cfg["seeds"]
             recorder.busy_seconds = time.time() - recorder.start
             if chunk % cfg["checkpoint_every"] == 0 or chunk == trainer.num_chunks:
                 save_checkpoint(run_dir, runners, chunk)
-            recorder.progress.update(chunk * steps_per_chunk, recorder.steps_done / max(recorder.busy_seconds, 1e-9),
-                                     float(np.nanmean(metrics["episode_return"][:, -1])),
-                                     float(np.nanmean(metrics["episode_cost"][:, -1])))
+            recorder.progress.update(
+                chunk * steps_per_chunk,
+                recorder.steps_done / max(recorder.busy_seconds, 1e-9),
+                float(np.nanmean(metrics["episode_return"][:, -1])),
+                float(np.nanmean(metrics["episode_cost"][:, -1])),
+            )
             if on_chunk is not None:
                 on_chunk(chunk, runners)
     except KeyboardInterrupt:

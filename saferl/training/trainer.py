@@ -6,8 +6,8 @@ a *chunk* is a ``lax.scan`` over iterations, and :meth:`Trainer.compile_chunk` i
 where the chunk is jitted and vmapped over seeds, so S seeds run as one program; Python only
 runs between chunks (logging, checkpoints, progress).
 
-A swept config (:mod:`saferl.training.in_program_sweep`) runs ``points x seeds`` runners in the same vmapped program: each runner
-gets its grid point's values as traced inputs (``Learner.hparams`` puts the hyper-parameters where the
+A swept config (:mod:`saferl.training.in_program_sweep`) runs ``points x seeds`` runners in the same vmapped program:
+each runner gets its grid point's values as traced inputs (``Learner.hparams`` puts the hyper-parameters where the
 algorithm reads them while the program is traced; the constraint values go into ``AgentState.constraint``
 at init), and :meth:`Trainer.check_sweep` refuses a value that does not reach the program as a value.
 
@@ -28,13 +28,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from saferl.training import in_program_sweep as gridlib
-from saferl.foundation import struct
 from saferl.algos import base as algos
 from saferl.core import constraints
 from saferl.core.rollout import collect
 from saferl.envs import base as envs
 from saferl.envs.wrappers import AutoReset, ClipAction, EpisodeStatistics, NormalizeObservation, VecEnv
+from saferl.foundation import struct
+from saferl.training import in_program_sweep as gridlib
 from saferl.training.learner import Learner, channel_count, wrap_for_algorithm
 from saferl.training.provenance import training_config
 
@@ -66,16 +66,22 @@ class Trainer:
         base_env = self.base_env = envs.make(config["env"])
         env_params = envs.make_env_params(base_env, config["env_params"])
         self.clips_actions = bool(base_env.clip_actions)  # the velocity tasks take the raw sample (saferl.envs.base)
-        env = EpisodeStatistics(ClipAction(base_env) if self.clips_actions else base_env,
-                                gamma_c=float(constraint.gamma_c))
+        env = EpisodeStatistics(
+            ClipAction(base_env) if self.clips_actions else base_env, gamma_c=float(constraint.gamma_c)
+        )
         # the algorithm wraps before networks are sized: augmentations change the observation
         # and may add cost channels (a VaR surrogate's, saferl.envs.risk)
         env = AutoReset(wrap_for_algorithm(env, config), pool_size=config["reset_pool"])
         self.env_params = env.lift_params(env_params)
         self.venv = NormalizeObservation(VecEnv(env, config["num_envs"]), enabled=config["normalize_observations"])
         obs_dim = int(np.prod(env.observation_space(self.env_params).shape))
-        self.learner = Learner(config, obs_dim, env.action_space(self.env_params), channel_count(base_env.cost_shape),
-                               channel_count(env.cost_shape))
+        self.learner = Learner(
+            config,
+            obs_dim,
+            env.action_space(self.env_params),
+            channel_count(base_env.cost_shape),
+            channel_count(env.cost_shape),
+        )
         self.constraint, self.algo = self.learner.constraint, self.learner.algo
         self.actor, self.critics = self.learner.actor, self.learner.critics
         self.num_steps = int(config["rollout_steps"])
@@ -93,14 +99,29 @@ class Trainer:
         with self.learner.hparams(gridlib.hparams_of(point or {})):
             env_params = self.algo.rollout_env_params(agent, self.env_params)
         env_state, obs = self.venv.reset(k_env, env_params)
-        return RunnerState(agent, env_state, obs, k_run, self.learner.init_episodes(), jnp.zeros((), jnp.int32),
-                           jnp.zeros((), jnp.float32))
+        return RunnerState(
+            agent,
+            env_state,
+            obs,
+            k_run,
+            self.learner.init_episodes(),
+            jnp.zeros((), jnp.int32),
+            jnp.zeros((), jnp.float32),
+        )
 
     def collect(self, runner: RunnerState, key: jax.Array):
         """One rollout with the runner's policy: ``(env_state, obs, trajectory)``."""
         env_params = self.algo.rollout_env_params(runner.agent, self.env_params)
-        return collect(self.venv, env_params, self.actor, runner.agent.actor_params, runner.env_state, runner.obs,
-                       key, self.num_steps)
+        return collect(
+            self.venv,
+            env_params,
+            self.actor,
+            runner.agent.actor_params,
+            runner.env_state,
+            runner.obs,
+            key,
+            self.num_steps,
+        )
 
     def rollout_batch(self, runner: RunnerState, key: jax.Array):
         """One rollout, its GAE batch and the episode estimates: ``(env_state, obs, batch)``."""
@@ -115,8 +136,9 @@ class Trainer:
         key, k_roll, k_upd = jax.random.split(runner.key, 3)
         env_state, obs, traj = self.collect(runner, k_roll)
         agent, episodes, metrics = self.learner.learn(runner.agent, runner.episodes, traj, k_upd)
-        runner = RunnerState(agent, env_state, obs, key, episodes, runner.iteration + 1,
-                             runner.env_steps + self.steps_per_iteration)
+        runner = RunnerState(
+            agent, env_state, obs, key, episodes, runner.iteration + 1, runner.env_steps + self.steps_per_iteration
+        )
         return runner, metrics
 
     def chunk(self, runner: RunnerState, point: dict | None = None):
@@ -134,8 +156,10 @@ class Trainer:
     def point_values(self) -> dict:
         """A sweep's values per runner, ``{key: (points * seeds,)}`` float32 (empty without a sweep)."""
         seeds = int(self.config["seeds"])
-        return {key: jnp.repeat(jnp.asarray([p[key] for p in self.grid], jnp.float32), seeds)
-                for key in self.config.get("sweep") or {}}
+        return {
+            key: jnp.repeat(jnp.asarray([p[key] for p in self.grid], jnp.float32), seeds)
+            for key in self.config.get("sweep") or {}
+        }
 
     def init_shapes(self) -> RunnerState:
         """The shapes of every runner's initial state (nothing compiled)."""
@@ -174,11 +198,15 @@ class Trainer:
                 try:
                     self._used_sweep_inputs({key: points[key]}, keys)
                 except _CONCRETE:
-                    raise ValueError(f"sweep {key}: {self.config['algo']} reads it as a Python number (a branch or a "
-                                     f"loop length), so it cannot be swept inside one program; run one job per value "
-                                     f"(saferl sweep GRID.yaml)") from None
-            raise ValueError(f"sweep {', '.join(points)}: the program cannot be traced with these values traced "
-                             f"({type(err).__name__})") from None
+                    raise ValueError(
+                        f"sweep {key}: {self.config['algo']} reads it as a Python number (a branch or a "
+                        f"loop length), so it cannot be swept inside one program; run one job per value "
+                        f"(saferl sweep GRID.yaml)"
+                    ) from None
+            raise ValueError(
+                f"sweep {', '.join(points)}: the program cannot be traced with these values traced "
+                f"({type(err).__name__})"
+            ) from None
 
     def _used_sweep_inputs(self, points: dict, keys) -> None:
         init = jax.make_jaxpr(jax.vmap(self.init))(keys, points)
@@ -187,18 +215,23 @@ class Trainer:
         names = sorted(points)  # a dict's leaves come in sorted key order, after the other argument's
         used = set()
         for closed in (init, chunk):
-            invars = closed.jaxpr.invars[-len(names):]
+            invars = closed.jaxpr.invars[-len(names) :]
             reads = {id(v) for eqn in closed.jaxpr.eqns for v in eqn.invars} | {id(v) for v in closed.jaxpr.outvars}
             used |= {name for name, var in zip(names, invars) if id(var) in reads}
         unused = [name for name in names if name not in used]
         if unused:
-            raise ValueError(f"sweep {unused[0]}: {self.config['algo']} does not read it inside the compiled program "
-                             f"(it is fixed when the program is built), so it cannot be swept inside one program; "
-                             f"run one job per value (saferl sweep GRID.yaml)")
+            raise ValueError(
+                f"sweep {unused[0]}: {self.config['algo']} does not read it inside the compiled program "
+                f"(it is fixed when the program is built), so it cannot be swept inside one program; "
+                f"run one job per value (saferl sweep GRID.yaml)"
+            )
 
 
-_CONCRETE = (jax.errors.ConcretizationTypeError, jax.errors.TracerIntegerConversionError,
-             jax.errors.TracerArrayConversionError)
+_CONCRETE = (
+    jax.errors.ConcretizationTypeError,
+    jax.errors.TracerIntegerConversionError,
+    jax.errors.TracerArrayConversionError,
+)
 
 
 #: XLA options of the init program on the CPU (docs/decisions/011-init-program-compile.md)

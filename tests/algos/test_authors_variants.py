@@ -9,14 +9,13 @@ import jax.flatten_util
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import agent_for, linearise, make_algo, make_batch  # noqa: E402  (shared synthetic-batch helpers)
 
 from saferl.algos import base
 from saferl.algos.pcpo import projected_step
 from saferl.algos.second_order import natural_step
 from saferl.core import constraints, networks
 from saferl.core.rollout import Batch
-
-from helpers import agent_for, linearise, make_algo, make_batch  # noqa: E402  (shared synthetic-batch helpers)
 
 LIMIT = 10.0
 
@@ -40,10 +39,12 @@ def test_pcpo_fisher_product_step_is_the_authors_alpha_g_minus_the_projection(vi
     matvec = lambda v: jnp.asarray(h) @ v  # noqa: E731
     x_r = natural_step(jnp.asarray(g), jnp.asarray(hinv_g), delta)
     args = (x_r, jnp.asarray(b)[None], jnp.asarray([violation]), jnp.asarray(hinv_b)[None], matvec)
-    np.testing.assert_allclose(np.asarray(projected_step(*args, "fisher_product")), alpha * g - coef * hinv_b,
-                               rtol=1e-5, atol=1e-8)
-    np.testing.assert_allclose(np.asarray(projected_step(*args, "natural")), alpha * hinv_g - coef * hinv_b,
-                               rtol=1e-5, atol=1e-8)
+    np.testing.assert_allclose(
+        np.asarray(projected_step(*args, "fisher_product")), alpha * g - coef * hinv_b, rtol=1e-5, atol=1e-8
+    )
+    np.testing.assert_allclose(
+        np.asarray(projected_step(*args, "natural")), alpha * hinv_g - coef * hinv_b, rtol=1e-5, atol=1e-8
+    )
     with pytest.raises(ValueError, match="reward_direction must be one of natural, fisher_product, got 'euclid'"):
         projected_step(*args, "euclid")
 
@@ -57,8 +58,14 @@ def test_pcpo_fisher_product_with_two_constraints_adds_the_same_reward_correctio
     hinv_g, hinv_b = np.linalg.solve(h, g), np.linalg.solve(h, big_b.T).T
     alpha = np.sqrt(2 * 0.01 / (g @ hinv_g))
     x_r = natural_step(jnp.asarray(g), jnp.asarray(hinv_g), 0.01)
-    step = projected_step(x_r, jnp.asarray(big_b), jnp.asarray([-1e3, -1e3]), jnp.asarray(hinv_b),
-                          lambda v: jnp.asarray(h) @ v, "fisher_product")
+    step = projected_step(
+        x_r,
+        jnp.asarray(big_b),
+        jnp.asarray([-1e3, -1e3]),
+        jnp.asarray(hinv_b),
+        lambda v: jnp.asarray(h) @ v,
+        "fisher_product",
+    )
     np.testing.assert_allclose(np.asarray(step), alpha * g, rtol=1e-5, atol=1e-8)
 
 
@@ -72,8 +79,9 @@ def test_pcpo_policy_step_with_fisher_product_moves_along_the_gradient():
         grads, hinv = jax.jit(lambda a, b: linearise(algo, a, b)[:2])(agent, batch)
         new, metrics = jax.jit(algo.policy_step)(agent, batch)
         assert float(metrics["accepted"]) == 1.0
-        moved = np.asarray(jax.flatten_util.ravel_pytree(new.actor_params)[0]
-                           - jax.flatten_util.ravel_pytree(agent.actor_params)[0])
+        moved = np.asarray(
+            jax.flatten_util.ravel_pytree(new.actor_params)[0] - jax.flatten_util.ravel_pytree(agent.actor_params)[0]
+        )
         want = np.asarray(grads.g if direction == "fisher_product" else hinv[0])
         cosine = moved @ want / (np.linalg.norm(moved) * np.linalg.norm(want))
         assert cosine > 0.999, (direction, cosine)
@@ -93,10 +101,21 @@ CONSTRAINT = constraints.Constraint(limit=jnp.float32(LIMIT), epsilon=jnp.float3
 def _ipo_batch(cost, n=40, seed=5):
     rng = np.random.default_rng(seed)
     adv = np.stack([rng.normal(1.0, 2.0, n), rng.normal(3.0, 4.0, n)], 1).astype(np.float32)
-    batch = Batch(obs=jnp.zeros((n, 3)), action=None, log_prob=None, dist={}, advantages=jnp.asarray(adv),
-                  returns=None, values=None, episode_done=None, episode_return=None, episode_cost=None,
-                  episode_discounted_cost=None, episode_length=None,
-                  episodes={"discounted_cost": jnp.asarray([cost], jnp.float32)})
+    batch = Batch(
+        obs=jnp.zeros((n, 3)),
+        action=None,
+        log_prob=None,
+        dist={},
+        advantages=jnp.asarray(adv),
+        returns=None,
+        values=None,
+        episode_done=None,
+        episode_return=None,
+        episode_cost=None,
+        episode_discounted_cost=None,
+        episode_length=None,
+        episodes={"discounted_cost": jnp.asarray([cost], jnp.float32)},
+    )
     return batch, adv
 
 
@@ -113,8 +132,7 @@ def test_ipo_reversed_sign_is_the_authors_loss(cost):
     rng = np.random.default_rng(9)
     old_lp, new_lp = rng.normal(size=n).astype(np.float32), rng.normal(scale=0.3, size=n).astype(np.float32)
     old_lp_j = jnp.asarray(old_lp)
-    mb = {"log_prob": old_lp_j, "advantage": algo.policy_advantage(agent, batch),
-          **algo.loss_inputs(agent, batch)}
+    mb = {"log_prob": old_lp_j, "advantage": algo.policy_advantage(agent, batch), **algo.loss_inputs(agent, batch)}
     loss, _ = algo.policy_loss(agent, None, jnp.asarray(old_lp + new_lp), mb)
     ratio = np.exp(new_lp)
     clipped = np.clip(ratio, 0.8, 1.2)
@@ -131,8 +149,10 @@ def test_ipo_logged_penalty_is_the_weight_on_the_cost_advantage(cost):
     (log_barrier) while J_c < b; 0 (reversed_sign: recovery has no term) or the cap (log_barrier) from J_c = b on."""
     batch, _ = _ipo_batch(cost)
     feasible = cost < LIMIT
-    for form, expected in [("reversed_sign", 1.0 / (20.0 * (cost - LIMIT)) if feasible else 0.0),
-                           ("log_barrier", min(1.0 / (20.0 * (LIMIT - cost)), 1.0) if feasible else 1.0)]:
+    for form, expected in [
+        ("reversed_sign", 1.0 / (20.0 * (cost - LIMIT)) if feasible else 0.0),
+        ("log_barrier", min(1.0 / (20.0 * (LIMIT - cost)), 1.0) if feasible else 1.0),
+    ]:
         algo = _algo("ipo", barrier_form=form)
         agent = algo.init(jax.random.PRNGKey(0), CONSTRAINT)
         _, metrics = algo.before_update(agent, batch)

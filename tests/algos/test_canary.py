@@ -15,15 +15,14 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from saferl.training import config
-from saferl.foundation import struct
 from saferl.algos import base
 from saferl.algos.risk import episode_cost_weights
 from saferl.core import constraints, networks, risk
 from saferl.core.rollout import Batch
 from saferl.envs.base import Box, Environment
 from saferl.envs.risk import RiskAugmentation
-
+from saferl.foundation import struct
+from saferl.training import config
 
 # --------------------------------------------------------------------------- a scripted-cost env
 
@@ -104,11 +103,13 @@ def test_indicator_and_cvar_channels_sum_to_their_episode_terms(gamma_c):
     costs = rng.random(25)
     total = np.sum(gamma_c ** np.arange(25) * costs)
     for rho in (0.5 * total, 2.0 * total):
-        np.testing.assert_allclose(_channel_sums("indicator", costs, gamma_c, rho=rho)[0], float(total >= rho),
-                                   atol=1e-5)
+        np.testing.assert_allclose(
+            _channel_sums("indicator", costs, gamma_c, rho=rho)[0], float(total >= rho), atol=1e-5
+        )
     for eta in (0.3 * total, 1.5 * total):
-        np.testing.assert_allclose(_channel_sums("cvar", costs, gamma_c, eta=eta)[0], max(total - eta, 0.0),
-                                   rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(
+            _channel_sums("cvar", costs, gamma_c, eta=eta)[0], max(total - eta, 0.0), rtol=1e-4, atol=1e-5
+        )
 
 
 # --------------------------------------------------------------------------- eq. 20, 28 and the bound
@@ -123,15 +124,20 @@ def test_cantelli_value_eq_28_equals_eq_20():
         eq20 = (1 / eps - 1) * var - (rho - mu) ** 2
         eq28 = float(risk.cantelli_value(mu, np.mean(c**2), rho, eps))
         np.testing.assert_allclose(eq28, eq20, rtol=1e-6, atol=1e-6 * rho**2)
-        np.testing.assert_allclose(float(risk.cantelli_estimate(jnp.asarray(c), jnp.ones(500), rho, eps)), eq20,
-                                   rtol=1e-3, atol=1e-3 * rho**2)
+        np.testing.assert_allclose(
+            float(risk.cantelli_estimate(jnp.asarray(c), jnp.ones(500), rho, eps)), eq20, rtol=1e-3, atol=1e-3 * rho**2
+        )
 
 
 def test_cantelli_bound_is_never_below_the_empirical_violation_probability():
     rng = np.random.default_rng(3)
-    draws = [lambda n: rng.exponential(10, n), lambda n: rng.lognormal(2, 1, n),
-             lambda n: 30.0 * (rng.random(n) < 0.1), lambda n: rng.poisson(5, n).astype(float),
-             lambda n: rng.uniform(0, 40, n)]
+    draws = [
+        lambda n: rng.exponential(10, n),
+        lambda n: rng.lognormal(2, 1, n),
+        lambda n: 30.0 * (rng.random(n) < 0.1),
+        lambda n: rng.poisson(5, n).astype(float),
+        lambda n: rng.uniform(0, 40, n),
+    ]
     for draw in draws:
         c = draw(2000)
         for rho in np.quantile(c, [0.3, 0.6, 0.9, 0.99]) + 1e-3:
@@ -201,12 +207,29 @@ def _risk_batch(algo, agent, mu, mu2, n=64, violation=0.0, excess=0.0):
     channels = algo.critics.num_channels
     adv = jax.random.normal(jax.random.PRNGKey(1), (n, channels))
     zeros = jnp.zeros((n,))
-    episodes = {"discounted_cost": jnp.array([mu]), "discounted_cost_sq": jnp.array([mu2]), "length": jnp.float32(50),
-                "violation": jnp.float32(violation), "excess": jnp.float32(excess)}
-    return Batch(obs=obs, action=action, log_prob=algo.actor.log_prob(dist, action), dist=dist, advantages=adv,
-                 returns=jnp.zeros((n, channels)), values=jnp.zeros((n, channels)), episode_done=zeros,
-                 episode_return=zeros, episode_cost=jnp.zeros((n, 1)), episode_discounted_cost=jnp.zeros((n, 1)),
-                 episode_length=zeros, timestep=jnp.arange(n) % 50, episodes=episodes)
+    episodes = {
+        "discounted_cost": jnp.array([mu]),
+        "discounted_cost_sq": jnp.array([mu2]),
+        "length": jnp.float32(50),
+        "violation": jnp.float32(violation),
+        "excess": jnp.float32(excess),
+    }
+    return Batch(
+        obs=obs,
+        action=action,
+        log_prob=algo.actor.log_prob(dist, action),
+        dist=dist,
+        advantages=adv,
+        returns=jnp.zeros((n, channels)),
+        values=jnp.zeros((n, channels)),
+        episode_done=zeros,
+        episode_return=zeros,
+        episode_cost=jnp.zeros((n, 1)),
+        episode_discounted_cost=jnp.zeros((n, 1)),
+        episode_length=zeros,
+        timestep=jnp.arange(n) % 50,
+        episodes=episodes,
+    )
 
 
 def _var_constraint(rho, eps, gamma_c=1.0, surrogate="cantelli"):
@@ -226,8 +249,9 @@ def test_canary_switches_into_and_out_of_recovery():
         assert limit == 1.0
         if recovering:  # eq. 34: L_mu <= rho, i.e. mu / rho <= 1, gradient of L_mu
             np.testing.assert_allclose(value, mu / rho, rtol=1e-6)
-            np.testing.assert_allclose(np.asarray(new.advantages[:, 1]), np.asarray(batch.advantages[:, 1]) / rho,
-                                       rtol=1e-5)
+            np.testing.assert_allclose(
+                np.asarray(new.advantages[:, 1]), np.asarray(batch.advantages[:, 1]) / rho, rtol=1e-5
+            )
         else:  # eq. 36-37, divided by rho^2
             j_c = (1 / eps - 1) * (mu2 - mu**2) - (rho - mu) ** 2
             np.testing.assert_allclose(value, 1 + j_c / rho**2, rtol=1e-5)
@@ -253,8 +277,9 @@ def test_indicator_and_cvar_constraint_terms():
     batch = _risk_batch(algo, agent, 10.0, 150.0, excess=1.5)
     _, new, metrics = algo.prepare_batch(agent, batch)
     np.testing.assert_allclose(float(new.episodes["discounted_cost"][0]), (eta + 1.5 / eps) / rho, rtol=1e-6)
-    np.testing.assert_allclose(np.asarray(new.advantages[:, 1]), np.asarray(batch.advantages[:, 1]) / (eps * rho),
-                               rtol=1e-5)
+    np.testing.assert_allclose(
+        np.asarray(new.advantages[:, 1]), np.asarray(batch.advantages[:, 1]) / (eps * rho), rtol=1e-5
+    )
 
 
 # --------------------------------------------------------------------------- per-episode vs occupancy
@@ -296,19 +321,25 @@ def test_sample_estimators_against_numpy():
     mask = rng.random(257) < 0.7
     xm = x[mask]
     for q in (0.05, 0.5, 0.9, 0.95, 0.99):
-        np.testing.assert_allclose(float(risk.masked_quantile(jnp.asarray(x), jnp.asarray(mask), q)),
-                                   np.quantile(xm, q, method="inverted_cdf"), rtol=1e-6)
+        np.testing.assert_allclose(
+            float(risk.masked_quantile(jnp.asarray(x), jnp.asarray(mask), q)),
+            np.quantile(xm, q, method="inverted_cdf"),
+            rtol=1e-6,
+        )
     for eps in (0.05, 0.2):
         eta = np.quantile(xm, 1 - eps, method="inverted_cdf")
         expected = eta + np.mean(np.maximum(xm - eta, 0)) / eps
-        np.testing.assert_allclose(float(risk.cvar_estimate(jnp.asarray(x), jnp.asarray(mask), eps)), expected,
-                                   rtol=1e-5)
+        np.testing.assert_allclose(
+            float(risk.cvar_estimate(jnp.asarray(x), jnp.asarray(mask), eps)), expected, rtol=1e-5
+        )
         # with n eps an integer the RU estimate is the mean of the worst n eps samples
     y = np.arange(100.0)
-    np.testing.assert_allclose(float(risk.cvar_estimate(jnp.asarray(y), jnp.ones(100, bool), 0.1)), np.mean(y[90:]),
-                               rtol=1e-6)
-    np.testing.assert_allclose(float(risk.violation_rate(jnp.asarray(x), jnp.asarray(mask), 5.0)), np.mean(xm >= 5.0),
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        float(risk.cvar_estimate(jnp.asarray(y), jnp.ones(100, bool), 0.1)), np.mean(y[90:]), rtol=1e-6
+    )
+    np.testing.assert_allclose(
+        float(risk.violation_rate(jnp.asarray(x), jnp.asarray(mask), 5.0)), np.mean(xm >= 5.0), rtol=1e-6
+    )
 
 
 # --------------------------------------------------------------------------- learning (IcyLake)
@@ -321,9 +352,15 @@ def _train_tail(algo, seeds=2, steps=150_000):
     from saferl.training.config import resolve
     from saferl.training.trainer import Trainer
 
-    user = {"algo": algo, "env": "IcyLake", "total_steps": steps, "seeds": seeds, "iterations_per_chunk": 15,
-            "network": {"actor_hidden": [64, 64], "critic_hidden": [64, 64], "value_normalization": True},
-            "constraint": {"type": "var", "rho": 15.0, "epsilon": 0.05}}
+    user = {
+        "algo": algo,
+        "env": "IcyLake",
+        "total_steps": steps,
+        "seeds": seeds,
+        "iterations_per_chunk": 15,
+        "network": {"actor_hidden": [64, 64], "critic_hidden": [64, 64], "value_normalization": True},
+        "constraint": {"type": "var", "rho": 15.0, "epsilon": 0.05},
+    }
     trainer = Trainer(resolve(user))
     runners = trainer.init_all()
     chunk = trainer.compile_chunk(runners)
@@ -335,8 +372,12 @@ def _train_tail(algo, seeds=2, steps=150_000):
     tail = slice(2 * metrics["episode_return"].shape[1] // 3, None)
     done = metrics["episodes"][:, :3]
     first = float(np.nansum(metrics["episode_return"][:, :3] * done) / np.sum(done))
-    return (first, float(np.mean(metrics["episode_return"][:, tail])),
-            float(np.mean(metrics["episode_cost"][:, tail])), float(np.mean(metrics["violation_probability"][:, tail])))
+    return (
+        first,
+        float(np.mean(metrics["episode_return"][:, tail])),
+        float(np.mean(metrics["episode_cost"][:, tail])),
+        float(np.mean(metrics["violation_probability"][:, tail])),
+    )
 
 
 def test_canary_learns_the_task_with_fewer_violations_than_ppo():

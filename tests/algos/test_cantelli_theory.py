@@ -19,13 +19,13 @@ import numpy as np
 import pytest
 from scipy import optimize
 
-from saferl.training import config as configlib
-from saferl.training import runs
 from saferl.algos import base
 from saferl.algos import cantelli_theory as theory
 from saferl.analysis import diagnostics
 from saferl.core import constraints, networks, risk
 from saferl.core.rollout import Batch
+from saferl.training import config as configlib
+from saferl.training import runs
 
 
 def _cantelli_tail(mu, variance, rho):
@@ -81,7 +81,12 @@ def test_largest_variance_at_the_current_mean_by_root_finding():
 def test_floor_metrics_by_hand():
     rho, eps, mu = 15.0, 0.05, 4.0
     feasible = theory.floor_metrics(jnp.float32(mu), jnp.float32(mu**2 + 10.0), rho, eps)
-    assert set(feasible) == {"cantelli_variance", "cantelli_variance_floor", "cantelli_variance_max", "cantelli_feasible"}
+    assert set(feasible) == {
+        "cantelli_variance",
+        "cantelli_variance_floor",
+        "cantelli_variance_max",
+        "cantelli_feasible",
+    }
     np.testing.assert_allclose(float(feasible["cantelli_variance"]), 10.0, rtol=1e-5)
     np.testing.assert_allclose(float(feasible["cantelli_variance_floor"]), 225 * 0.05 / 0.95, rtol=1e-6)
     np.testing.assert_allclose(float(feasible["cantelli_variance_max"]), 121.0 / 19.0, rtol=1e-6)
@@ -96,12 +101,14 @@ def test_floor_metrics_by_hand():
 def test_theorem42_bound_by_hand():
     # delta 0.01, gamma_c 0.9, rho 15, eps 0.05 (beta 19), a = 2, a~ = 30, mu_k = 4:
     # K = sqrt(0.02) 0.9 / 0.01 = 12.727922; 19 * 30 + 2 * 15 * 2 + (2 * 2 / 0.05) (4 + 2 / 0.1) = 570 + 60 + 1920
-    np.testing.assert_allclose(float(theory.theorem42_bound(2.0, 30.0, 4.0, 15.0, 0.05, 0.01, 0.9)),
-                               12.727922061 * 2550.0, rtol=1e-5)
+    np.testing.assert_allclose(
+        float(theory.theorem42_bound(2.0, 30.0, 4.0, 15.0, 0.05, 0.01, 0.9)), 12.727922061 * 2550.0, rtol=1e-5
+    )
     # delta 0.02, gamma_c 0.5, rho 10, eps 0.2 (beta 4), a = 1, a~ = 4, mu_k = 3:
     # K = 0.2 * 0.5 / 0.25 = 0.4; 4 * 4 + 2 * 10 * 1 + (2 / 0.2) (3 + 1 / 0.5) = 16 + 20 + 50
-    np.testing.assert_allclose(float(theory.theorem42_bound(1.0, 4.0, 3.0, 10.0, 0.2, 0.02, 0.5)), 0.4 * 86.0,
-                               rtol=1e-5)
+    np.testing.assert_allclose(
+        float(theory.theorem42_bound(1.0, 4.0, 3.0, 10.0, 0.2, 0.02, 0.5)), 0.4 * 86.0, rtol=1e-5
+    )
     # gamma_c = 1 (the paper's experiments): K is infinite, the bound void
     assert float(theory.theorem42_bound(1.0, 4.0, 3.0, 10.0, 0.2, 0.02, 1.0)) == math.inf
     assert float(theory.theorem42_bound(0.0, 0.0, 3.0, 10.0, 0.2, 0.02, 1.0)) == math.inf
@@ -153,9 +160,19 @@ def test_theorem42_metrics_by_hand():
     adv_c, adv_tilde = rng.normal(1.0, 2.0, n), rng.normal(5.0, 20.0, n)
     timestep = np.arange(n) % 10
     length, mu, mu2, rho, eps, delta, gamma_c = 10.0, 4.0, 26.0, 15.0, 0.05, 0.01, 0.9
-    out = theory.theorem42_metrics(jnp.asarray(ratio, jnp.float32), jnp.asarray(adv_c, jnp.float32),
-                                   jnp.asarray(adv_tilde, jnp.float32), jnp.asarray(timestep), length, mu, mu2, rho, eps,
-                                   delta, gamma_c)
+    out = theory.theorem42_metrics(
+        jnp.asarray(ratio, jnp.float32),
+        jnp.asarray(adv_c, jnp.float32),
+        jnp.asarray(adv_tilde, jnp.float32),
+        jnp.asarray(timestep),
+        length,
+        mu,
+        mu2,
+        rho,
+        eps,
+        delta,
+        gamma_c,
+    )
     a_c, a_t = adv_c - adv_c.mean(), adv_tilde - adv_tilde.mean()
     w = gamma_c**timestep
     z = length * np.mean(w * (ratio - 1) * a_c)
@@ -193,12 +210,29 @@ def _var_batch(algo, agent, mu, mu2, n=64):
     channels = algo.critics.num_channels
     adv = jax.random.normal(jax.random.PRNGKey(1), (n, channels)) * jnp.asarray([1.0] + [2.0] * (channels - 1))
     zeros = jnp.zeros((n,))
-    episodes = {"discounted_cost": jnp.array([mu]), "discounted_cost_sq": jnp.array([mu2]), "length": jnp.float32(16),
-                "violation": jnp.float32(0.0), "excess": jnp.float32(0.0)}
-    return Batch(obs=obs, action=action, log_prob=algo.actor.log_prob(dist, action), dist=dist, advantages=adv,
-                 returns=jnp.zeros((n, channels)), values=jnp.zeros((n, channels)), episode_done=zeros,
-                 episode_return=zeros, episode_cost=jnp.zeros((n, 1)), episode_discounted_cost=jnp.zeros((n, 1)),
-                 episode_length=zeros, timestep=jnp.arange(n) % 16, episodes=episodes)
+    episodes = {
+        "discounted_cost": jnp.array([mu]),
+        "discounted_cost_sq": jnp.array([mu2]),
+        "length": jnp.float32(16),
+        "violation": jnp.float32(0.0),
+        "excess": jnp.float32(0.0),
+    }
+    return Batch(
+        obs=obs,
+        action=action,
+        log_prob=algo.actor.log_prob(dist, action),
+        dist=dist,
+        advantages=adv,
+        returns=jnp.zeros((n, channels)),
+        values=jnp.zeros((n, channels)),
+        episode_done=zeros,
+        episode_return=zeros,
+        episode_cost=jnp.zeros((n, 1)),
+        episode_discounted_cost=jnp.zeros((n, 1)),
+        episode_length=zeros,
+        timestep=jnp.arange(n) % 16,
+        episodes=episodes,
+    )
 
 
 def _constraint(rho, eps, gamma_c, surrogate="cantelli"):
@@ -234,8 +268,19 @@ def test_canary_update_logs_theorem42_terms_of_the_step_it_took():
     dist = algo.actor.distribution(new_agent.actor_params, batch.obs)
     ratio = jnp.exp(algo.actor.log_prob(dist, batch.action) - batch.log_prob)
     assert float(jnp.max(jnp.abs(ratio - 1.0))) > 1e-3  # the policy moved
-    expected = theory.theorem42_metrics(ratio, batch.advantages[:, 1], batch.advantages[:, 2], batch.timestep, 16.0,
-                                        4.0, 20.0, rho, eps, algo.hp["target_kl"], gamma_c)
+    expected = theory.theorem42_metrics(
+        ratio,
+        batch.advantages[:, 1],
+        batch.advantages[:, 2],
+        batch.timestep,
+        16.0,
+        4.0,
+        20.0,
+        rho,
+        eps,
+        algo.hp["target_kl"],
+        gamma_c,
+    )
     for key, value in expected.items():
         np.testing.assert_allclose(float(metrics[key]), float(value), rtol=1e-4, atol=1e-5, err_msg=key)
     assert 0.0 < float(metrics["theorem42_bound"]) <= float(metrics["theorem42_bound_max_adv"]) < math.inf
@@ -245,8 +290,14 @@ def test_canary_update_logs_theorem42_terms_of_the_step_it_took():
 
 
 def _run_dir(tmp_path, feasible_tail, constraint=None, with_metrics=True, iterations=20, algo="canary"):
-    cfg = configlib.resolve({"algo": algo, "env": "IcyLake", "seeds": 2, "constraint": constraint or
-                             {"type": "var", "rho": 15.0, "epsilon": 0.05}})
+    cfg = configlib.resolve(
+        {
+            "algo": algo,
+            "env": "IcyLake",
+            "seeds": 2,
+            "constraint": constraint or {"type": "var", "rho": 15.0, "epsilon": 0.05},
+        }
+    )
     run_dir = tmp_path / "run"
     runs.write_config(run_dir, cfg)
     rows = []
@@ -291,17 +342,32 @@ def test_variance_floor_warning_is_silent_without_its_statistics(tmp_path, capsy
 def test_theorem42_step_table_pairs_step_k_with_iteration_k_plus_1():
     from saferl.reproduce.canary.theory import step_table, theorem42_checks
 
-    values = {"cantelli_value": [0.0, 10.0, 30.0, 20.0], "theorem42_predicted_change": [5.0, 5.0, -4.0, 0.0],
-              "theorem42_bound": [6.0, 14.0, 100.0, 1.0], "theorem42_bound_max_adv": [9.0, 90.0, 900.0, 9.0],
-              "accepted": [1.0, 1.0, 0.0, 1.0], "episodes": [3.0, 3.0, 3.0, 3.0], "recovery": [0.0] * 4}
+    values = {
+        "cantelli_value": [0.0, 10.0, 30.0, 20.0],
+        "theorem42_predicted_change": [5.0, 5.0, -4.0, 0.0],
+        "theorem42_bound": [6.0, 14.0, 100.0, 1.0],
+        "theorem42_bound_max_adv": [9.0, 90.0, 900.0, 9.0],
+        "accepted": [1.0, 1.0, 0.0, 1.0],
+        "episodes": [3.0, 3.0, 3.0, 3.0],
+        "recovery": [0.0] * 4,
+    }
     progress = [{"iteration": i + 1, "seed": 0, **{k: v[i] for k, v in values.items()}} for i in range(4)]
     table = step_table(progress, [0])
     np.testing.assert_allclose(table["measured"][0], [10.0, 20.0, np.nan])
     np.testing.assert_allclose(table["error"][0], [5.0, 15.0, np.nan])  # step 2 (not accepted) left out
     np.testing.assert_allclose(table["j_next"][0], [10.0, 30.0, np.nan])
     assert list(table["keep"][0]) == [True, True, False]
-    rows = [{"accepted_steps": 2, "within_bound": 1, "literal_steps": 0, "literal_within": 0, "median_bound": 10.0,
-             "max_error_over_bound": 15.0 / 14.0, "final_floor_feasible": 1.0}]
+    rows = [
+        {
+            "accepted_steps": 2,
+            "within_bound": 1,
+            "literal_steps": 0,
+            "literal_within": 0,
+            "median_bound": 10.0,
+            "max_error_over_bound": 15.0 / 14.0,
+            "final_floor_feasible": 1.0,
+        }
+    ]
     checks = theorem42_checks(rows)
     assert checks["eq. 33 holds on every accepted step"] is False
     assert checks["fraction of accepted steps within eq. 33"] == 0.5

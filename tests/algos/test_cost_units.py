@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import HP, agent_for, linearise, make_algo, make_batch  # noqa: E402  (shared synthetic-batch helpers)
 from jax.flatten_util import ravel_pytree
 
 from saferl.algos import base
@@ -24,8 +25,6 @@ from saferl.core import cpo_dual as cd
 from saferl.core import networks
 from saferl.core.rollout import Batch
 from saferl.foundation.spaces import Discrete
-
-from helpers import HP, agent_for, linearise, make_algo, make_batch  # noqa: E402  (shared synthetic-batch helpers)
 
 LIMIT = 10.0
 
@@ -87,6 +86,7 @@ def test_cpo_case_distribution_per_sample_vs_length_units():
 
     solvers = {}
     for scale, algo in algos.items():
+
         def one(agent, batch, algo=algo):
             grads, hinv, _ = linearise(algo, agent, batch)
             _, metrics = algo.policy_step(agent, batch)  # the case CPO reports
@@ -107,17 +107,21 @@ def test_cpo_case_distribution_per_sample_vs_length_units():
     infeasible = offsets > 0
     tiny, huge = np.abs(offsets) < 0.1, np.abs(offsets) > 5.0
     # per sample: whenever |c| is O(1), recovery if infeasible and the TRPO step if feasible -- no constrained step
-    np.testing.assert_array_equal(cases["per_sample"][~tiny],
-                                  np.where(infeasible, cd.CASE_INFEASIBLE, cd.CASE_WHOLE_REGION_FEASIBLE)[~tiny])
+    np.testing.assert_array_equal(
+        cases["per_sample"][~tiny], np.where(infeasible, cd.CASE_INFEASIBLE, cd.CASE_WHOLE_REGION_FEASIBLE)[~tiny]
+    )
     # in J_c units the same |c| = O(1) batches are constrained steps (cases 1 and 2) ...
     np.testing.assert_array_equal(
         cases["length"][~huge],
-        np.where(infeasible, cd.CASE_PARTIAL_INFEASIBLE_ORIGIN, cd.CASE_PARTIAL_FEASIBLE_ORIGIN)[~huge])
+        np.where(infeasible, cd.CASE_PARTIAL_INFEASIBLE_ORIGIN, cd.CASE_PARTIAL_FEASIBLE_ORIGIN)[~huge],
+    )
     # ... and the two scales agree only where |c| is tiny or huge for both
     for far in (tiny, huge):
         np.testing.assert_array_equal(cases["per_sample"][far], cases["length"][far])
-    constrained = {k: int(np.isin(v, (cd.CASE_PARTIAL_INFEASIBLE_ORIGIN, cd.CASE_PARTIAL_FEASIBLE_ORIGIN)).sum())
-                   for k, v in cases.items()}
+    constrained = {
+        k: int(np.isin(v, (cd.CASE_PARTIAL_INFEASIBLE_ORIGIN, cd.CASE_PARTIAL_FEASIBLE_ORIGIN)).sum())
+        for k, v in cases.items()
+    }
     assert constrained == {"per_sample": int(tiny.sum()), "length": int((~huge).sum())}, constrained
 
     # the boundary itself, in each scale's units: c = k sqrt(2 delta s) on the same batches is a constrained
@@ -127,13 +131,19 @@ def test_cpo_case_distribution_per_sample_vs_length_units():
         grads, hinv, _ = results[scale]
         s = np.einsum("in,in->i", grads.B[:, 0].astype(np.float64), hinv[:, 1].astype(np.float64))
         c = k * np.sqrt(2.0 * delta * s)
-        shifted = batches.replace(episodes={**batches.episodes,
-                                            "discounted_cost": jnp.asarray(LIMIT + c[:, None], jnp.float32)})
+        shifted = batches.replace(
+            episodes={**batches.episodes, "discounted_cost": jnp.asarray(LIMIT + c[:, None], jnp.float32)}
+        )
         case = _checked_cases(jax.device_get(solve(agents, shifted)), delta, f"{scale}, c = k sqrt(2 delta s)")
         inside = np.abs(k) < 1.0
-        np.testing.assert_array_equal(case, np.where(
-            inside, np.where(k > 0, cd.CASE_PARTIAL_INFEASIBLE_ORIGIN, cd.CASE_PARTIAL_FEASIBLE_ORIGIN),
-            np.where(k > 0, cd.CASE_INFEASIBLE, cd.CASE_WHOLE_REGION_FEASIBLE)))
+        np.testing.assert_array_equal(
+            case,
+            np.where(
+                inside,
+                np.where(k > 0, cd.CASE_PARTIAL_INFEASIBLE_ORIGIN, cd.CASE_PARTIAL_FEASIBLE_ORIGIN),
+                np.where(k > 0, cd.CASE_INFEASIBLE, cd.CASE_WHOLE_REGION_FEASIBLE),
+            ),
+        )
         if scale == "per_sample":  # there the boundary is at |c| ~ 0.1 ...
             assert np.all(np.abs(c) < 0.5), c
         else:  # ... and L times further out in J_c units
@@ -171,8 +181,10 @@ def tabular():
     actor = networks.make_actor(N_STATES, Discrete(N_ACTIONS), (8,), "tanh")
     critics = networks.Critics(N_STATES, 2, (8,))
     cls = base.get("cpo")
-    algos = {scale: cls(cls.resolve_hparams({**HP, "cost_scale": scale}), actor, critics, "expected")
-             for scale in ("per_sample", "length")}
+    algos = {
+        scale: cls(cls.resolve_hparams({**HP, "cost_scale": scale}), actor, critics, "expected")
+        for scale in ("per_sample", "length")
+    }
     agent = agent_for(algos["length"], 1.0)  # gamma_c = 1: the undiscounted constraint
     params = agent.actor_params  # logits of O(1) (the init's are ~0.01): a policy far from uniform
     params = {"logits": [params["logits"][0], {**params["logits"][1], "w": 100.0 * params["logits"][1]["w"]}]}
@@ -199,11 +211,21 @@ def tabular():
     dist = actor.distribution(params, obs)
     adv = np.stack([rng.standard_normal(n), adv_c], axis=1)  # the reward channel is noise (unused here)
     zeros = jnp.zeros((n,))
-    batch = Batch(obs=obs, action=action, log_prob=actor.log_prob(dist, action), dist=dist,
-                  advantages=jnp.asarray(adv, jnp.float32), returns=jnp.zeros((n, 2)), values=jnp.zeros((n, 2)),
-                  episode_done=zeros, episode_return=zeros, episode_cost=jnp.zeros((n, 1)),
-                  episode_discounted_cost=jnp.zeros((n, 1)), episode_length=zeros,
-                  episodes={"discounted_cost": jnp.asarray([cost], jnp.float32), "length": jnp.float32(HORIZON)})
+    batch = Batch(
+        obs=obs,
+        action=action,
+        log_prob=actor.log_prob(dist, action),
+        dist=dist,
+        advantages=jnp.asarray(adv, jnp.float32),
+        returns=jnp.zeros((n, 2)),
+        values=jnp.zeros((n, 2)),
+        episode_done=zeros,
+        episode_return=zeros,
+        episode_cost=jnp.zeros((n, 1)),
+        episode_discounted_cost=jnp.zeros((n, 1)),
+        episode_length=zeros,
+        episodes={"discounted_cost": jnp.asarray([cost], jnp.float32), "length": jnp.float32(HORIZON)},
+    )
     return actor, algos, agent, batch, cost
 
 
@@ -238,5 +260,6 @@ def test_linearised_cost_change_predicts_the_exact_change_of_J_c(tabular, scale,
     # a baseline added to A_c (a constant: its expected score term is 0) leaves b as it is -- the cost advantage
     # is centred; on these 20000 samples the empirical mean score would otherwise move b by ~10%
     shifted = gradients(batch.replace(advantages=batch.advantages.at[:, 1].add(3.0)))
-    np.testing.assert_allclose(np.asarray(shifted.B[0]), np.asarray(grads.B[0]), rtol=1e-3,
-                               atol=1e-3 * float(np.abs(b).max()))
+    np.testing.assert_allclose(
+        np.asarray(shifted.B[0]), np.asarray(grads.B[0]), rtol=1e-3, atol=1e-3 * float(np.abs(b).max())
+    )

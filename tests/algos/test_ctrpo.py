@@ -7,14 +7,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import agent_for, make_algo, make_batch  # noqa: E402  (shared synthetic batches)
 from jax.flatten_util import ravel_pytree
 
 from saferl.algos.ctrpo import next_recovering, phi_second_derivative, surrogate_phi_divergence
 from saferl.core import cpo_dual as cd
 from saferl.core.rollout import Batch
-
-from helpers import agent_for, make_algo, make_batch  # noqa: E402  (shared synthetic batches)
-
 
 # --------------------------------------------------------------------------- eq. 58-61 by hand
 
@@ -30,15 +28,30 @@ def test_divergence_matches_eq_61_on_hand_built_distributions(kind):
     action = np.array([[0.3], [-0.2], [0.1], [0.4]], np.float32)
     w_old, b_old, ls_old = np.array([[0.2], [-0.1]]), np.array([0.05]), np.array([-0.5])
     w_new, b_new, ls_new = np.array([[0.3], [-0.05]]), np.array([0.0]), np.array([-0.4])
-    old = {"mean": [{"w": jnp.asarray(w_old, jnp.float32), "b": jnp.asarray(b_old, jnp.float32)}],
-           "log_std": jnp.asarray(ls_old, jnp.float32)}
-    new = {"mean": [{"w": jnp.asarray(w_new, jnp.float32), "b": jnp.asarray(b_new, jnp.float32)}],
-           "log_std": jnp.asarray(ls_new, jnp.float32)}
+    old = {
+        "mean": [{"w": jnp.asarray(w_old, jnp.float32), "b": jnp.asarray(b_old, jnp.float32)}],
+        "log_std": jnp.asarray(ls_old, jnp.float32),
+    }
+    new = {
+        "mean": [{"w": jnp.asarray(w_new, jnp.float32), "b": jnp.asarray(b_new, jnp.float32)}],
+        "log_std": jnp.asarray(ls_new, jnp.float32),
+    }
     adv_c = np.array([1.0, -2.0, 0.5, 0.5], np.float32)  # mean zero
     dist = algo.actor.distribution(old, jnp.asarray(obs))
-    batch = Batch(obs=jnp.asarray(obs), action=jnp.asarray(action), log_prob=algo.actor.log_prob(dist, jnp.asarray(action)),
-                  dist=dist, advantages=None, returns=None, values=None, episode_done=None, episode_return=None,
-                  episode_cost=None, episode_discounted_cost=None, episode_length=None)
+    batch = Batch(
+        obs=jnp.asarray(obs),
+        action=jnp.asarray(action),
+        log_prob=algo.actor.log_prob(dist, jnp.asarray(action)),
+        dist=dist,
+        advantages=None,
+        returns=None,
+        values=None,
+        episode_done=None,
+        episode_return=None,
+        episode_cost=None,
+        episode_discounted_cost=None,
+        episode_length=None,
+    )
     scale, beta, margin = 40.0, 0.7, np.array([2.5])
     _, cost = algo.surrogates(new, batch, jnp.zeros(4), jnp.asarray(adv_c)[:, None], scale)
     ours = algo.divergence(algo.mean_kl(new, batch), cost, jnp.asarray([beta]), jnp.asarray(margin, jnp.float32))
@@ -90,8 +103,9 @@ def test_closed_form_hessian_equals_autodiff_hvp_of_surrogate_divergence(kind, m
     def both(agent, batch, v):
         adv_r, adv_c = algo.advantages(batch)
         grads = algo.gradients(agent, batch, adv_r, adv_c)
-        recovering, violated = next_recovering(agent.extra["recovering"], grads.cost, grads.limit,
-                                               agent.extra["hysteresis"])
+        recovering, violated = next_recovering(
+            agent.extra["recovering"], grads.cost, grads.limit, agent.extra["hysteresis"]
+        )
         beta, margin = algo.barrier_coefficients(agent, grads, recovering, violated)
         flat, unravel = ravel_pytree(agent.actor_params)
 
@@ -108,7 +122,9 @@ def test_closed_form_hessian_equals_autodiff_hvp_of_surrogate_divergence(kind, m
     autodiff, closed, rank_one, recovering, beta = both(agent, batch, jax.random.normal(jax.random.PRNGKey(7), (n,)))
     assert not bool(recovering) and np.all(np.asarray(beta) == 0.5)
     assert float(jnp.linalg.norm(rank_one)) > 0.1 * float(jnp.linalg.norm(closed))  # the barrier term matters
-    np.testing.assert_allclose(np.asarray(closed), np.asarray(autodiff), rtol=2e-3, atol=2e-4 * float(jnp.abs(autodiff).max()))
+    np.testing.assert_allclose(
+        np.asarray(closed), np.asarray(autodiff), rtol=2e-3, atol=2e-4 * float(jnp.abs(autodiff).max())
+    )
 
 
 # --------------------------------------------------------------------------- Prop. 4.2: beta -> 0 gives CPO
@@ -219,8 +235,9 @@ def test_two_constraints_recovery_on_one_keeps_the_others_barrier():
     batch = batch.replace(advantages=adv.at[:, 2].set(-adv[:, 1] + 0.1 * adv[:, 2]))
     adv_r, adv_c = algo.advantages(batch)
     grads = algo.gradients(agent, batch, adv_r, adv_c)
-    recovering, violated = next_recovering(agent.extra["recovering"], grads.cost, grads.limit,
-                                           agent.extra["hysteresis"])
+    recovering, violated = next_recovering(
+        agent.extra["recovering"], grads.cost, grads.limit, agent.extra["hysteresis"]
+    )
     beta, margin = algo.barrier_coefficients(agent, grads, recovering, violated)
     np.testing.assert_array_equal(np.asarray(beta), [0.0, algo.hp["beta"]])
     new, metrics = jax.jit(algo.policy_step)(agent, batch)

@@ -18,10 +18,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from saferl.training import config
 from saferl.algos.cppo import eta_step
 from saferl.algos.cvar_cpo import remaining_cost_targets
 from saferl.core import quantile
+from saferl.training import config
 from saferl.training.trainer import Trainer
 
 
@@ -67,9 +67,22 @@ def test_quantile_critic_recovers_known_quantiles():
     critic = quantile.QuantileCritic(1, k, (32, 32))
     opt = quantile.optimizer(3e-3)
     params = critic.init(jax.random.PRNGKey(0))
-    params, _, loss = jax.jit(lambda p, s, key: quantile.fit(
-        critic, p, s, opt, jnp.asarray(ctx[:, None], jnp.float32), jnp.asarray(z[:, None], jnp.float32), None, key,
-        epochs=150, minibatches=2, kappa=1.0, scale=20.0))(params, opt.init(params), jax.random.PRNGKey(1))
+    params, _, loss = jax.jit(
+        lambda p, s, key: quantile.fit(
+            critic,
+            p,
+            s,
+            opt,
+            jnp.asarray(ctx[:, None], jnp.float32),
+            jnp.asarray(z[:, None], jnp.float32),
+            None,
+            key,
+            epochs=150,
+            minibatches=2,
+            kappa=1.0,
+            scale=20.0,
+        )
+    )(params, opt.init(params), jax.random.PRNGKey(1))
     taus = np.asarray(quantile.midpoints(k))
     pred = 20.0 * np.asarray(critic.apply(params, jnp.asarray([[-1.0], [1.0]])))
     for row, c in ((0, -1.0), (1, 1.0)):
@@ -92,9 +105,12 @@ def test_remaining_cost_targets_on_a_scripted_batch():
     for t in range(4):
         y = np.where(t_ep[t] == 0, 0.0, y) + g ** t_ep[t] * c[t]
         running[t] = y
-    batch = SimpleNamespace(rollout_shape=(4, 2), timestep=jnp.asarray(t_ep.reshape(8)),
-                            episode_discounted_cost=jnp.asarray(running.reshape(8, 1), jnp.float32),
-                            episode_done=jnp.asarray(done.reshape(8)))
+    batch = SimpleNamespace(
+        rollout_shape=(4, 2),
+        timestep=jnp.asarray(t_ep.reshape(8)),
+        episode_discounted_cost=jnp.asarray(running.reshape(8, 1), jnp.float32),
+        episode_done=jnp.asarray(done.reshape(8)),
+    )
     bootstrap = jnp.asarray([[10.0, 20.0], [30.0, 40.0]])  # quantiles at x_{T-1} per env, K = 2
     atoms, mask = remaining_cost_targets(batch, bootstrap, g)
     atoms = np.asarray(atoms).reshape(4, 2, 2)
@@ -103,8 +119,9 @@ def test_remaining_cost_targets_on_a_scripted_batch():
     np.testing.assert_allclose(atoms[0, 1], 2 + g * 0 + g**2 * 4 + g * np.array([30.0, 40.0]) * g**2, rtol=1e-5)
     np.testing.assert_allclose(atoms[2, 1], 4 + g * np.array([30.0, 40.0]), rtol=1e-5)
     # env 0 step 0 (episode began in an earlier batch) and both x_{T-1} have no target
-    np.testing.assert_array_equal(np.asarray(mask).reshape(4, 2), [[False, True], [True, True], [True, True],
-                                                                   [False, False]])
+    np.testing.assert_array_equal(
+        np.asarray(mask).reshape(4, 2), [[False, True], [True, True], [True, True], [False, False]]
+    )
 
 
 def test_cppo_eta_step_moves_eta_to_the_quantile():
@@ -133,18 +150,33 @@ RHO, EPS, ITERATIONS, ENVS = 15.0, 0.2, 60, 16
 HPARAMS = {
     "ppo": {"minibatches": 4, "epochs": 5, "actor_lr": 1e-3, "critic_lr": 1e-3},
     # lambda from 0 (the default starts at 10): the test sees the multiplier grow to control the violation
-    "cppo": {"minibatches": 4, "epochs": 5, "actor_lr": 1e-3, "critic_lr": 1e-3, "lagrange_lr": 0.1, "lagrange_init": 0.0},
+    "cppo": {
+        "minibatches": 4,
+        "epochs": 5,
+        "actor_lr": 1e-3,
+        "critic_lr": 1e-3,
+        "lagrange_lr": 0.1,
+        "lagrange_init": 0.0,
+    },
     "cvar_cpo": {"critic_minibatches": 4, "critic_epochs": 5, "target_kl": 0.02, "quantiles": 16, "quantile_lr": 1e-2},
 }
 
 
 def _train(algo):
-    cfg = config.resolve({
-        "algo": algo, "env": "ToyReach", "seeds": 2, "num_envs": ENVS, "rollout_steps": 100,
-        "total_steps": 100 * ENVS * ITERATIONS, "iterations_per_chunk": ITERATIONS,
-        "constraint": {"type": "var", "rho": RHO, "epsilon": EPS, "gamma_c": 1.0},
-        "hparams": HPARAMS[algo], "network": {"actor_hidden": [16, 16], "critic_hidden": [16, 16]},
-    })
+    cfg = config.resolve(
+        {
+            "algo": algo,
+            "env": "ToyReach",
+            "seeds": 2,
+            "num_envs": ENVS,
+            "rollout_steps": 100,
+            "total_steps": 100 * ENVS * ITERATIONS,
+            "iterations_per_chunk": ITERATIONS,
+            "constraint": {"type": "var", "rho": RHO, "epsilon": EPS, "gamma_c": 1.0},
+            "hparams": HPARAMS[algo],
+            "network": {"actor_hidden": [16, 16], "critic_hidden": [16, 16]},
+        }
+    )
     trainer = Trainer(cfg)
     runners = trainer.init_all()
     _, metrics = trainer.compile_chunk(runners)(runners)

@@ -7,14 +7,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import train_toy  # noqa: E402  (the ToyReach training helper)
 
 from saferl.algos import base
 from saferl.algos.ipo import barrier_penalty
 from saferl.algos.p3o import exact_penalty_cost_loss
 from saferl.core import constraints, networks
 from saferl.core.rollout import Batch
-
-from helpers import train_toy  # noqa: E402  (the ToyReach training helper)
 
 LIMIT = 10.0
 
@@ -29,9 +28,21 @@ CONSTRAINT = constraints.Constraint(limit=jnp.float32(LIMIT), epsilon=jnp.float3
 
 def _episodes_batch(cost, advantages=None):
     """A batch holding only what a multiplier or penalty reads: J_c (and the advantages)."""
-    return Batch(obs=None, action=None, log_prob=None, dist={}, advantages=advantages, returns=None, values=None,
-                 episode_done=None, episode_return=None, episode_cost=None, episode_discounted_cost=None,
-                 episode_length=None, episodes={"discounted_cost": jnp.asarray([cost], jnp.float32)})
+    return Batch(
+        obs=None,
+        action=None,
+        log_prob=None,
+        dist={},
+        advantages=advantages,
+        returns=None,
+        values=None,
+        episode_done=None,
+        episode_return=None,
+        episode_cost=None,
+        episode_discounted_cost=None,
+        episode_length=None,
+        episodes={"discounted_cost": jnp.asarray([cost], jnp.float32)},
+    )
 
 
 def _gauss_kl(m1, s1, m2, s2):
@@ -44,8 +55,10 @@ def _focops_minibatch(algo, n=64, seed=0):
     (policy_loss's arguments (new dist, new log-prob, minibatch), state KL, ratio, advantage)."""
     rng = np.random.default_rng(seed)
     old = {"mean": rng.normal(size=(n, 2)).astype(np.float32), "log_std": np.full((n, 2), -0.5, np.float32)}
-    new = {"mean": old["mean"] + rng.normal(scale=0.1, size=(n, 2)).astype(np.float32),
-           "log_std": np.full((n, 2), -0.48, np.float32)}
+    new = {
+        "mean": old["mean"] + rng.normal(scale=0.1, size=(n, 2)).astype(np.float32),
+        "log_std": np.full((n, 2), -0.48, np.float32),
+    }
     action = rng.normal(size=(n, 2)).astype(np.float32)
     adv = rng.normal(size=n).astype(np.float32)
     old_lp = np.asarray(algo.actor.log_prob(jax.tree.map(jnp.asarray, old), jnp.asarray(action)))
@@ -157,8 +170,10 @@ def _advantages_batch(cost, seed=3, n=64):
 def test_p3o_centred_cost_advantage_keeps_its_scale():
     """cost_advantage centred (the C-TRPO authors' P3O): A_c - mean, against the paper's standardised A_c."""
     batch, adv = _advantages_batch(LIMIT + 5.0)
-    for option, want in (("centred", adv[:, 1] - adv[:, 1].mean()),
-                         ("standardised", (adv[:, 1] - adv[:, 1].mean()) / adv[:, 1].std())):
+    for option, want in (
+        ("centred", adv[:, 1] - adv[:, 1].mean()),
+        ("standardised", (adv[:, 1] - adv[:, 1].mean()) / adv[:, 1].std()),
+    ):
         algo = _algo("p3o", cost_advantage=option)
         agent = algo.init(jax.random.PRNGKey(0), CONSTRAINT)
         got = algo.loss_inputs(agent, batch)
@@ -174,10 +189,12 @@ def test_focops_advantage_over_one_plus_nu():
     for option, divisor in (("none", 1.0), ("one_plus_nu", 1.5)):
         algo = _algo("focops", advantage_scaling=option)
         agent = algo.init(jax.random.PRNGKey(0), CONSTRAINT)
-        agent = agent.replace(extra={**agent.extra, "lagrange": agent.extra["lagrange"].replace(
-            multiplier=jnp.float32(0.5))})
-        np.testing.assert_allclose(np.asarray(algo.policy_advantage(agent, batch)), (a_r - 0.5 * a_c) / divisor,
-                                   rtol=1e-4, atol=1e-4)
+        agent = agent.replace(
+            extra={**agent.extra, "lagrange": agent.extra["lagrange"].replace(multiplier=jnp.float32(0.5))}
+        )
+        np.testing.assert_allclose(
+            np.asarray(algo.policy_advantage(agent, batch)), (a_r - 0.5 * a_c) / divisor, rtol=1e-4, atol=1e-4
+        )
 
 
 def test_cup_projection_loss_is_eq_10():
@@ -191,7 +208,11 @@ def test_cup_projection_loss_is_eq_10():
     adv_c = rng.normal(size=n).astype(np.float32)
     nu = 0.7
     agent = type("A", (), {"extra": {"lagrange": type("L", (), {"multiplier": jnp.float32(nu)})()}})()
-    mb = {"mid_dist": jax.tree.map(jnp.asarray, mid), "log_prob": jnp.asarray(old_lp), "cost_advantage": jnp.asarray(adv_c)}
+    mb = {
+        "mid_dist": jax.tree.map(jnp.asarray, mid),
+        "log_prob": jnp.asarray(old_lp),
+        "cost_advantage": jnp.asarray(adv_c),
+    }
     loss, kl = algo.projection_loss(agent, jax.tree.map(jnp.asarray, new), jnp.asarray(new_lp), mb)
     state_kl = _gauss_kl(new["mean"], np.exp(new["log_std"]), mid["mean"], np.exp(mid["log_std"]))
     coef = (1 - 0.99 * 0.95) / (1 - 0.99)  # (1 - gamma lambda) / (1 - gamma)
@@ -206,8 +227,12 @@ def test_cup_projection_stage_lowers_the_cost_surrogate():
     from helpers import make_batch
 
     cls = base.get("cup")
-    algo = cls(cls.resolve_hparams({"minibatches": 4, "epochs": 5, "actor_lr": 1e-3}),
-               networks.GaussianActor(3, 1, (16,)), networks.Critics(3, 2, (8,)), "expected")
+    algo = cls(
+        cls.resolve_hparams({"minibatches": 4, "epochs": 5, "actor_lr": 1e-3}),
+        networks.GaussianActor(3, 1, (16,)),
+        networks.Critics(3, 2, (8,)),
+        "expected",
+    )
     agent = algo.init(jax.random.PRNGKey(0), CONSTRAINT)
     batch = make_batch(algo, agent.actor_params, cost=LIMIT)  # J_c = b: the multiplier's Adam step is 0
     update = jax.jit(algo.update)

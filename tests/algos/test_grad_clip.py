@@ -8,11 +8,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+from helpers import make_batch  # noqa: E402
 
 from saferl.algos import base
 from saferl.core import constraints, networks
-
-from helpers import make_batch  # noqa: E402
 
 CONSTRAINT = constraints.Constraint(limit=jnp.float32(10.0), epsilon=jnp.float32(1.0), gamma_c=jnp.float32(1.0))
 MAX_NORM, LR = 2.0, 3e-4
@@ -20,8 +19,15 @@ MAX_NORM, LR = 2.0, 3e-4
 
 def _algo(scope):
     cls = base.get("ppo_lag")
-    hp = {"epochs": 1, "minibatches": 1, "target_kl": 0.0, "max_grad_norm": MAX_NORM, "grad_clip_scope": scope,
-          "actor_lr": LR, "critic_lr": LR}
+    hp = {
+        "epochs": 1,
+        "minibatches": 1,
+        "target_kl": 0.0,
+        "max_grad_norm": MAX_NORM,
+        "grad_clip_scope": scope,
+        "actor_lr": LR,
+        "critic_lr": LR,
+    }
     return cls(cls.resolve_hparams(hp), networks.GaussianActor(3, 1, (16,)), networks.Critics(3, 2, (8,)), "expected")
 
 
@@ -38,8 +44,13 @@ def test_joint_clip_scales_actor_and_critics_by_one_norm():
     algo = _algo("joint")
     agent, batch, advantage, new = _step(algo)
     perm = jax.random.permutation(jax.random.split(jax.random.PRNGKey(1), 1)[0], batch.obs.shape[0])
-    mb = {"obs": batch.obs[perm], "action": batch.action[perm], "log_prob": batch.log_prob[perm],
-          "advantage": advantage[perm], "returns": batch.returns[perm]}
+    mb = {
+        "obs": batch.obs[perm],
+        "action": batch.action[perm],
+        "log_prob": batch.log_prob[perm],
+        "advantage": advantage[perm],
+        "returns": batch.returns[perm],
+    }
 
     def actor_loss(p):
         dist = algo.actor.distribution(p, mb["obs"])
@@ -51,8 +62,10 @@ def test_joint_clip_scales_actor_and_critics_by_one_norm():
     assert norm > 100 * MAX_NORM and float(optax.tree.norm(a_grad)) < MAX_NORM  # the critics' dominate
     scale = MAX_NORM / (norm + 1e-6)
     adam = optax.adam(LR, eps=1e-5)
-    for params, grad, got in ((agent.actor_params, a_grad, new.actor_params),
-                              (agent.critic_params, c_grad, new.critic_params)):
+    for params, grad, got in (
+        (agent.actor_params, a_grad, new.actor_params),
+        (agent.critic_params, c_grad, new.critic_params),
+    ):
         grad = jax.tree.map(lambda g: scale * g, grad)
         want = optax.apply_updates(params, adam.update(grad, adam.init(params), params)[0])
         for w, g in zip(jax.tree.leaves(want), jax.tree.leaves(got)):
@@ -62,6 +75,8 @@ def test_joint_clip_scales_actor_and_critics_by_one_norm():
 def test_separate_clips_leave_the_small_actor_gradient_alone():
     _, _, _, joint = _step(_algo("joint"))
     agent, _, _, separate = _step(_algo("separate"))
-    moved = [float(optax.tree.norm(jax.tree.map(lambda a, b: a - b, new.actor_params, agent.actor_params)))
-             for new in (joint, separate)]
+    moved = [
+        float(optax.tree.norm(jax.tree.map(lambda a, b: a - b, new.actor_params, agent.actor_params)))
+        for new in (joint, separate)
+    ]
     assert moved[0] < 0.9 * moved[1], moved  # Adam's eps makes the tiny jointly clipped gradient step shorter

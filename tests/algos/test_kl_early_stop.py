@@ -23,12 +23,11 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
+from helpers import make_batch  # noqa: E402
 
 from saferl.algos import base
 from saferl.algos.ppo import centred_cost_advantage, normalize
 from saferl.core import constraints, networks
-
-from helpers import make_batch  # noqa: E402
 
 LIMIT = 10.0
 CONSTRAINT = constraints.Constraint(limit=jnp.float32(LIMIT), epsilon=jnp.float32(1.0), gamma_c=jnp.float32(1.0))
@@ -152,8 +151,14 @@ def _assert_params(got, want):
 
 
 def _data(batch, advantage, **extra):
-    return {"obs": batch.obs, "action": batch.action, "log_prob": batch.log_prob, "dist": batch.dist,
-            "advantage": advantage, **extra}
+    return {
+        "obs": batch.obs,
+        "action": batch.action,
+        "log_prob": batch.log_prob,
+        "dist": batch.dist,
+        "advantage": advantage,
+        **extra,
+    }
 
 
 # ---- the tests ------------------------------------------------------------------------------------------
@@ -164,8 +169,17 @@ def test_ppo_keeps_the_mean_of_the_pre_update_minibatch_estimates():
     advantage = algo.policy_advantage(agent, batch)
     key = jax.random.PRNGKey(5)
     old = _np(batch.dist)
-    after, pre = _replay(algo, agent, agent.actor_params, agent.actor_opt_state, _data(batch, advantage),
-                         algo.policy_loss, key, EPOCHS, lambda d, mb: _np_approx_kl(d, mb["action"], mb["log_prob"]))
+    after, pre = _replay(
+        algo,
+        agent,
+        agent.actor_params,
+        agent.actor_opt_state,
+        _data(batch, advantage),
+        algo.policy_loss,
+        key,
+        EPOCHS,
+        lambda d, mb: _np_approx_kl(d, mb["action"], mb["log_prob"]),
+    )
     full = _full_batch(algo, after, batch.obs, lambda new: _np_kl(old, new))  # OmniSafe's PPO rule
     threshold = _pick(_intervals(pre, [full]))
     j = _stop_epoch(pre, threshold)
@@ -175,8 +189,9 @@ def test_ppo_keeps_the_mean_of_the_pre_update_minibatch_estimates():
     assert int(metrics["epochs_run"]) == j
     _assert_params(new.actor_params, after[j - 1][0])
     # approx_kl: the largest epoch mean, the frozen epochs' minibatches covering the whole batch
-    frozen = _np_approx_kl(_np(algo.actor.distribution(after[j - 1][0], batch.obs)), np.asarray(batch.action),
-                           np.asarray(batch.log_prob))
+    frozen = _np_approx_kl(
+        _np(algo.actor.distribution(after[j - 1][0], batch.obs)), np.asarray(batch.action), np.asarray(batch.log_prob)
+    )
     np.testing.assert_allclose(float(metrics["approx_kl"]), max(pre[:j].max(), frozen), rtol=1e-3)
 
 
@@ -187,8 +202,17 @@ def test_ppo_full_batch_stops_on_the_batch_kl_from_pi_k_after_each_epoch():
     advantage = algo.policy_advantage(agent, batch)
     key = jax.random.PRNGKey(3)
     old = _np(batch.dist)
-    after, pre = _replay(algo, agent, agent.actor_params, agent.actor_opt_state, _data(batch, advantage),
-                         algo.policy_loss, key, EPOCHS, lambda d, mb: _np_approx_kl(d, mb["action"], mb["log_prob"]))
+    after, pre = _replay(
+        algo,
+        agent,
+        agent.actor_params,
+        agent.actor_opt_state,
+        _data(batch, advantage),
+        algo.policy_loss,
+        key,
+        EPOCHS,
+        lambda d, mb: _np_approx_kl(d, mb["action"], mb["log_prob"]),
+    )
     kl = _full_batch(algo, after, batch.obs, lambda new: _np_kl(old, new))
     reverse = _full_batch(algo, after, batch.obs, lambda new: _np_kl(new, old))
     threshold = _pick(_intervals(kl, [reverse, pre, 1.5 * pre, _shifted(kl)]))
@@ -211,8 +235,17 @@ def test_focops_stops_on_the_full_batch_kl_of_the_new_policy_from_pi_k():
     advantage = algo.policy_advantage(agent, batch)
     key = jax.random.PRNGKey(7)
     old = _np(batch.dist)
-    after, pre = _replay(algo, agent, agent.actor_params, agent.actor_opt_state, _data(batch, advantage),
-                         algo.policy_loss, key, EPOCHS, lambda d, mb: np.mean(_np_kl(d, _np(mb["dist"]))))
+    after, pre = _replay(
+        algo,
+        agent,
+        agent.actor_params,
+        agent.actor_opt_state,
+        _data(batch, advantage),
+        algo.policy_loss,
+        key,
+        EPOCHS,
+        lambda d, mb: np.mean(_np_kl(d, _np(mb["dist"]))),
+    )
     forward = _full_batch(algo, after, batch.obs, lambda new: _np_kl(new, old))  # KL(pi_theta || pi_k)
     reverse = _full_batch(algo, after, batch.obs, lambda new: _np_kl(old, new))
     threshold = _pick(_intervals(forward, [reverse, pre, _shifted(forward)]))
@@ -238,12 +271,19 @@ def test_cup_stops_both_stages_on_the_full_batch_kl_from_their_reference():
     reward_adv = normalize(batch.advantages[:, 0])
     old = _np(batch.dist)
 
-    improve, pre1 = _replay(algo, start, agent.actor_params, agent.actor_opt_state, _data(batch, reward_adv),
-                            algo.policy_loss, k_improve, EPOCHS,
-                            lambda d, mb: _np_approx_kl(d, mb["action"], mb["log_prob"]))
+    improve, pre1 = _replay(
+        algo,
+        start,
+        agent.actor_params,
+        agent.actor_opt_state,
+        _data(batch, reward_adv),
+        algo.policy_loss,
+        k_improve,
+        EPOCHS,
+        lambda d, mb: _np_approx_kl(d, mb["action"], mb["log_prob"]),
+    )
     kl1 = _full_batch(algo, improve, batch.obs, lambda new: _np_kl(old, new))
-    stage1 = _intervals(kl1, [_full_batch(algo, improve, batch.obs, lambda new: _np_kl(new, old)), pre1,
-                              _shifted(kl1)])
+    stage1 = _intervals(kl1, [_full_batch(algo, improve, batch.obs, lambda new: _np_kl(new, old)), pre1, _shifted(kl1)])
     assert stage1, "no threshold tells the improvement stage's rules apart"
 
     def projection(j1):
@@ -251,13 +291,25 @@ def test_cup_stops_both_stages_on_the_full_batch_kl_from_their_reference():
         params, opt_state = improve[j1 - 1]
         mid = algo.actor.distribution(params, batch.obs)
         data = _data(batch, reward_adv, mid_dist=mid, cost_advantage=centred_cost_advantage(batch))
-        after, pre = _replay(algo, start, params, opt_state, data, algo.projection_loss, k_project, EPOCHS,
-                             lambda d, mb: np.mean(_np_kl(d, _np(mb["mid_dist"]))))
+        after, pre = _replay(
+            algo,
+            start,
+            params,
+            opt_state,
+            data,
+            algo.projection_loss,
+            k_project,
+            EPOCHS,
+            lambda d, mb: np.mean(_np_kl(d, _np(mb["mid_dist"]))),
+        )
         mid = _np(mid)
         kl = _full_batch(algo, after, batch.obs, lambda new: _np_kl(mid, new))
-        wrong = [_full_batch(algo, after, batch.obs, lambda new: _np_kl(new, mid)),  # the other direction
-                 _full_batch(algo, after, batch.obs, lambda new: _np_kl(old, new)),  # from pi_k, not pi_{k+1/2}
-                 pre, _shifted(kl)]
+        wrong = [
+            _full_batch(algo, after, batch.obs, lambda new: _np_kl(new, mid)),  # the other direction
+            _full_batch(algo, after, batch.obs, lambda new: _np_kl(old, new)),  # from pi_k, not pi_{k+1/2}
+            pre,
+            _shifted(kl),
+        ]
         return after, kl, wrong
 
     candidates = []  # (margin ratio, threshold, j1, stage-2 epochs, stage-2 KLs)
@@ -282,6 +334,9 @@ def test_cup_stops_both_stages_on_the_full_batch_kl_from_their_reference():
 
 
 def test_an_unknown_kl_stop_estimate_is_refused():
-    with pytest.raises(ValueError, match="hparams.kl_stop_estimate must be one of minibatch_mean, full_batch, "
-                                         "full_batch_reverse, got 'minibatch_max'"):
+    with pytest.raises(
+        ValueError,
+        match="hparams.kl_stop_estimate must be one of minibatch_mean, full_batch, "
+        "full_batch_reverse, got 'minibatch_max'",
+    ):
         _algo("ppo", kl_stop_estimate="minibatch_max")

@@ -13,12 +13,11 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
+from helpers import make_batch  # noqa: E402
 
-from saferl.training import config as configlib
 from saferl.algos import base
 from saferl.core import constraints, networks
-
-from helpers import make_batch  # noqa: E402
+from saferl.training import config as configlib
 
 LIMIT = 10.0
 CONSTRAINT = constraints.Constraint(limit=jnp.float32(LIMIT), epsilon=jnp.float32(1.0), gamma_c=jnp.float32(1.0))
@@ -27,8 +26,16 @@ LR, DECAY, MINIBATCHES = 0.01, 8, 4
 
 def _algo(name="ppo", **hp):
     cls = base.get(name)
-    hp = {"minibatches": MINIBATCHES, "epochs": 2, "actor_lr": LR, "target_kl": 0.0, "max_grad_norm": 0.0,
-          "lr_schedule": "linear", "lr_decay_steps": DECAY, **hp}
+    hp = {
+        "minibatches": MINIBATCHES,
+        "epochs": 2,
+        "actor_lr": LR,
+        "target_kl": 0.0,
+        "max_grad_norm": 0.0,
+        "lr_schedule": "linear",
+        "lr_decay_steps": DECAY,
+        **hp,
+    }
     return cls(cls.resolve_hparams(hp), networks.GaussianActor(3, 1, (16,)), networks.Critics(3, 2, (8,)), "expected")
 
 
@@ -42,8 +49,13 @@ def _replay(algo, agent, batch, advantage, key, rate):
     params, opt_state = agent.actor_params, opt.init(agent.actor_params)
     size = batch.obs.shape[0]
     mb_size = size // MINIBATCHES
-    data = {"obs": batch.obs, "action": batch.action, "log_prob": batch.log_prob, "dist": batch.dist,
-            "advantage": advantage}
+    data = {
+        "obs": batch.obs,
+        "action": batch.action,
+        "log_prob": batch.log_prob,
+        "dist": batch.dist,
+        "advantage": advantage,
+    }
 
     def objective(p, mb):
         dist = algo.actor.distribution(p, mb["obs"])
@@ -76,8 +88,12 @@ def test_the_kth_update_runs_at_lr_times_one_minus_k_over_n():
         _close(new.actor_params, _replay(algo, agent, batch, advantage, key, LR * (1 - k / DECAY)))
         if k:  # and not at the previous update's rate
             wrong = _replay(algo, agent, batch, advantage, key, LR * (1 - (k - 1) / DECAY))
-            assert not np.allclose(np.asarray(jax.tree.leaves(new.actor_params)[0]),
-                                   np.asarray(jax.tree.leaves(wrong)[0]), rtol=2e-4, atol=2e-6)
+            assert not np.allclose(
+                np.asarray(jax.tree.leaves(new.actor_params)[0]),
+                np.asarray(jax.tree.leaves(wrong)[0]),
+                rtol=2e-4,
+                atol=2e-6,
+            )
 
 
 def test_update_counts_and_the_rate_stays_at_zero_after_n_updates():
@@ -90,8 +106,10 @@ def test_update_counts_and_the_rate_stays_at_zero_after_n_updates():
     for k in (DECAY, DECAY + 5):  # rate 0: the policy stays, the critics still learn
         new, _ = update(_at_update(agent, k), batch, jax.random.PRNGKey(2))
         _close(new.actor_params, agent.actor_params)
-        moved = [not np.allclose(a, b) for a, b in zip(jax.tree.leaves(new.critic_params),
-                                                       jax.tree.leaves(agent.critic_params))]
+        moved = [
+            not np.allclose(a, b)
+            for a, b in zip(jax.tree.leaves(new.critic_params), jax.tree.leaves(agent.critic_params))
+        ]
         assert any(moved)
 
 
@@ -111,6 +129,7 @@ def test_a_constant_rate_keeps_the_checkpoint_layout():
 
 
 def test_a_linear_schedule_without_its_length_is_refused():
-    with pytest.raises(configlib.ConfigError, match="hparams.lr_decay_steps must be a whole number >= 1 with "
-                                                    "lr_schedule linear"):
+    with pytest.raises(
+        configlib.ConfigError, match="hparams.lr_decay_steps must be a whole number >= 1 with lr_schedule linear"
+    ):
         configlib.resolve({"algo": "ppo", "env": "ToyReach", "hparams": {"lr_schedule": "linear"}})

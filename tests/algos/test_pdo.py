@@ -10,11 +10,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import agent_for, make_algo, make_batch  # noqa: E402  (shared synthetic-batch helpers)
 from jax.flatten_util import ravel_pytree
 
 from saferl.algos import base
-
-from helpers import agent_for, make_algo, make_batch  # noqa: E402  (shared synthetic-batch helpers)
 
 LIMIT = 25.0
 
@@ -103,8 +102,12 @@ def _surrogate_and_fisher(algo, agent, batch, lam, damping):
     p = jax.grad(mean_ratio_times)(flat, jnp.asarray(a_r - lam * a_c, jnp.float32))
     g = jax.grad(mean_ratio_times)(flat, jnp.asarray(a_r, jnp.float32))
     fisher = jax.hessian(mean_kl)(flat)
-    return np.asarray(p, np.float64), np.asarray(g, np.float64), np.asarray(fisher, np.float64) + damping * np.eye(
-        flat.size), flat
+    return (
+        np.asarray(p, np.float64),
+        np.asarray(g, np.float64),
+        np.asarray(fisher, np.float64) + damping * np.eye(flat.size),
+        flat,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -120,8 +123,9 @@ def test_advantage_is_reward_minus_lambda_cost_without_rescaling(pdo_setup):
     adv_r, adv_c = algo.advantages(batch)
     for lam in (0.0, 0.7, 3.0):
         got = algo.reward_advantage(with_multiplier(agent, lam), batch, adv_r, adv_c)
-        np.testing.assert_allclose(np.asarray(got), np.asarray(adv_r) - lam * np.asarray(adv_c[:, 0]), rtol=1e-6,
-                                   atol=1e-6)
+        np.testing.assert_allclose(
+            np.asarray(got), np.asarray(adv_r) - lam * np.asarray(adv_c[:, 0]), rtol=1e-6, atol=1e-6
+        )
 
 
 def test_policy_step_is_the_natural_gradient_step_of_g_minus_lambda_b(pdo_setup):
@@ -166,8 +170,13 @@ def test_line_search_rejects_steps_that_lower_the_reward_surrogate(pdo_setup):
 def test_acceptance_is_kl_within_one_and_a_half_delta_and_no_reward_decrease():
     algo = make_algo("pdo", target_kl=0.01)
     base_metrics = {"kl": jnp.float32(0.0), "reward": jnp.float32(0.2)}
-    cases = [(0.0149, 0.2, True), (0.0151, 0.3, False), (0.012, 0.25, True),  # KL up to 1.5 delta (trpo.py)
-             (0.001, 0.1999, False), (0.001, 0.2, True)]  # the surrogate may not decrease; equal is accepted
+    cases = [
+        (0.0149, 0.2, True),
+        (0.0151, 0.3, False),
+        (0.012, 0.25, True),  # KL up to 1.5 delta (trpo.py)
+        (0.001, 0.1999, False),
+        (0.001, 0.2, True),
+    ]  # the surrogate may not decrease; equal is accepted
     for kl, reward, accepted in cases:
         m = {"kl": jnp.float32(kl), "reward": jnp.float32(reward)}
         assert bool(algo.acceptable(m, base_metrics)) == accepted, (kl, reward)
@@ -181,9 +190,18 @@ def test_trains_on_cartsafe_end_to_end():
     from saferl.training import config
     from saferl.training.trainer import Trainer
 
-    cfg = config.resolve({"algo": "pdo", "env": "CartSafe", "seeds": 1, "num_envs": 4, "rollout_steps": 400,
-                          "total_steps": 3 * 1600, "iterations_per_chunk": 3,
-                          "network": {"actor_hidden": [16], "critic_hidden": [16]}})
+    cfg = config.resolve(
+        {
+            "algo": "pdo",
+            "env": "CartSafe",
+            "seeds": 1,
+            "num_envs": 4,
+            "rollout_steps": 400,
+            "total_steps": 3 * 1600,
+            "iterations_per_chunk": 3,
+            "network": {"actor_hidden": [16], "critic_hidden": [16]},
+        }
+    )
     assert cfg["constraint"]["limit"] == 1.0  # CartSafe's default
     trainer = Trainer(cfg)
     runners = trainer.init_all()
@@ -206,6 +224,9 @@ def test_line_search_mode_picks_the_search_auto_by_the_backend(mode, monkeypatch
     algo = make_algo("cpo", line_search=mode)
     for backend, auto in (("cpu", tr.backtracking_line_search_sequential), ("gpu", tr.backtracking_line_search)):
         monkeypatch.setattr(jax, "default_backend", lambda b=backend: b)
-        expected = {"auto": auto, "batched": tr.backtracking_line_search,
-                    "sequential": tr.backtracking_line_search_sequential}[mode]
+        expected = {
+            "auto": auto,
+            "batched": tr.backtracking_line_search,
+            "sequential": tr.backtracking_line_search_sequential,
+        }[mode]
         assert algo._line_search_fn() is expected

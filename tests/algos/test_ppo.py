@@ -3,10 +3,10 @@
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import train_toy  # noqa: E402  (the ToyReach training helper)
 
 from saferl.algos.ppo import approx_kl, clipped_surrogate_loss
 from saferl.core import lagrange
-from helpers import train_toy  # noqa: E402  (the ToyReach training helper)
 
 
 def test_clipped_surrogate_matches_definition():
@@ -95,6 +95,9 @@ def test_cppo_pid_respects_the_limit_and_its_multiplier_reacts_at_once(toy_runs)
     # the proportional term: the first update already sets lambda ~ Kp (J_c - b) where Adam would move by lr
     first_cost = pid["cost_estimate"][:, 0]
     ok = np.isfinite(first_cost)
-    np.testing.assert_allclose(pid["lagrange_multiplier"][ok, 0],
-                               np.clip(0.1 * (first_cost[ok] - 10.0) + 0.01 * (first_cost[ok] - 10.0), 0, None),
-                               rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(
+        pid["lagrange_multiplier"][ok, 0],
+        np.clip(0.1 * (first_cost[ok] - 10.0) + 0.01 * (first_cost[ok] - 10.0), 0, None),
+        rtol=1e-4,
+        atol=1e-5,
+    )

@@ -14,10 +14,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from saferl.training import config
 from saferl.algos import base
 from saferl.core import constraints, networks, risk
 from saferl.core.rollout import Batch, Trajectory, episode_estimates, initial_episodes
+from saferl.training import config
 from saferl.training.trainer import Trainer
 
 
@@ -46,10 +46,22 @@ def _batch(algo, agent, n=128, episodes=None, done=None, costs=None):
     zeros = jnp.zeros((n,))
     done = zeros if done is None else jnp.asarray(done)
     costs = jnp.zeros((n, 1)) if costs is None else jnp.asarray(costs, jnp.float32).reshape(n, 1)
-    return Batch(obs=obs, action=action, log_prob=algo.actor.log_prob(dist, action), dist=dist, advantages=adv,
-                 returns=jnp.zeros_like(adv), values=jnp.zeros_like(adv), episode_done=done, episode_return=zeros,
-                 episode_cost=costs, episode_discounted_cost=costs, episode_length=jnp.full((n,), 50.0),
-                 timestep=jnp.arange(n) % 50, episodes=episodes)
+    return Batch(
+        obs=obs,
+        action=action,
+        log_prob=algo.actor.log_prob(dist, action),
+        dist=dist,
+        advantages=adv,
+        returns=jnp.zeros_like(adv),
+        values=jnp.zeros_like(adv),
+        episode_done=done,
+        episode_return=zeros,
+        episode_cost=costs,
+        episode_discounted_cost=costs,
+        episode_length=jnp.full((n,), 50.0),
+        timestep=jnp.arange(n) % 50,
+        episodes=episodes,
+    )
 
 
 def _surrogates(algo, params, batch):
@@ -69,8 +81,11 @@ def test_canary_recovery_step_lowers_the_mean_cost_surrogate_not_the_reward_one(
     step = jax.jit(algo.policy_step)
     results = {}
     for mu, mu2 in [(25.0, 700.0), (5.0, 30.0)]:  # mu >= rho: recovery; mu = 5, var 5: J_C < 0, slack
-        episodes = {"discounted_cost": jnp.array([mu]), "discounted_cost_sq": jnp.array([mu2]),
-                    "length": jnp.float32(50.0)}
+        episodes = {
+            "discounted_cost": jnp.array([mu]),
+            "discounted_cost_sq": jnp.array([mu2]),
+            "length": jnp.float32(50.0),
+        }
         batch = _batch(algo, agent, episodes=episodes)
         _, prepared, info = algo.prepare_batch(agent, batch)
         stepped, metrics = step(agent, prepared)
@@ -89,8 +104,9 @@ def test_indicator_violation_fraction_is_over_the_finished_episodes_with_equalit
     rho, eps = 2.5, 0.2
     algo = _var_algo("cpo_var", "indicator")
     constraint = _var_constraint(rho, eps, "indicator")
-    agent = base.AgentState(algo.actor.init(jax.random.PRNGKey(0)), None, None, None, constraint,
-                            algo.init_extra(constraint))
+    agent = base.AgentState(
+        algo.actor.init(jax.random.PRNGKey(0)), None, None, None, constraint, algo.init_extra(constraint)
+    )
     # 16 rows, 6 finished episodes; the unfinished rows hold running costs, several at or above rho
     done = np.zeros(16, bool)
     done[[1, 4, 6, 9, 12, 15]] = True
@@ -121,9 +137,17 @@ def _discounted_to_go(signal, done, gamma):
 
 
 def _learner_returns(constraint, hparams):
-    cfg = config.resolve({"algo": "ppo_lag", "env": "ToyReach", "num_envs": 2, "rollout_steps": 7,
-                          "network": {"actor_hidden": [4], "critic_hidden": [4], "value_normalization": False},
-                          "constraint": constraint, "hparams": {"gae_lambda": 1.0, "minibatches": 2, **hparams}})
+    cfg = config.resolve(
+        {
+            "algo": "ppo_lag",
+            "env": "ToyReach",
+            "num_envs": 2,
+            "rollout_steps": 7,
+            "network": {"actor_hidden": [4], "critic_hidden": [4], "value_normalization": False},
+            "constraint": constraint,
+            "hparams": {"gae_lambda": 1.0, "minibatches": 2, **hparams},
+        }
+    )
     learner = Trainer(cfg).learner
     rng = np.random.default_rng(0)
     T, N, K = 7, 2, learner.critics.num_channels
@@ -133,16 +157,27 @@ def _learner_returns(constraint, hparams):
     obs = jnp.asarray(rng.normal(size=(T, N, learner.actor.obs_dim)), jnp.float32)
     reward, cost = rng.random((T, N)), rng.random((T, N, K - 1))
     zeros = jnp.zeros((T, N))
-    traj = Trajectory(obs=obs, action=jnp.zeros((T, N, 1)), log_prob=zeros, dist={"mean": jnp.zeros((T, N, 1))},
-                      reward=jnp.asarray(reward, jnp.float32), cost=jnp.asarray(cost, jnp.float32),
-                      terminated=jnp.asarray(terminated), truncated=jnp.asarray(truncated), final_obs=obs,
-                      episode_done=jnp.asarray(terminated | truncated), episode_return=zeros,
-                      episode_cost=jnp.zeros((T, N, 1)), episode_discounted_cost=jnp.zeros((T, N, 1)),
-                      episode_length=jnp.ones((T, N), jnp.int32))
+    traj = Trajectory(
+        obs=obs,
+        action=jnp.zeros((T, N, 1)),
+        log_prob=zeros,
+        dist={"mean": jnp.zeros((T, N, 1))},
+        reward=jnp.asarray(reward, jnp.float32),
+        cost=jnp.asarray(cost, jnp.float32),
+        terminated=jnp.asarray(terminated),
+        truncated=jnp.asarray(truncated),
+        final_obs=obs,
+        episode_done=jnp.asarray(terminated | truncated),
+        episode_return=zeros,
+        episode_cost=jnp.zeros((T, N, 1)),
+        episode_discounted_cost=jnp.zeros((T, N, 1)),
+        episode_length=jnp.ones((T, N), jnp.int32),
+    )
     critic_shapes = jax.eval_shape(learner.critics.init, jax.random.PRNGKey(0))
     zero_critics = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), critic_shapes)  # V = 0 everywhere
-    agent = base.AgentState(None, zero_critics, None, None, learner.constraint,
-                            learner.algo.init_extra(learner.constraint))
+    agent = base.AgentState(
+        None, zero_critics, None, None, learner.constraint, learner.algo.init_extra(learner.constraint)
+    )
     batch = learner.make_batch(agent, learner.init_episodes(), traj)
     signal = np.concatenate([reward[..., None], cost], -1)
     done = (terminated | truncated).astype(np.float64)
@@ -151,8 +186,9 @@ def _learner_returns(constraint, hparams):
 
 def test_var_constraint_discounts_the_risk_channels_with_its_gamma_c():
     hp = {"gamma": 0.95, "cost_gamma": 0.99}
-    learner, returns, signal, done = _learner_returns({"type": "var", "rho": 5.0, "epsilon": 0.1, "gamma_c": 0.9,
-                                                       "surrogate": "cantelli"}, hp)
+    learner, returns, signal, done = _learner_returns(
+        {"type": "var", "rho": 5.0, "epsilon": 0.1, "gamma_c": 0.9, "surrogate": "cantelli"}, hp
+    )
     assert learner.critics.num_channels == 3  # reward, C, C~
     np.testing.assert_allclose(np.asarray(learner.gammas), [0.95, 0.9, 0.9], rtol=1e-7)
     np.testing.assert_allclose(returns[..., :1], _discounted_to_go(signal[..., :1], done, 0.95), rtol=1e-5)

@@ -10,20 +10,29 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from gymnasium import spaces
+from helpers import train_toy  # noqa: E402  (the ToyReach training helper)
 
-from saferl.training import config
-from saferl.training.gym_trainer import GymTrainer
 from saferl.algos.ppo import clipped_surrogate_loss
-from saferl.algos.scpo import (SCPO, authors_safety_q, cumulative_cost_before, nstep_safety_q, reshaped_reward,
-                               safety_indicator, safety_signal, safety_targets, scpo_surrogate_loss)
+from saferl.algos.scpo import (
+    SCPO,
+    authors_safety_q,
+    cumulative_cost_before,
+    nstep_safety_q,
+    reshaped_reward,
+    safety_indicator,
+    safety_signal,
+    safety_targets,
+    scpo_surrogate_loss,
+)
 from saferl.core import networks
 from saferl.core.rollout import Trajectory, gae
 from saferl.envs.base import make
 from saferl.envs.cost_state import CostStateAugmentation, cost_state_feature
 from saferl.envs.wrappers import AutoReset, EpisodeStatistics
+from saferl.training import config
+from saferl.training.gym_trainer import GymTrainer
 from saferl.training.learner import Learner
 from saferl.training.trainer import Trainer
-from helpers import train_toy  # noqa: E402  (the ToyReach training helper)
 
 GAMMA_S = 0.9
 
@@ -86,8 +95,9 @@ def test_safety_targets_unsafe_from_step_t_undiscounted_and_discounted():
     f, f_next, done, _ = block_terms()
     v_next = col([0.9, 0.8, 0.7, 0.6, 0.5, 0.45, 0.4])
     # gamma_s = 1: the one-sample estimate f(s_T) of the episode (A: 0), the bootstrap V^c(s_7) = 0.4 for B
-    np.testing.assert_allclose(safety_targets(f, f_next, v_next, done, 1.0)[:, 0], [0, 0, 0, 0, 0.4, 0.4, 0.4],
-                               atol=1e-7)
+    np.testing.assert_allclose(
+        safety_targets(f, f_next, v_next, done, 1.0)[:, 0], [0, 0, 0, 0, 0.4, 0.4, 0.4], atol=1e-7
+    )
     # gamma_s = 0.9 by hand: A  Y3 = .1*0 + .9*f(s_T)=0;  Y2 = .1 + .9*0;  Y1 = .1 + .9*.1;  Y0 = .1 + .9*.19
     #                        B  Y6 = .1 + .9*0.4;  Y5 = .1 + .9*.46;  Y4 = .1 + .9*.514
     expected = [0.271, 0.19, 0.1, 0.0, 0.5626, 0.514, 0.46]
@@ -171,20 +181,28 @@ def test_reward_bias_keeps_the_cancelled_reward_a_penalty():
 
 def test_safety_signal_is_eq18_per_step_term():
     f, f_next, done, _ = block_terms()
-    np.testing.assert_allclose(safety_signal(f, f_next, done, GAMMA_S)[:, 0],
-                               [0.1, 0.1, 0.1, 0.0 + 0.9 * 0.0, 0.1, 0.1, 0.1], rtol=1e-6)
+    np.testing.assert_allclose(
+        safety_signal(f, f_next, done, GAMMA_S)[:, 0], [0.1, 0.1, 0.1, 0.0 + 0.9 * 0.0, 0.1, 0.1, 0.1], rtol=1e-6
+    )
     ones = col([1.0, 1.0])  # an episode that ends safe: its last step carries gamma_s f(s_T) = 0.9
-    np.testing.assert_allclose(safety_signal(ones, ones, col([False, True], bool), GAMMA_S)[:, 0], [0.1, 1.0],
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        safety_signal(ones, ones, col([False, True], bool), GAMMA_S)[:, 0], [0.1, 1.0], rtol=1e-6
+    )
 
 
 # --------------------------------------------------------------------------- through the learner
 
 
 def scpo_learner(**hp):
-    cfg = config.resolve({"algo": "scpo", "env": "ToyReach", "constraint": {"type": "expected", "limit": LIMIT},
-                          "network": {"actor_hidden": [8], "critic_hidden": [8]},
-                          "hparams": {"safety_gamma": GAMMA_S, **hp}})
+    cfg = config.resolve(
+        {
+            "algo": "scpo",
+            "env": "ToyReach",
+            "constraint": {"type": "expected", "limit": LIMIT},
+            "network": {"actor_hidden": [8], "critic_hidden": [8]},
+            "hparams": {"safety_gamma": GAMMA_S, **hp},
+        }
+    )
     env = make("ToyReach")
     learner = Learner(cfg, 3, env.action_space(env.default_params()), 1, 1)
     agent = learner.init_agent(jax.random.PRNGKey(0))
@@ -200,13 +218,22 @@ def scripted_trajectory(rewards):
     obs = jax.random.normal(jax.random.PRNGKey(1), (t, 1, 3))
     zeros = col([0.0] * t)
     # episode A ends by truncation (the time limit): the safety channel must still end there
-    return Trajectory(obs=obs, action=jnp.zeros((t, 1, 1)), log_prob=zeros,
-                      dist={"mean": jnp.zeros((t, 1, 1)), "log_std": jnp.zeros((t, 1, 1))},
-                      reward=col(rewards), cost=col(COSTS)[..., None], terminated=col([False] * t, bool),
-                      truncated=col(DONE, bool), final_obs=obs + 1.0, episode_done=col(DONE, bool),
-                      episode_return=zeros, episode_cost=col(running_totals(COSTS, LENGTHS))[..., None],
-                      episode_discounted_cost=col(running_totals(COSTS, LENGTHS))[..., None],
-                      episode_length=col(LENGTHS, jnp.int32))
+    return Trajectory(
+        obs=obs,
+        action=jnp.zeros((t, 1, 1)),
+        log_prob=zeros,
+        dist={"mean": jnp.zeros((t, 1, 1)), "log_std": jnp.zeros((t, 1, 1))},
+        reward=col(rewards),
+        cost=col(COSTS)[..., None],
+        terminated=col([False] * t, bool),
+        truncated=col(DONE, bool),
+        final_obs=obs + 1.0,
+        episode_done=col(DONE, bool),
+        episode_return=zeros,
+        episode_cost=col(running_totals(COSTS, LENGTHS))[..., None],
+        episode_discounted_cost=col(running_totals(COSTS, LENGTHS))[..., None],
+        episode_length=col(LENGTHS, jnp.int32),
+    )
 
 
 REWARDS = [0.5, -0.2, 1.0, 0.3, 0.0, 0.7, -0.5]
@@ -220,8 +247,7 @@ def test_learner_declares_the_channels_and_fits_the_safety_critic_to_eq18():
     batch = learner.make_batch(agent, learner.init_episodes(), scripted_trajectory(REWARDS))
     np.testing.assert_allclose(batch.values[:, 2], 0.4, rtol=1e-6)
     # the safety channel's targets are eq. 18's, though A ended by truncation and the reward's lambda is 0.95
-    np.testing.assert_allclose(batch.returns[:, 2], [0.271, 0.19, 0.1, 0.0, 0.5626, 0.514, 0.46], rtol=1e-5,
-                               atol=1e-6)
+    np.testing.assert_allclose(batch.returns[:, 2], [0.271, 0.19, 0.1, 0.0, 0.5626, 0.514, 0.46], rtol=1e-5, atol=1e-6)
     # the reward channel sees r' (n = 1: Qhat = 0.4 except after A's unsafe last step, Qhat = f(s_T) = 0)
     shaped = learner.algo.prepare_trajectory(agent, scripted_trajectory(REWARDS))
     w = 0.4**2
@@ -313,8 +339,15 @@ def test_cost_state_around_the_host_step_matches_the_compiled_rollout():
     """The Gymnasium bridge applies SCPO's wrapper around the host step: the same augmented observations (q / c0
     clipped, reset with each episode) as the compiled rollout, and its learner runs SCPO's update."""
     gym.register("SaferlScpoHostToy-v0", entry_point=HostToyReach, max_episode_steps=None)
-    common = {"algo": "scpo", "num_envs": 2, "rollout_steps": 60, "seed": 3, "constraint": {"limit": 4.0},
-              "network": {"actor_hidden": [8], "critic_hidden": [8]}, "hparams": {"epochs": 1, "minibatches": 2}}
+    common = {
+        "algo": "scpo",
+        "num_envs": 2,
+        "rollout_steps": 60,
+        "seed": 3,
+        "constraint": {"limit": 4.0},
+        "network": {"actor_hidden": [8], "critic_hidden": [8]},
+        "hparams": {"epochs": 1, "minibatches": 2},
+    }
     bridge = GymTrainer({**common, "env": "gym:SaferlScpoHostToy-v0"}, [HostToyReach(), HostToyReach()])
     compiled = Trainer(bridge.config | {"env": "ToyReach", "env_params": {"cost_threshold": 0.05}})
     assert bridge.wrappers is not None and bridge.learner.critics.num_channels == compiled.critics.num_channels == 3
@@ -385,8 +418,9 @@ def test_the_algorithm_uses_the_selected_surrogate():
     mb = {"log_prob": jnp.zeros(3), "advantage": jnp.asarray([1.0, -1.0, 0.5])}
     log_prob = jnp.log(jnp.asarray([1.1, 0.95, 1.3]))
     loss, _ = learner.algo.policy_loss(agent, None, log_prob, mb)
-    assert float(loss) == pytest.approx(float(scpo_surrogate_loss(log_prob, mb["log_prob"], mb["advantage"], 0.2,
-                                                                  "L2")))
+    assert float(loss) == pytest.approx(
+        float(scpo_surrogate_loss(log_prob, mb["log_prob"], mb["advantage"], 0.2, "L2"))
+    )
 
 
 # --------------------------------------------------------------------------- defaults (App. G Table 2)
@@ -394,8 +428,11 @@ def test_the_algorithm_uses_the_selected_surrogate():
 
 def test_per_task_defaults_are_table_2():
     table = {  # k, beta, b, entropy (paper); the code's differences are in the module docstring
-        "SafetyBallCircle": (2, 0, 1.5, 0.01), "SafetyBallGather": (4, 15, 0.05, 0.01),
-        "SafetyBallRun": (4, 0.5, 1, 0.005), "SafetyBallReach": (4, 0, 0.1, 0.01), "CartSafe": (5, 3, 0, 0.001),
+        "SafetyBallCircle": (2, 0, 1.5, 0.01),
+        "SafetyBallGather": (4, 15, 0.05, 0.01),
+        "SafetyBallRun": (4, 0.5, 1, 0.005),
+        "SafetyBallReach": (4, 0, 0.1, 0.01),
+        "CartSafe": (5, 3, 0, 0.001),
     }
     assert set(SCPO.env_defaults) == set(table)
     for task, (k, beta, b, entropy) in table.items():
@@ -405,8 +442,15 @@ def test_per_task_defaults_are_table_2():
         assert entry["num_envs"] * entry["rollout_steps"] == 32768 and 32768 // hp["minibatches"] == 64
         SCPO.resolve_hparams(hp)  # every value passes its declaration
     hp = SCPO.resolve_hparams({})
-    assert (hp["actor_lr"], hp["critic_lr"], hp["epochs"], hp["clip"], hp["gamma"], hp["gae_lambda"],
-            hp["safety_gamma"]) == (2e-4, 2e-4, 5, 0.2, 0.99, 0.95, 0.995)
+    assert (
+        hp["actor_lr"],
+        hp["critic_lr"],
+        hp["epochs"],
+        hp["clip"],
+        hp["gamma"],
+        hp["gae_lambda"],
+        hp["safety_gamma"],
+    ) == (2e-4, 2e-4, 5, 0.2, 0.99, 0.95, 0.995)
 
 
 def test_per_environment_defaults_apply_between_the_environment_and_the_user(monkeypatch):

@@ -10,16 +10,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import agent_for, linearise, make_algo, make_batch  # noqa: E402  (shared synthetic-batch helpers)
 from jax.flatten_util import ravel_pytree
 
-from saferl.training import config
 from saferl.core import constraints, networks
 from saferl.core import cpo_dual as cd
 from saferl.envs import base as envs
 from saferl.envs.toy import ToyReach
+from saferl.training import config
 from saferl.training.trainer import Trainer
-
-from helpers import agent_for, linearise, make_algo, make_batch  # noqa: E402  (shared synthetic-batch helpers)
 
 LIMIT = 10.0
 
@@ -82,7 +81,7 @@ def test_cpo_feasible_active_step_satisfies_the_linearised_constraint(cpo_setup)
 
 
 def test_cpo_hysteresis_holds_recovery_until_below_the_hysteresis_threshold():
-    """"CPO hyst." (C-TRPO paper, App. D.2): after a recovery step CPO keeps recovering while
+    """ "CPO hyst." (C-TRPO paper, App. D.2): after a recovery step CPO keeps recovering while
     h b < J_c <= b, with CPO's own recovery step; without a preceding recovery, or below h b, it is CPO."""
     algo = make_algo("cpo", cg_damping=1e-3, hysteresis=0.8)
     plain = make_algo("cpo", cg_damping=1e-3)
@@ -194,11 +193,20 @@ def test_cpo_two_constraints_step_respects_both():
 
 
 def _train(algo, iterations=30, env="ToyReach", limit=LIMIT, seeds=1, **hp):
-    cfg = config.resolve({
-        "algo": algo, "env": env, "num_envs": 8, "rollout_steps": 100, "total_steps": 800 * iterations,
-        "iterations_per_chunk": iterations, "seeds": seeds, "constraint": {"type": "expected", "limit": limit},
-        "network": {"actor_hidden": [16], "critic_hidden": [16], "activation": "tanh"},
-        "hparams": {"critic_epochs": 5, "critic_minibatches": 8, **hp}})
+    cfg = config.resolve(
+        {
+            "algo": algo,
+            "env": env,
+            "num_envs": 8,
+            "rollout_steps": 100,
+            "total_steps": 800 * iterations,
+            "iterations_per_chunk": iterations,
+            "seeds": seeds,
+            "constraint": {"type": "expected", "limit": limit},
+            "network": {"actor_hidden": [16], "critic_hidden": [16], "activation": "tanh"},
+            "hparams": {"critic_epochs": 5, "critic_minibatches": 8, **hp},
+        }
+    )
     trainer = Trainer(cfg)
     runners = trainer.init_all()
     _, metrics = trainer.compile_chunk(runners)(runners)
@@ -284,7 +292,8 @@ def test_cpo_step_sees_the_limit_lowered_by_the_learned_margin():
     assert "cost_margin" not in agent_for(plain, LIMIT).extra
     with pytest.raises(ValueError, match="cost_margin_lr must be >= 0"):
         make_algo("cpo", cost_margin_lr=-0.1).init_extra(
-            constraints.Constraint(limit=jnp.float32(1.0), epsilon=jnp.float32(1.0), gamma_c=jnp.float32(1.0)))
+            constraints.Constraint(limit=jnp.float32(1.0), epsilon=jnp.float32(1.0), gamma_c=jnp.float32(1.0))
+        )
 
 
 # --------------------------------------------------------------------------- the KL's reduction over action dims
@@ -292,12 +301,17 @@ def _three_dim_algo(name, **hp):
     from saferl.algos import base
 
     cls = base.get(name)
-    return cls(cls.resolve_hparams({"cg_iters": 30, "fvp_subsample": 1, **hp}), networks.GaussianActor(3, 3, (16,)),
-               networks.Critics(3, 2, (8,)), "expected")
+    return cls(
+        cls.resolve_hparams({"cg_iters": 30, "fvp_subsample": 1, **hp}),
+        networks.GaussianActor(3, 3, (16,)),
+        networks.Critics(3, 2, (8,)),
+        "expected",
+    )
 
 
-@pytest.mark.parametrize("name, scaled", [("trpo", ("target_kl", "cg_damping")),
-                                          ("ctrpo", ("target_kl", "cg_damping", "beta"))])
+@pytest.mark.parametrize(
+    "name, scaled", [("trpo", ("target_kl", "cg_damping")), ("ctrpo", ("target_kl", "cg_damping", "beta"))]
+)
 def test_the_per_dimension_kl_acts_as_delta_damping_and_beta_times_d_on_the_summed_one(name, scaled):
     """kl_reduction mean_over_action_dims (the C-TRPO authors' KL) divides the KL by d = 3: the Fisher, the line
     search and C-TRPO's divergence then take the step the summed KL takes with delta, damping and beta times 3."""
@@ -316,6 +330,7 @@ def test_the_per_dimension_kl_acts_as_delta_damping_and_beta_times_d_on_the_summ
         for x, y in zip(jax.tree.leaves(a.actor_params), jax.tree.leaves(b.actor_params)):
             np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=2e-3, atol=1e-6)
     # and the summed KL at the unscaled settings takes a smaller step
-    size = [float(np.linalg.norm(ravel_pytree(s[0].actor_params)[0] - ravel_pytree(agent.actor_params)[0]))
-            for s in steps]
+    size = [
+        float(np.linalg.norm(ravel_pytree(s[0].actor_params)[0] - ravel_pytree(agent.actor_params)[0])) for s in steps
+    ]
     assert size[2] < 0.9 * size[0], size

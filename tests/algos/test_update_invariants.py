@@ -20,14 +20,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import agent_for, linearise, make_algo, make_batch  # noqa: E402  (shared synthetic batches)
 from jax.flatten_util import ravel_pytree
 
 from saferl.algos import base
 from saferl.algos.p3o import exact_penalty_cost_loss
 from saferl.core import cpo_dual as cd
 from saferl.core import lagrange, networks
-
-from helpers import agent_for, linearise, make_algo, make_batch  # noqa: E402  (shared synthetic batches)
 
 LIMIT = 10.0
 
@@ -125,8 +124,12 @@ def test_ctrpo_line_search_requires_the_objective_not_to_decrease(ctrpo_setup):
 def test_p3o_slack_is_one_minus_gamma_times_the_violation():
     gamma_c = 0.95
     cls = base.get("p3o")
-    algo = cls(cls.resolve_hparams({"cost_gamma": gamma_c}), networks.GaussianActor(3, 1, (8,)),
-               networks.Critics(3, 2, (8,)), "expected")
+    algo = cls(
+        cls.resolve_hparams({"cost_gamma": gamma_c}),
+        networks.GaussianActor(3, 1, (8,)),
+        networks.Critics(3, 2, (8,)),
+        "expected",
+    )
     agent = agent_for(algo, LIMIT)
     for cost in (LIMIT + 4.0, LIMIT - 3.0):
         batch = make_batch(algo, agent.actor_params, cost=cost)
@@ -136,8 +139,9 @@ def test_p3o_slack_is_one_minus_gamma_times_the_violation():
         np.testing.assert_allclose(np.asarray(inputs["slack"]), want, rtol=1e-5)
         # at pi = pi_k the standardised surrogate is 0, so the penalty is kappa * max(0, slack)
         ratio = jnp.ones(batch.obs.shape[0])
-        loss = exact_penalty_cost_loss(ratio, inputs["cost_advantage"], inputs["slack"][0], algo.hp["clip"],
-                                       algo.hp["kappa"])
+        loss = exact_penalty_cost_loss(
+            ratio, inputs["cost_advantage"], inputs["slack"][0], algo.hp["clip"], algo.hp["kappa"]
+        )
         np.testing.assert_allclose(float(loss), algo.hp["kappa"] * max(want, 0.0), atol=1e-4)
 
 
@@ -171,8 +175,12 @@ def test_trust_region_cost_advantage_is_centred_not_standardised(name):
         logp = algo.actor.log_prob(algo.actor.distribution(unravel(p), batch.obs), batch.action)
         return scale * jnp.mean(jnp.exp(logp - batch.log_prob) * centred)
 
-    np.testing.assert_allclose(np.asarray(grads.B[0]), np.asarray(jax.grad(cost_surrogate)(flat)),
-                               rtol=1e-3, atol=1e-5 * float(jnp.abs(grads.B[0]).max()))
+    np.testing.assert_allclose(
+        np.asarray(grads.B[0]),
+        np.asarray(jax.grad(cost_surrogate)(flat)),
+        rtol=1e-3,
+        atol=1e-5 * float(jnp.abs(grads.B[0]).max()),
+    )
 
 
 # --------------------------------------------------------------------------- CPO case 1
@@ -238,25 +246,26 @@ def test_adam_multiplier_matches_hand_written_adam():
 
 def test_pid_multiplier_matches_stooke_et_al_equations():
     """Stooke, Achiam, Abbeel 2020 (Alg. 2 with Sec. 5's smoothing), as a sequence over t:
-        e_t = J_t - b,   P_t = EMA_p(e)_t,   I_t = [I_{t-1} + Ki e_t]_+,
-        S_t = EMA_d(J)_t,   D_t = [S_t - S_{t-k}]_+  (k = d_delay - 1 updates back; S before t = 0 is S_0 = J_0),
-        lambda_t = clip(Kp P_t + I_t + Kd D_t, 0, lambda_max)."""
+    e_t = J_t - b,   P_t = EMA_p(e)_t,   I_t = [I_{t-1} + Ki e_t]_+,
+    S_t = EMA_d(J)_t,   D_t = [S_t - S_{t-k}]_+  (k = d_delay - 1 updates back; S before t = 0 is S_0 = J_0),
+    lambda_t = clip(Kp P_t + I_t + Kd D_t, 0, lambda_max)."""
     kp, ki, kd, p_ema, d_ema, d_delay, lam_max = 0.3, 0.05, 2.0, 0.8, 0.6, 3, 5.0
     limit = 10.0
-    J = np.array([12.0, 15.0, 20.0, 18.0, 11.0, 6.0, 3.0, 9.0, 30.0, 40.0, 2.0, 1.0, 1.0, 0.0, 1.0, 0.0, 0.0, 14.0],
-                 np.float64)
+    J = np.array(
+        [12.0, 15.0, 20.0, 18.0, 11.0, 6.0, 3.0, 9.0, 30.0, 40.0, 2.0, 1.0, 1.0, 0.0, 1.0, 0.0, 0.0, 14.0], np.float64
+    )
     k = d_delay - 1
     e = J - limit
     P = np.empty_like(J)
     S = np.empty_like(J)
-    I = np.empty_like(J)
+    integral = np.empty_like(J)
     lam = np.empty_like(J)
     for t in range(len(J)):
         P[t] = e[0] if t == 0 else p_ema * P[t - 1] + (1 - p_ema) * e[t]
         S[t] = J[0] if t == 0 else d_ema * S[t - 1] + (1 - d_ema) * J[t]
-        I[t] = max((I[t - 1] if t else 0.0) + ki * e[t], 0.0)
+        integral[t] = max((integral[t - 1] if t else 0.0) + ki * e[t], 0.0)
         D = max(S[t] - S[max(t - k, 0)], 0.0)
-        lam[t] = min(max(kp * P[t] + I[t] + kd * D, 0.0), lam_max)
+        lam[t] = min(max(kp * P[t] + integral[t] + kd * D, 0.0), lam_max)
     assert lam.max() == lam_max and lam.min() == 0.0  # both clips exercised
 
     state = lagrange.pid_init(0.0, d_delay)
@@ -264,7 +273,7 @@ def test_pid_multiplier_matches_stooke_et_al_equations():
     for t, cost in enumerate(J):
         state = step(state, jnp.float32(cost))
         np.testing.assert_allclose(float(state.multiplier), lam[t], rtol=1e-5, atol=1e-5, err_msg=f"t = {t}")
-        np.testing.assert_allclose(float(state.integral), I[t], rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(float(state.integral), integral[t], rtol=1e-5, atol=1e-6)
     before = state
     state = step(state, jnp.float32(np.nan))  # no finished episode: nothing moves
     np.testing.assert_array_equal(np.asarray(state.multiplier), np.asarray(before.multiplier))

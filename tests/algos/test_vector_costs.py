@@ -11,38 +11,52 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import agent_for, linearise, make_algo, make_batch  # noqa: E402  (synthetic trust-region batches)
 from jax.flatten_util import ravel_pytree
 
-from saferl.training import config
 from saferl.algos import base
 from saferl.algos.lagrangian import penalised_advantage, weighted_cost_advantage
 from saferl.algos.p3o import exact_penalty_cost_loss
-from saferl.algos.second_order import onto_trust_region, natural_step
-from saferl.core import constraints, cpo_dual as cd, lagrange, networks
+from saferl.algos.second_order import natural_step, onto_trust_region
+from saferl.core import constraints, lagrange, networks
+from saferl.core import cpo_dual as cd
 from saferl.core.rollout import Batch
+from saferl.training import config
 from saferl.training.trainer import Trainer
-
-from helpers import agent_for, linearise, make_algo, make_batch  # noqa: E402  (synthetic trust-region batches)
 
 LIMITS = np.array([20.0, 5.0], np.float32)
 
 
 def _algo(name, m=2, **hp):
     cls = base.get(name)
-    return cls(cls.resolve_hparams(hp), networks.GaussianActor(3, 2, (8,)), networks.Critics(3, 1 + m, (8,)),
-               "expected")
+    return cls(
+        cls.resolve_hparams(hp), networks.GaussianActor(3, 2, (8,)), networks.Critics(3, 1 + m, (8,)), "expected"
+    )
 
 
 def _constraint(limit):
-    return constraints.Constraint(limit=jnp.asarray(limit, jnp.float32), epsilon=jnp.float32(1.0),
-                                  gamma_c=jnp.float32(1.0))
+    return constraints.Constraint(
+        limit=jnp.asarray(limit, jnp.float32), epsilon=jnp.float32(1.0), gamma_c=jnp.float32(1.0)
+    )
 
 
 def _batch(cost, advantages=None):
     """A batch holding only what the multipliers, penalties and advantages read: J_c (m,) and the advantages."""
-    return Batch(obs=None, action=None, log_prob=None, dist={}, advantages=advantages, returns=None, values=None,
-                 episode_done=None, episode_return=None, episode_cost=None, episode_discounted_cost=None,
-                 episode_length=None, episodes={"discounted_cost": jnp.asarray(cost, jnp.float32)})
+    return Batch(
+        obs=None,
+        action=None,
+        log_prob=None,
+        dist={},
+        advantages=advantages,
+        returns=None,
+        values=None,
+        episode_done=None,
+        episode_return=None,
+        episode_cost=None,
+        episode_discounted_cost=None,
+        episode_length=None,
+        episodes={"discounted_cost": jnp.asarray(cost, jnp.float32)},
+    )
 
 
 def _advantages(n=64, m=2, seed=0):
@@ -97,8 +111,9 @@ def test_vector_multipliers_step_each_channel_on_its_own_violation(kind):
     singles = [lagrange.init(0.5, kind, 0.1), lagrange.init(0.5, kind, 0.1)]
     for cost in costs:
         vec = lagrange.update(vec, jnp.asarray(cost), jnp.asarray(LIMITS), kind, 0.1)
-        singles = [lagrange.update(s, jnp.asarray(c), jnp.asarray(b), kind, 0.1)
-                   for s, c, b in zip(singles, cost, LIMITS)]
+        singles = [
+            lagrange.update(s, jnp.asarray(c), jnp.asarray(b), kind, 0.1) for s, c, b in zip(singles, cost, LIMITS)
+        ]
         np.testing.assert_array_equal(np.asarray(vec.multiplier), [float(s.multiplier) for s in singles])
     assert vec.multiplier.shape == (2,)
     if kind == "sgd":  # by hand: [0.5 + 0.1 (sum_k (J_i - b_i))]_+ step by step
@@ -116,8 +131,9 @@ def test_vector_pid_controllers_are_independent_per_channel():
     assert vec.cost_history.shape == (3, 2) and vec.started.shape == (2,)
     for cost in costs:
         vec = lagrange.pid_update(vec, jnp.asarray(cost), jnp.asarray(LIMITS), *gains)
-        singles = [lagrange.pid_update(s, jnp.asarray(c), jnp.asarray(b), *gains)
-                   for s, c, b in zip(singles, cost, LIMITS)]
+        singles = [
+            lagrange.pid_update(s, jnp.asarray(c), jnp.asarray(b), *gains) for s, c, b in zip(singles, cost, LIMITS)
+        ]
         for field in ("multiplier", "integral", "smoothed_error", "cost_history", "started"):
             got = np.asarray(getattr(vec, field))
             want = np.stack([np.asarray(getattr(s, field)) for s in singles], axis=-1)
@@ -163,12 +179,17 @@ def test_penalised_and_weighted_advantages_by_hand():
     got = np.asarray(penalised_advantage(jnp.asarray(adv[:, 0]), jnp.asarray(adv[:, 1:]), jnp.asarray(lam)))
     want = (adv[:, 0] - lam[0] * adv[:, 1] - lam[1] * adv[:, 2]) / (1.0 + lam[0] + lam[1])
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(np.asarray(weighted_cost_advantage(jnp.asarray(lam), jnp.asarray(adv[:, 1:]))),
-                               lam[0] * adv[:, 1] + lam[1] * adv[:, 2], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        np.asarray(weighted_cost_advantage(jnp.asarray(lam), jnp.asarray(adv[:, 1:]))),
+        lam[0] * adv[:, 1] + lam[1] * adv[:, 2],
+        rtol=1e-5,
+        atol=1e-6,
+    )
     # one constraint: exactly the scalar form
     scalar = penalised_advantage(jnp.asarray(adv[:, 0]), jnp.asarray(adv[:, 1]), jnp.float32(0.4))
-    np.testing.assert_array_equal(np.asarray(scalar), np.asarray((adv[:, 0] - np.float32(0.4) * adv[:, 1]) /
-                                                                  (np.float32(1.0) + np.float32(0.4))))
+    np.testing.assert_array_equal(
+        np.asarray(scalar), np.asarray((adv[:, 0] - np.float32(0.4) * adv[:, 1]) / (np.float32(1.0) + np.float32(0.4)))
+    )
     with pytest.raises(ValueError, match="one multiplier per cost channel"):
         weighted_cost_advantage(jnp.float32(0.4), jnp.asarray(adv[:, 1:]))  # a scalar would drop a channel
 
@@ -181,13 +202,13 @@ def test_ppo_lag_and_trpo_lag_advantages_weigh_every_channel():
     want = (a_r - a_c @ lam) / (1.0 + lam.sum())
     ppo = _algo("ppo_lag")
     agent = _with_multiplier(ppo.init(jax.random.PRNGKey(0), _constraint(LIMITS)), lam)
-    np.testing.assert_allclose(np.asarray(ppo.policy_advantage(agent, _batch([0.0, 0.0], adv))), want,
-                               rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(
+        np.asarray(ppo.policy_advantage(agent, _batch([0.0, 0.0], adv))), want, rtol=1e-4, atol=1e-5
+    )
     trpo = make_algo("trpo_lag", m=2)
     agent = _with_multiplier(agent_for(trpo, LIMITS), lam)
     adv_r, adv_c = trpo.advantages(_batch([0.0, 0.0], adv))
-    np.testing.assert_allclose(np.asarray(trpo.reward_advantage(agent, None, adv_r, adv_c)), want,
-                               rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(trpo.reward_advantage(agent, None, adv_r, adv_c)), want, rtol=1e-4, atol=1e-5)
 
 
 def test_focops_advantage_and_cup_projection_loss_weigh_every_channel():
@@ -197,8 +218,12 @@ def test_focops_advantage_and_cup_projection_loss_weigh_every_channel():
     a_c = a[:, 1:] - a[:, 1:].mean(axis=0)
     focops = _algo("focops")
     agent = _with_multiplier(focops.init(jax.random.PRNGKey(0), _constraint(LIMITS)), nu)
-    np.testing.assert_allclose(np.asarray(focops.policy_advantage(agent, _batch([0.0, 0.0], adv))),
-                               _standardised(a[:, 0]) - a_c @ nu, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(
+        np.asarray(focops.policy_advantage(agent, _batch([0.0, 0.0], adv))),
+        _standardised(a[:, 0]) - a_c @ nu,
+        rtol=1e-4,
+        atol=1e-5,
+    )
 
     cup = _algo("cup")
     agent = _with_multiplier(cup.init(jax.random.PRNGKey(0), _constraint(LIMITS)), nu)
@@ -208,8 +233,11 @@ def test_focops_advantage_and_cup_projection_loss_weigh_every_channel():
     new = {"mean": mid["mean"] + 0.1, "log_std": np.full((n, 2), -0.45, np.float32)}
     old_lp = rng.normal(size=n).astype(np.float32)
     new_lp = old_lp + rng.normal(scale=0.1, size=n).astype(np.float32)
-    mb = {"mid_dist": jax.tree.map(jnp.asarray, mid), "log_prob": jnp.asarray(old_lp),
-          "cost_advantage": jnp.asarray(a_c, jnp.float32)}
+    mb = {
+        "mid_dist": jax.tree.map(jnp.asarray, mid),
+        "log_prob": jnp.asarray(old_lp),
+        "cost_advantage": jnp.asarray(a_c, jnp.float32),
+    }
     loss, kl = cup.projection_loss(agent, jax.tree.map(jnp.asarray, new), jnp.asarray(new_lp), mb)
     state_kl = np.asarray(cup.actor.kl(jax.tree.map(jnp.asarray, new), jax.tree.map(jnp.asarray, mid)))
     coef = (1 - 0.99 * 0.95) / (1 - 0.99)
@@ -230,11 +258,13 @@ def test_ipo_one_barrier_per_channel_and_recovery_on_the_infeasible_channels():
     # both feasible: kappa_i = 1 / (t (b_i - J_i)), the second capped at 1 (b_2 - J_2 = 0.01)
     kappa = np.array([1.0 / (20.0 * (20.0 - 10.0)), 1.0])
     np.testing.assert_allclose(np.asarray(algo.penalty(agent, _batch([10.0, 4.99]))), kappa, rtol=1e-4)
-    np.testing.assert_allclose(advantage(algo, [10.0, 4.99]), (a_r - a_c @ kappa) / (1 + kappa.sum()),
-                               rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(
+        advantage(algo, [10.0, 4.99]), (a_r - a_c @ kappa) / (1 + kappa.sum()), rtol=1e-4, atol=1e-5
+    )
     kappa = np.array([1.0 / (20.0 * 10.0), 1.0 / (20.0 * 2.0)])
-    np.testing.assert_allclose(advantage(algo, [10.0, 3.0]), (a_r - a_c @ kappa) / (1 + kappa.sum()),
-                               rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(
+        advantage(algo, [10.0, 3.0]), (a_r - a_c @ kappa) / (1 + kappa.sum()), rtol=1e-4, atol=1e-5
+    )
     # the second infeasible: recovery on its cost alone; both: on their sum
     np.testing.assert_allclose(advantage(algo, [10.0, 6.0]), -_standardised(a_c[:, 1]), rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(advantage(algo, [25.0, 6.0]), -_standardised(a_c.sum(axis=1)), rtol=1e-4, atol=1e-5)
@@ -244,8 +274,9 @@ def test_ipo_one_barrier_per_channel_and_recovery_on_the_infeasible_channels():
     # cap: the infeasible channel's kappa is penalty_max, the feasible one keeps its barrier
     capped = _algo("ipo", infeasible="cap")
     kappa = np.array([1.0 / (20.0 * 10.0), 1.0])
-    np.testing.assert_allclose(advantage(capped, [10.0, 6.0]), (a_r - a_c @ kappa) / (1 + kappa.sum()),
-                               rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(
+        advantage(capped, [10.0, 6.0]), (a_r - a_c @ kappa) / (1 + kappa.sum()), rtol=1e-4, atol=1e-5
+    )
 
 
 def test_p3o_one_exact_penalty_per_channel():
@@ -256,16 +287,14 @@ def test_p3o_one_exact_penalty_per_channel():
     surrogate = np.mean(np.maximum(ratio[:, None] * adv_c, clipped * adv_c), axis=0)
     for slack in ([-1.0, 0.3], [0.3, -1.0], [0.2, 0.4], [-1.0, -1.0]):
         got = float(exact_penalty_cost_loss(jnp.asarray(ratio), jnp.asarray(adv_c), jnp.asarray(slack), 0.2, 20.0))
-        np.testing.assert_allclose(got, 20.0 * np.maximum(surrogate + np.array(slack), 0.0).sum(), rtol=1e-5,
-                                   atol=1e-6)
+        np.testing.assert_allclose(got, 20.0 * np.maximum(surrogate + np.array(slack), 0.0).sum(), rtol=1e-5, atol=1e-6)
     # the slack of each channel, (1 - gamma_c)(J_c,i - b_i), and each channel standardised on its own
     algo = _algo("p3o")
     agent = algo.init(jax.random.PRNGKey(0), _constraint(LIMITS))
     adv = _advantages()
     batch = _batch([10.0, 9.0], adv)
     batch = batch.replace(obs=jnp.zeros((adv.shape[0], 3)))
-    np.testing.assert_allclose(np.asarray(algo.slack(agent, batch)), 0.01 * (np.array([10.0, 9.0]) - LIMITS),
-                               rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(algo.slack(agent, batch)), 0.01 * (np.array([10.0, 9.0]) - LIMITS), rtol=1e-5)
     inputs = algo.loss_inputs(agent, batch)
     a = np.asarray(adv)
     want = (a[:, 1:] - a[:, 1:].mean(axis=0)) / (a[:, 1:].std(axis=0) + 1e-8)
@@ -288,8 +317,9 @@ def test_pcpo_two_constraints_step_is_the_projection_onto_both():
     advantages = base_batch.advantages.at[:, 2].set(second)
 
     def batch_with(cost):
-        return base_batch.replace(advantages=advantages,
-                                  episodes={**base_batch.episodes, "discounted_cost": jnp.asarray(cost, jnp.float32)})
+        return base_batch.replace(
+            advantages=advantages, episodes={**base_batch.episodes, "discounted_cost": jnp.asarray(cost, jnp.float32)}
+        )
 
     @jax.jit
     def linear(agent, batch):
@@ -333,9 +363,19 @@ def _train_two_costs(algo, iterations=40):
     else:
         hparams = {"minibatches": 4, "epochs": 5, "actor_lr": 1e-3, "critic_lr": 1e-3}
         network = {"actor_hidden": [32, 32], "critic_hidden": [32, 32]}
-    cfg = config.resolve({"algo": algo, "env": "ToyReach2", "seeds": 1, "num_envs": 8, "rollout_steps": 100,
-                          "total_steps": 800 * iterations, "iterations_per_chunk": iterations,
-                          "hparams": hparams, "network": network})
+    cfg = config.resolve(
+        {
+            "algo": algo,
+            "env": "ToyReach2",
+            "seeds": 1,
+            "num_envs": 8,
+            "rollout_steps": 100,
+            "total_steps": 800 * iterations,
+            "iterations_per_chunk": iterations,
+            "hparams": hparams,
+            "network": network,
+        }
+    )
     assert cfg["constraint"]["limit"] == list(TOY_LIMITS)
     trainer = Trainer(cfg)
     runners = trainer.init_all()
@@ -348,11 +388,19 @@ LAGRANGIAN = ("ppo_lag", "cppo_pid", "trpo_lag", "focops", "cup")
 
 # the Lagrangian mixin is ppo_lag's in cppo_pid, trpo_lag, focops and cup (their per-channel multipliers:
 # test_lagrangian_family_keeps_one_multiplier_per_channel), and ipo/p3o are PPO losses: slow (make test-slow)
-@pytest.mark.parametrize("algo", ["ppo_lag", pytest.param("cppo_pid", marks=pytest.mark.slow),
-                                  pytest.param("trpo_lag", marks=pytest.mark.slow),
-                                  pytest.param("focops", marks=pytest.mark.slow), pytest.param("cup", marks=pytest.mark.slow),
-                                  pytest.param("ipo", marks=pytest.mark.slow), pytest.param("p3o", marks=pytest.mark.slow),
-                                  "pcpo"])
+@pytest.mark.parametrize(
+    "algo",
+    [
+        "ppo_lag",
+        pytest.param("cppo_pid", marks=pytest.mark.slow),
+        pytest.param("trpo_lag", marks=pytest.mark.slow),
+        pytest.param("focops", marks=pytest.mark.slow),
+        pytest.param("cup", marks=pytest.mark.slow),
+        pytest.param("ipo", marks=pytest.mark.slow),
+        pytest.param("p3o", marks=pytest.mark.slow),
+        "pcpo",
+    ],
+)
 def test_only_the_second_constraint_binds_and_is_enforced(algo):
     """Over the second half of the run the second channel's cost is held near its limit 10 (the unconstrained
     policy pays 45; one held to the first limit alone, several times 10) while the first, whose limit 20 the

@@ -17,11 +17,11 @@ def test_parse_grid_reads_envs_by_seeds_and_names_bad_entries():
 
 
 def test_seed_scaling_against_hand_computation():
-    rows = [{"algo": "ppo", "env": "B", "num_envs": 16, "seeds": 1, "steps_per_second": 9.0, "compile_seconds": 1.0},
-            {"algo": "ppo", "env": "A", "num_envs": 16, "seeds": 1, "steps_per_second": 1000.0,
-             "compile_seconds": 10.0},
-            {"algo": "ppo", "env": "A", "num_envs": 16, "seeds": 8, "steps_per_second": 4000.0,
-             "compile_seconds": 20.0}]
+    rows = [
+        {"algo": "ppo", "env": "B", "num_envs": 16, "seeds": 1, "steps_per_second": 9.0, "compile_seconds": 1.0},
+        {"algo": "ppo", "env": "A", "num_envs": 16, "seeds": 1, "steps_per_second": 1000.0, "compile_seconds": 10.0},
+        {"algo": "ppo", "env": "A", "num_envs": 16, "seeds": 8, "steps_per_second": 4000.0, "compile_seconds": 20.0},
+    ]
     (s,) = bench.seed_scaling(rows)  # the 8-seed run of A is compared with A's one-seed run, not B's
     assert s["throughput_ratio"] == pytest.approx(4.0)
     # together: 20 + 8e6 / 4000 = 2020 s; apart: 8 * (10 + 1e6 / 1000) = 8080 s
@@ -46,9 +46,19 @@ def test_bad_grid_is_a_one_line_cli_error(capsys):
 @pytest.mark.slow  # two training compiles; make test-slow
 def test_bench_runs_a_tiny_grid_and_writes_json(tmp_path):
     out = tmp_path / "bench.json"
-    result = bench.main(env="IcyLake", algo="ppo", quick=True, out=out, grid="4x1,4x2", env_grid="4x1",
-                        overrides={"rollout_steps": 32, "network": {"actor_hidden": [8], "critic_hidden": [8]},
-                                   "hparams": {"epochs": 1, "minibatches": 1}})
+    result = bench.main(
+        env="IcyLake",
+        algo="ppo",
+        quick=True,
+        out=out,
+        grid="4x1,4x2",
+        env_grid="4x1",
+        overrides={
+            "rollout_steps": 32,
+            "network": {"actor_hidden": [8], "critic_hidden": [8]},
+            "hparams": {"epochs": 1, "minibatches": 1},
+        },
+    )
     saved = json.loads(out.read_text())
     assert [(r["num_envs"], r["seeds"]) for r in saved["training"]] == [(4, 1), (4, 2)]
     assert all(r["steps_per_second"] > 0 for r in result["training"])

@@ -202,7 +202,9 @@ def test_normalisations():
     # threshold-normalised, centred at zero: (c - b) / b with b = 25
     np.testing.assert_allclose(M.normalized_cost([20.0, 25.0, 30.0], 25.0), [-0.2, 0.0, 0.2])
     # reward / PPO's reward per task, (runs, tasks) against (tasks,)
-    np.testing.assert_allclose(M.normalized_score([[50.0, 10.0], [100.0, 30.0]], [200.0, 20.0]), [[0.25, 0.5], [0.5, 1.5]])
+    np.testing.assert_allclose(
+        M.normalized_score([[50.0, 10.0], [100.0, 30.0]], [200.0, 20.0]), [[0.25, 0.5], [0.5, 1.5]]
+    )
     # with a baseline: (x - 10) / (110 - 10)
     assert M.normalized_score(60.0, 110.0, baseline=10.0) == pytest.approx(0.5)
     with pytest.raises(ValueError):

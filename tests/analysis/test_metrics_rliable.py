@@ -56,7 +56,8 @@ def _rliable_interval(scores, aggregate, seed):
     try:
         np.random.seed(seed)
         point, interval = rliable_library.get_interval_estimates(
-            {"x": scores}, lambda x: np.array([aggregate(x)]), reps=REPS, confidence_interval_size=CONFIDENCE)
+            {"x": scores}, lambda x: np.array([aggregate(x)]), reps=REPS, confidence_interval_size=CONFIDENCE
+        )
     finally:
         np.random.set_state(state)
     return float(point["x"][0]), interval["x"][:, 0]
@@ -64,8 +65,10 @@ def _rliable_interval(scores, aggregate, seed):
 
 def _ours(scores, statistic):
     """K intervals from independent seeds: (point estimate, (K, 2) bounds)."""
-    results = [metrics.stratified_bootstrap_ci(scores, statistic=statistic, reps=REPS, confidence=CONFIDENCE,
-                                               seed=1000 + k) for k in range(K)]
+    results = [
+        metrics.stratified_bootstrap_ci(scores, statistic=statistic, reps=REPS, confidence=CONFIDENCE, seed=1000 + k)
+        for k in range(K)
+    ]
     return results[0].estimate, np.array([[r.lower, r.upper] for r in results])
 
 

@@ -12,17 +12,16 @@ import pytest
 from matplotlib.colors import to_rgb
 from PIL import Image
 
-from saferl.analysis import render
-from saferl.analysis import render_drawers
+from saferl.analysis import render, render_drawers
+from saferl.envs.base import Environment
 from saferl.envs.bullet_ball.ball import BallCircle, BallGather
 from saferl.envs.bullet_ball.physics import BallState
 from saferl.envs.bullet_ball.reach import BallReach, ReachState
-from saferl.envs.base import Environment
 from saferl.envs.cartsafe import CartSafe, CartSafeState
 from saferl.envs.eco_ant import EcoAnt
 from saferl.envs.icy_lake import ICE, IcyLake
-from saferl.envs.safety_nav.point_goal import PointGoal
 from saferl.envs.risk import RiskAugmentation
+from saferl.envs.safety_nav.point_goal import PointGoal
 from saferl.envs.wrappers import AutoReset, EpisodeStatistics
 from saferl.foundation.errors import MissingExtraError
 
@@ -69,7 +68,7 @@ def assert_discs_drawn(frame, scene, centres, radius, name):
     x, y = data_grid(scene)
     per_pixel = (scene.xlim[1] - scene.xlim[0]) / width
     dist = np.min([np.hypot(x - cx, y - cy) for cx, cy in centres], axis=0)
-    count = is_color(frame[top:top + height, left:left + width], name).sum()
+    count = is_color(frame[top : top + height, left : left + width], name).sum()
     inner, outer = (dist <= radius - per_pixel).sum(), (dist <= radius + per_pixel).sum()
     assert inner <= count <= outer, (name, inner, count, outer)
     for cx, cy in centres:  # and each centre has the colour
@@ -143,9 +142,9 @@ def test_point_goal_objects_where_the_state_says(point_goal):
     r, ahead = float(params.robot_radius), np.array([math.cos(s.heading), math.sin(s.heading)])
     assert is_color(frame[pixel(scene, *(s.pos - 0.6 * r * ahead))], "agent")
     row, col = pixel(scene, *(s.pos + 1.5 * r * ahead))
-    assert frame[row - 1:row + 2, col - 1:col + 2].mean(axis=-1).min() < 90.0  # the dark heading line
+    assert frame[row - 1 : row + 2, col - 1 : col + 2].mean(axis=-1).min() < 90.0  # the dark heading line
     row, col = pixel(scene, *(s.pos - 1.5 * r * ahead))
-    assert is_color(frame[row - 1:row + 2, col - 1:col + 2], "background").all()
+    assert is_color(frame[row - 1 : row + 2, col - 1 : col + 2], "background").all()
     clear = np.concatenate([s.hazards, s.vases, s.goal[None], s.pos[None]])
     assert is_color(frame[pixel(scene, *background_point(scene, clear))], "background")
     # the last frame: the robot has moved where the last state says
@@ -251,7 +250,7 @@ def test_wrapped_rollout_gives_the_environments_own_costs(tmp_path):
     # the trail keeps a mark on every cell a costly step reached
     for cell in set(inner.position[1:][episode.costs > 0].tolist()) - {int(inner.position[-1])}:
         row, col = pixel(scene, cell % 4 + 0.5, 4 - cell // 4 - 0.5)
-        assert is_color(frames[-1][row - 1:row + 2, col - 1:col + 2], "cost", tol=30.0).any(), cell
+        assert is_color(frames[-1][row - 1 : row + 2, col - 1 : col + 2], "cost", tol=30.0).any(), cell
 
 
 # --------------------------------------------------------------------------- drawings of hand-made states
@@ -263,8 +262,13 @@ def one_state(cls, **fields):
 
 def test_cartsafe_side_view():
     env = CartSafe()
-    states = CartSafeState(x=np.array([0.0, 1.5]), x_dot=np.zeros(2), theta=np.array([0.0, math.pi / 2]),
-                           theta_dot=np.zeros(2), time=np.arange(2))
+    states = CartSafeState(
+        x=np.array([0.0, 1.5]),
+        x_dot=np.zeros(2),
+        theta=np.array([0.0, math.pi / 2]),
+        theta_dot=np.zeros(2),
+        time=np.arange(2),
+    )
     scene = render.Scene(env, env.default_params(), states, [1.0], [1.0], size=(240, 160))
     first, second = scene.frame(0).astype(float), scene.frame(1).astype(float)
     assert is_color(first[pixel(scene, 0.05, -0.05)], "agent", tol=1.0)
@@ -286,18 +290,29 @@ def test_ball_circle_walls_and_band():
     assert is_color(frame[pixel(scene, 3.0, 3.0)], "background", tol=1.0)
     for angle in (0.0, math.pi / 4, 3 * math.pi / 2):  # faces of the octagon, 11.9 from the origin
         row, col = pixel(scene, 11.9 * math.cos(angle), 11.9 * math.sin(angle))
-        assert frame[row - 1:row + 2, col - 1:col + 2].mean(axis=-1).min() < 120.0, angle
+        assert frame[row - 1 : row + 2, col - 1 : col + 2].mean(axis=-1).min() < 120.0, angle
         row, col = pixel(scene, 11.0 * math.cos(angle), 11.0 * math.sin(angle))
-        assert frame[row - 1:row + 2, col - 1:col + 2].mean(axis=-1).min() > 200.0, angle
+        assert frame[row - 1 : row + 2, col - 1 : col + 2].mean(axis=-1).min() > 200.0, angle
 
 
 def test_ball_reach_box_follows_its_orbit():
     env = BallReach()
     p = env.default_params()
     spawn, phase, steps = np.array([3.0, -2.0]), 0.3, 30
-    states = one_state(ReachState, pos=[-5.0, -5.0], vel=[0.0, 0.0], goal=[-4.0, 4.0], goal_index=0,
-                       box_spawn=spawn, box_phase=phase, box_yaw=0.0, puddles=np.array([[5.0, 5.0]] * 8),
-                       last_dist=1.0, time=steps, key=jax.random.PRNGKey(0))
+    states = one_state(
+        ReachState,
+        pos=[-5.0, -5.0],
+        vel=[0.0, 0.0],
+        goal=[-4.0, 4.0],
+        goal_index=0,
+        box_spawn=spawn,
+        box_phase=phase,
+        box_yaw=0.0,
+        puddles=np.array([[5.0, 5.0]] * 8),
+        last_dist=1.0,
+        time=steps,
+        key=jax.random.PRNGKey(0),
+    )
     scene = render.Scene(env, p, states, [], [], size=(240, 240))
     frame = scene.frame(0).astype(float)
     angle = steps / 60.0 + phase  # 1 rad/s at 60 steps per second (version 0.1)
@@ -340,8 +355,16 @@ def test_unsupported_environment_is_one_line(tmp_path):
             render.render_episode(env, None, None, 0, tmp_path / "x.gif")
         message = str(err.value)
         assert "\n" not in message and "'Unknown'" in message
-        for name in ("PointGoal1", "SafetyBallRun", "SafetyBallCircle", "SafetyBallGather", "SafetyBallReach",
-                     "CartSafe", "IcyLake", "EcoAnt"):
+        for name in (
+            "PointGoal1",
+            "SafetyBallRun",
+            "SafetyBallCircle",
+            "SafetyBallGather",
+            "SafetyBallReach",
+            "CartSafe",
+            "IcyLake",
+            "EcoAnt",
+        ):
             assert name in message
 
 
@@ -357,7 +380,8 @@ def test_output_and_argument_errors(monkeypatch, tmp_path):
         with pytest.raises(ValueError, match=what):
             render.render_states(env, env.default_params(), states, [], [], tmp_path / "x.gif", **kwargs)
     with pytest.raises(ValueError, match="2 states needs 1 rewards"):
-        render.render_states(env, env.default_params(), jax.tree.map(lambda x: np.repeat(x, 2), states), [], [],
-                             tmp_path / "x.gif")
+        render.render_states(
+            env, env.default_params(), jax.tree.map(lambda x: np.repeat(x, 2), states), [], [], tmp_path / "x.gif"
+        )
     with pytest.raises(ValueError, match="max_steps"):
         render.rollout_states(env, env.default_params(), None, 0, max_steps=0)

@@ -13,18 +13,45 @@ from saferl.cli import main
 
 def test_numbers_read_at_three_significant_digits():
     assert [tables.format_number(v) for v in (27.15577, 0.04321, 1004.02, 8.0978, 123456.0, 3.2e-5, 0.0)] == [
-        "27.2", "0.0432", "1,004", "8.10", "123,456", "3.2e-05", "0"]
+        "27.2",
+        "0.0432",
+        "1,004",
+        "8.10",
+        "123,456",
+        "3.2e-05",
+        "0",
+    ]
     assert tables.format_number(float("nan")) == "nan" and tables.format_number(None) == "-"
     assert tables.format_number(True) == "True" and tables.format_number(2_000_000) == "2,000,000"
 
 
 def _rows():
     return [
-        {"method": "CPO (OmniSafe units)", "label": "CPO", "algo": "cpo", "final_cost": 31.5, "final_cost_lo": 30.1,
-         "final_cost_hi": 32.7, "paper_final_cost": 28.2, "paper_final_cost_lo": 24.8, "paper_final_cost_hi": 32.3,
-         "safety": "probably_unsafe", "seeds": 5, "wall_seconds": 475.3},
-        {"method": "TRPO", "label": "TRPO", "algo": "trpo", "final_cost": 51.9, "final_cost_lo": 49.6,
-         "final_cost_hi": 54.5, "safety": "probably_unsafe", "seeds": 5, "wall_seconds": 758.2},
+        {
+            "method": "CPO (OmniSafe units)",
+            "label": "CPO",
+            "algo": "cpo",
+            "final_cost": 31.5,
+            "final_cost_lo": 30.1,
+            "final_cost_hi": 32.7,
+            "paper_final_cost": 28.2,
+            "paper_final_cost_lo": 24.8,
+            "paper_final_cost_hi": 32.3,
+            "safety": "probably_unsafe",
+            "seeds": 5,
+            "wall_seconds": 475.3,
+        },
+        {
+            "method": "TRPO",
+            "label": "TRPO",
+            "algo": "trpo",
+            "final_cost": 51.9,
+            "final_cost_lo": 49.6,
+            "final_cost_hi": 54.5,
+            "safety": "probably_unsafe",
+            "seeds": 5,
+            "wall_seconds": 758.2,
+        },
     ]
 
 
@@ -47,10 +74,16 @@ def test_rows_without_a_method_keep_their_label():
 
 
 def test_saferl_show_prints_a_results_json_and_refuses_what_is_not_one(tmp_path, capsys):
-    result = {"target": "ctrpo-pointgoal", "scale": "cpu", "git_commit": "0123456789abcdef", "rows": _rows(),
-              "checks": {"safety": {"TRPO": "probably_unsafe"}},
-              "runs": [{"run": "runs/TRPO", "reused": True, "code_changes_since_training": ["saferl/training/trainer.py"]}],
-              "runs_training_seconds": 758.2, "settings": {"paper": "C-TRPO paper Table 1"}}
+    result = {
+        "target": "ctrpo-pointgoal",
+        "scale": "cpu",
+        "git_commit": "0123456789abcdef",
+        "rows": _rows(),
+        "checks": {"safety": {"TRPO": "probably_unsafe"}},
+        "runs": [{"run": "runs/TRPO", "reused": True, "code_changes_since_training": ["saferl/training/trainer.py"]}],
+        "runs_training_seconds": 758.2,
+        "settings": {"paper": "C-TRPO paper Table 1"},
+    }
     (tmp_path / "results.json").write_text(json.dumps(result))
     assert main(["show", str(tmp_path)]) == 0
     out = capsys.readouterr().out

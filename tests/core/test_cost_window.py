@@ -63,22 +63,38 @@ def test_snapshot_mean_through_episode_estimates_and_config():
 
     def batch(done, cost):
         cost = jnp.asarray(cost, jnp.float32)[:, None]
-        return Batch(obs=None, action=None, log_prob=None, dist={}, advantages=None, returns=None, values=None,
-                     episode_done=jnp.asarray(done), episode_return=cost, episode_cost=cost,
-                     episode_discounted_cost=cost, episode_length=jnp.full((3,), 5, jnp.int32))
+        return Batch(
+            obs=None,
+            action=None,
+            log_prob=None,
+            dist={},
+            advantages=None,
+            returns=None,
+            values=None,
+            episode_done=jnp.asarray(done),
+            episode_return=cost,
+            episode_cost=cost,
+            episode_discounted_cost=cost,
+            episode_length=jnp.full((3,), 5, jnp.int32),
+        )
 
-    first = episode_estimates(batch([1, 0, 1], [2.0, 9.0, 4.0]), initial_episodes(1, window=2), statistic="snapshot_mean")
+    first = episode_estimates(
+        batch([1, 0, 1], [2.0, 9.0, 4.0]), initial_episodes(1, window=2), statistic="snapshot_mean"
+    )
     np.testing.assert_allclose(first["discounted_cost"], [(2.0 + 3.0) / 2])  # windows [2], [2, 4]
     second = episode_estimates(batch([0, 1, 0], [9.0, 6.0, 8.0]), first, statistic="snapshot_mean")
     np.testing.assert_allclose(second["discounted_cost"], [5.0])  # window [4, 6]
     third = episode_estimates(batch([0, 0, 0], [1.0, 1.0, 1.0]), second, statistic="snapshot_mean")
     np.testing.assert_allclose(third["discounted_cost"], [5.0])  # no episode ended: kept
-    cfg = configlib.resolve({"algo": "cpo", "env": "ToyReach",
-                             "constraint": {"window": 50, "window_statistic": "snapshot_mean"}})
+    cfg = configlib.resolve(
+        {"algo": "cpo", "env": "ToyReach", "constraint": {"window": 50, "window_statistic": "snapshot_mean"}}
+    )
     assert cfg["constraint"]["window_statistic"] == "snapshot_mean"
     assert "window_statistic" not in configlib.resolve({"algo": "cpo", "env": "ToyReach"})["constraint"]
-    with pytest.raises(configlib.ConfigError, match="constraint.window_statistic must be one of window_mean, "
-                                                    "snapshot_mean, got 'median'"):
+    with pytest.raises(
+        configlib.ConfigError,
+        match="constraint.window_statistic must be one of window_mean, snapshot_mean, got 'median'",
+    ):
         configlib.resolve({"algo": "cpo", "env": "ToyReach", "constraint": {"window_statistic": "median"}})
 
 
@@ -89,9 +105,20 @@ def test_episode_estimates_replace_only_the_cost_estimate_with_the_window():
         done = jnp.asarray(done)
         cost = jnp.asarray(cost, jnp.float32)[:, None]
         n = done.shape[0]
-        return Batch(obs=None, action=None, log_prob=None, dist={}, advantages=None, returns=None, values=None,
-                     episode_done=done, episode_return=cost * 10, episode_cost=cost, episode_discounted_cost=cost,
-                     episode_length=jnp.full((n,), 5, jnp.int32))
+        return Batch(
+            obs=None,
+            action=None,
+            log_prob=None,
+            dist={},
+            advantages=None,
+            returns=None,
+            values=None,
+            episode_done=done,
+            episode_return=cost * 10,
+            episode_cost=cost,
+            episode_discounted_cost=cost,
+            episode_length=jnp.full((n,), 5, jnp.int32),
+        )
 
     first = episode_estimates(batch([1, 0, 1], [2.0, 9.0, 4.0]), initial_episodes(1, window=3))
     np.testing.assert_allclose(first["discounted_cost"], [3.0])

@@ -31,7 +31,14 @@ def _slsqp(objective_vec, H, delta, B=None, c=None):
     cons = [{"type": "ineq", "fun": lambda x: delta - 0.5 * x @ H @ x, "jac": lambda x: -(H @ x)}]
     if B is not None:
         cons.append({"type": "ineq", "fun": lambda x: -(B @ x + c), "jac": lambda x: -B})
-    res = minimize(lambda x: objective_vec @ x, np.zeros(len(objective_vec)), jac=lambda x: objective_vec, constraints=cons, method="SLSQP", options={"ftol": 1e-13, "maxiter": 500})
+    res = minimize(
+        lambda x: objective_vec @ x,
+        np.zeros(len(objective_vec)),
+        jac=lambda x: objective_vec,
+        constraints=cons,
+        method="SLSQP",
+        options={"ftol": 1e-13, "maxiter": 500},
+    )
     return res.x, res.success
 
 
@@ -105,7 +112,6 @@ def test_cpo_dual_matches_slsqp_in_every_case():
 
 def test_cpo_step_assembly_and_case_numbering():
     # H = I, g = e1, b = e1 + e2: explicit geometry.
-    H = np.eye(2)
     g, b = np.array([1.0, 0.0]), np.array([1.0, 1.0])
     delta = 0.5  # trust region radius 1
     q, r, s = 1.0, 1.0, 2.0
@@ -244,19 +250,36 @@ def test_cpo_dual_multi_matches_slsqp(m):
 def _slsqp_minimax(B, H, delta):
     """min_x max_i b_i^T x  s.t. x^T H x / 2 <= delta, as min_{x, t} t  s.t. B x <= t."""
     n = H.shape[0]
-    cons = [{"type": "ineq", "fun": lambda z: delta - 0.5 * z[:n] @ H @ z[:n],
-             "jac": lambda z: np.append(-(H @ z[:n]), 0.0)},
-            {"type": "ineq", "fun": lambda z: z[n] - B @ z[:n],
-             "jac": lambda z: np.hstack([-B, np.ones((B.shape[0], 1))])}]
+    cons = [
+        {
+            "type": "ineq",
+            "fun": lambda z: delta - 0.5 * z[:n] @ H @ z[:n],
+            "jac": lambda z: np.append(-(H @ z[:n]), 0.0),
+        },
+        {"type": "ineq", "fun": lambda z: z[n] - B @ z[:n], "jac": lambda z: np.hstack([-B, np.ones((B.shape[0], 1))])},
+    ]
     obj = np.append(np.zeros(n), 1.0)
-    res = minimize(lambda z: obj @ z, np.zeros(n + 1), jac=lambda z: obj, constraints=cons, method="SLSQP",
-                   options={"ftol": 1e-13, "maxiter": 500})
+    res = minimize(
+        lambda z: obj @ z,
+        np.zeros(n + 1),
+        jac=lambda z: obj,
+        constraints=cons,
+        method="SLSQP",
+        options={"ftol": 1e-13, "maxiter": 500},
+    )
     return res.x[:n], res.success
 
 
 def _slsqp_min_norm(H, B, c):
     cons = [{"type": "ineq", "fun": lambda x: -(B @ x + c), "jac": lambda x: -B}]
-    res = minimize(lambda x: 0.5 * x @ H @ x, np.zeros(H.shape[0]), jac=lambda x: H @ x, constraints=cons, method="SLSQP", options={"ftol": 1e-14, "maxiter": 500})
+    res = minimize(
+        lambda x: 0.5 * x @ H @ x,
+        np.zeros(H.shape[0]),
+        jac=lambda x: H @ x,
+        constraints=cons,
+        method="SLSQP",
+        options={"ftol": 1e-14, "maxiter": 500},
+    )
     return res.x, res.success
 
 
@@ -282,9 +305,15 @@ def _slsqp_simplex_qp(G, mask):
     idx = np.flatnonzero(mask)
     Gv = G[np.ix_(idx, idx)]
     k = len(idx)
-    res = minimize(lambda w: w @ Gv @ w, np.full(k, 1.0 / k), jac=lambda w: 2 * Gv @ w, bounds=[(0, None)] * k,
-                   constraints=[{"type": "eq", "fun": lambda w: w.sum() - 1.0, "jac": lambda w: np.ones(k)}],
-                   method="SLSQP", options={"ftol": 1e-15, "maxiter": 1000})
+    res = minimize(
+        lambda w: w @ Gv @ w,
+        np.full(k, 1.0 / k),
+        jac=lambda w: 2 * Gv @ w,
+        bounds=[(0, None)] * k,
+        constraints=[{"type": "eq", "fun": lambda w: w.sum() - 1.0, "jac": lambda w: np.ones(k)}],
+        method="SLSQP",
+        options={"ftol": 1e-15, "maxiter": 1000},
+    )
     w = np.zeros(len(mask))
     w[idx] = res.x
     return w, res.success
@@ -355,8 +384,9 @@ _multi_one = jax.jit(cd.cpo_dual_multi)
 
 def _decreasing_direction_exists(Bv):
     """Whether some d has b_i^T d < 0 for every row (LP: B_V d <= -1)."""
-    res = linprog(np.zeros(Bv.shape[1]), A_ub=Bv, b_ub=-np.ones(Bv.shape[0]), bounds=[(None, None)] * Bv.shape[1],
-                  method="highs")
+    res = linprog(
+        np.zeros(Bv.shape[1]), A_ub=Bv, b_ub=-np.ones(Bv.shape[0]), bounds=[(None, None)] * Bv.shape[1], method="highs"
+    )
     return res.status == 0
 
 
@@ -403,8 +433,13 @@ def test_multi_recovery_by_hand_and_its_fallback():
 
     def recovery(B, c):
         B = np.asarray(B, np.float64)
-        sol = cd.cpo_dual_multi(1.0, jnp.asarray(B @ np.array([0.0, 1.0]), jnp.float32),
-                                jnp.asarray(B @ B.T, jnp.float32), jnp.asarray(c, jnp.float32), delta)
+        sol = cd.cpo_dual_multi(
+            1.0,
+            jnp.asarray(B @ np.array([0.0, 1.0]), jnp.float32),
+            jnp.asarray(B @ B.T, jnp.float32),
+            jnp.asarray(c, jnp.float32),
+            delta,
+        )
         assert not bool(sol.feasible)
         return np.asarray(sol.coef_b, np.float64) @ B  # H = I: H^-1 B^T w = B^T w
 
@@ -417,8 +452,13 @@ def test_multi_recovery_by_hand_and_its_fallback():
     np.testing.assert_allclose(B @ x, -radius * np.linalg.norm(point), rtol=1e-5)  # both decrease, equally
     assert B[0] @ -(B.sum(axis=0)) > 0  # the sum rule would raise the first
     # only the violated constraints count: a satisfied third constraint with a huge gradient is ignored
-    x3 = cd.cpo_dual_multi(1.0, jnp.zeros(3), jnp.asarray(np.vstack([B, [0.0, -50.0]]) @ np.vstack([B, [0.0, -50.0]]).T,
-                                                          jnp.float32), jnp.asarray([1.0, 1.0, -0.01]), delta)
+    x3 = cd.cpo_dual_multi(
+        1.0,
+        jnp.zeros(3),
+        jnp.asarray(np.vstack([B, [0.0, -50.0]]) @ np.vstack([B, [0.0, -50.0]]).T, jnp.float32),
+        jnp.asarray([1.0, 1.0, -0.01]),
+        delta,
+    )
     np.testing.assert_allclose(np.asarray(x3.coef_b)[:2] @ B, x, atol=1e-5)
     assert float(np.asarray(x3.coef_b)[2]) == 0.0
     # 0 in the hull: the fallback, the sum of the violated constraints (here a zero step)
@@ -446,16 +486,29 @@ def test_pcpo_projection_matches_slsqp_projection():
         x_r = np.sqrt(2 * delta / (g @ hinv_g)) * hinv_g
         c = rng.normal() * 0.3
         for norm, L in (("kl", H), ("l2", np.eye(N_DIM))):
-            got = np.asarray(_pcpo_proj(jnp.asarray(x_r), jnp.asarray(b), c, hinv_cost_grad=jnp.asarray(hinv_b), norm=norm))
+            got = np.asarray(
+                _pcpo_proj(jnp.asarray(x_r), jnp.asarray(b), c, hinv_cost_grad=jnp.asarray(hinv_b), norm=norm)
+            )
             cons = [{"type": "ineq", "fun": lambda x: -(b @ x + c), "jac": lambda x: -b}]
-            res = minimize(lambda x: 0.5 * (x - x_r) @ L @ (x - x_r), x_r, jac=lambda x: L @ (x - x_r), constraints=cons, method="SLSQP", options={"ftol": 1e-14})
+            res = minimize(
+                lambda x: 0.5 * (x - x_r) @ L @ (x - x_r),
+                x_r,
+                jac=lambda x: L @ (x - x_r),
+                constraints=cons,
+                method="SLSQP",
+                options={"ftol": 1e-14},
+            )
             np.testing.assert_allclose(got, res.x, atol=1e-4)
             if b @ x_r + c > 0:
                 n_proj += 1
                 assert b @ got + c == pytest.approx(0.0, abs=1e-5)  # lands on the boundary
             else:
                 np.testing.assert_allclose(got, x_r, rtol=1e-6)  # feasible: untouched
-            full = np.asarray(_pcpo_step(jnp.asarray(g), jnp.asarray(hinv_g), jnp.asarray(b), jnp.asarray(hinv_b), c, delta, norm=norm))
+            full = np.asarray(
+                _pcpo_step(
+                    jnp.asarray(g), jnp.asarray(hinv_g), jnp.asarray(b), jnp.asarray(hinv_b), c, delta, norm=norm
+                )
+            )
             np.testing.assert_allclose(full, got, atol=1e-5)
     assert n_proj > 0
     # Vanishing cost gradient: no projection, no NaN.
@@ -470,8 +523,14 @@ _pcpo_multi = jax.jit(cd.pcpo_projection_multi)
 
 def _slsqp_projection(x_r, H, B, c):
     cons = [{"type": "ineq", "fun": lambda x: -(B @ x + c), "jac": lambda x: -B}]
-    res = minimize(lambda x: 0.5 * (x - x_r) @ H @ (x - x_r), x_r, jac=lambda x: H @ (x - x_r), constraints=cons,
-                   method="SLSQP", options={"ftol": 1e-15, "maxiter": 500})
+    res = minimize(
+        lambda x: 0.5 * (x - x_r) @ H @ (x - x_r),
+        x_r,
+        jac=lambda x: H @ (x - x_r),
+        constraints=cons,
+        method="SLSQP",
+        options={"ftol": 1e-15, "maxiter": 500},
+    )
     return res.x, res.success
 
 
@@ -493,8 +552,15 @@ def test_pcpo_projection_multi_matches_slsqp(m):
         if i == 5:  # a duplicated constraint (singular S)
             B[1], c[1] = B[0], c[0]
         hinv_B = np.linalg.solve(H, B.T).T
-        got = np.asarray(_pcpo_multi(jnp.asarray(x_r, jnp.float32), jnp.asarray(B, jnp.float32),
-                                     jnp.asarray(c, jnp.float32), jnp.asarray(hinv_B, jnp.float32)), np.float64)
+        got = np.asarray(
+            _pcpo_multi(
+                jnp.asarray(x_r, jnp.float32),
+                jnp.asarray(B, jnp.float32),
+                jnp.asarray(c, jnp.float32),
+                jnp.asarray(hinv_B, jnp.float32),
+            ),
+            np.float64,
+        )
         ref, ok = _slsqp_projection(x_r, H, B, c)
         assert ok, i
         scale = np.linalg.norm(x_r) + np.linalg.norm(ref - x_r)
@@ -512,20 +578,31 @@ def test_pcpo_projection_multi_reduces_to_the_closed_form_and_survives_degenerat
         hinv_g, hinv_b = np.linalg.solve(H, g), np.linalg.solve(H, b)
         x_r = jnp.asarray(np.sqrt(0.1 / (g @ hinv_g)) * hinv_g, jnp.float32)
         c = rng.normal() * 0.3
-        single = _pcpo_proj(x_r, jnp.asarray(b, jnp.float32), c, hinv_cost_grad=jnp.asarray(hinv_b, jnp.float32),
-                            norm="kl")
-        multi = _pcpo_multi(x_r, jnp.asarray(b[None], jnp.float32), jnp.asarray([c], jnp.float32),
-                            jnp.asarray(hinv_b[None], jnp.float32))
+        single = _pcpo_proj(
+            x_r, jnp.asarray(b, jnp.float32), c, hinv_cost_grad=jnp.asarray(hinv_b, jnp.float32), norm="kl"
+        )
+        multi = _pcpo_multi(
+            x_r,
+            jnp.asarray(b[None], jnp.float32),
+            jnp.asarray([c], jnp.float32),
+            jnp.asarray(hinv_b[None], jnp.float32),
+        )
         np.testing.assert_allclose(np.asarray(multi), np.asarray(single), rtol=1e-4, atol=1e-6)
     # a vanishing gradient with c > 0 (no step can move it) is skipped, as the closed form skips it; the other
     # constraint is still projected onto
     x_r = jnp.asarray([1.0, 1.0])
-    out = np.asarray(cd.pcpo_projection_multi(x_r, jnp.asarray([[0.0, 0.0], [1.0, 0.0]]), jnp.asarray([1.0, -0.5]),
-                                              jnp.asarray([[0.0, 0.0], [1.0, 0.0]])))
+    out = np.asarray(
+        cd.pcpo_projection_multi(
+            x_r, jnp.asarray([[0.0, 0.0], [1.0, 0.0]]), jnp.asarray([1.0, -0.5]), jnp.asarray([[0.0, 0.0], [1.0, 0.0]])
+        )
+    )
     np.testing.assert_allclose(out, [0.5, 1.0], atol=1e-6)
     # contradictory rows (x_1 <= -1 and x_1 >= 1): finite, the least largest violation
-    out = np.asarray(cd.pcpo_projection_multi(x_r, jnp.asarray([[1.0, 0.0], [-1.0, 0.0]]), jnp.asarray([1.0, 1.0]),
-                                              jnp.asarray([[1.0, 0.0], [-1.0, 0.0]])))
+    out = np.asarray(
+        cd.pcpo_projection_multi(
+            x_r, jnp.asarray([[1.0, 0.0], [-1.0, 0.0]]), jnp.asarray([1.0, 1.0]), jnp.asarray([[1.0, 0.0], [-1.0, 0.0]])
+        )
+    )
     assert np.all(np.isfinite(out))
     with pytest.raises(ValueError):
         cd.pcpo_projection_multi(jnp.ones(2), jnp.ones((9, 2)), jnp.zeros(9), jnp.ones((9, 2)))

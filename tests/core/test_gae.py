@@ -34,12 +34,20 @@ def test_gae_matches_hand_written_loop_with_termination_and_truncation():
     truncated[7, 1] = True  # truncated: bootstrap from next_values, but cut the GAE recursion
     terminated[2, 2] = truncated[9, 2] = True
     done = terminated | truncated
-    adv, ret = gae(jnp.asarray(rewards), jnp.asarray(values), jnp.asarray(next_values), jnp.asarray(terminated),
-                   jnp.asarray(done), jnp.asarray(gammas), 0.95)
+    adv, ret = gae(
+        jnp.asarray(rewards),
+        jnp.asarray(values),
+        jnp.asarray(next_values),
+        jnp.asarray(terminated),
+        jnp.asarray(done),
+        jnp.asarray(gammas),
+        0.95,
+    )
     for n in range(N):
         for k in range(2):
-            ref = gae_reference(rewards[:, n, k], values[:, n, k], next_values[:, n, k], terminated[:, n], done[:, n],
-                                gammas[k], 0.95)
+            ref = gae_reference(
+                rewards[:, n, k], values[:, n, k], next_values[:, n, k], terminated[:, n], done[:, n], gammas[k], 0.95
+            )
             np.testing.assert_allclose(adv[:, n, k], ref, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(ret, np.asarray(adv) + values, rtol=1e-5, atol=1e-6)
 
@@ -53,14 +61,24 @@ def test_gae_channels_that_end_at_truncation_do_not_bootstrap_there():
     truncated = np.zeros((T, N), bool)
     truncated[5, 0] = terminated[3, 1] = truncated[8, 1] = True
     done = terminated | truncated
-    adv, _ = gae(jnp.asarray(rewards), jnp.asarray(values), jnp.asarray(next_values), jnp.asarray(terminated),
-                 jnp.asarray(done), jnp.asarray(gammas), 0.9, end_at_truncation=jnp.asarray([0.0, 1.0]))
+    adv, _ = gae(
+        jnp.asarray(rewards),
+        jnp.asarray(values),
+        jnp.asarray(next_values),
+        jnp.asarray(terminated),
+        jnp.asarray(done),
+        jnp.asarray(gammas),
+        0.9,
+        end_at_truncation=jnp.asarray([0.0, 1.0]),
+    )
     for n in range(N):
         # channel 0 bootstraps at truncation as before; channel 1 treats the time limit as the end
-        ref0 = gae_reference(rewards[:, n, 0], values[:, n, 0], next_values[:, n, 0], terminated[:, n], done[:, n],
-                             gammas[0], 0.9)
-        ref1 = gae_reference(rewards[:, n, 1], values[:, n, 1], next_values[:, n, 1], done[:, n], done[:, n],
-                             gammas[1], 0.9)
+        ref0 = gae_reference(
+            rewards[:, n, 0], values[:, n, 0], next_values[:, n, 0], terminated[:, n], done[:, n], gammas[0], 0.9
+        )
+        ref1 = gae_reference(
+            rewards[:, n, 1], values[:, n, 1], next_values[:, n, 1], done[:, n], done[:, n], gammas[1], 0.9
+        )
         np.testing.assert_allclose(adv[:, n, 0], ref0, rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(adv[:, n, 1], ref1, rtol=1e-5, atol=1e-5)
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from saferl.training import config as configlib
 from saferl.core import networks
 from saferl.foundation.spaces import Box
+from saferl.training import config as configlib
 from saferl.training.learner import Learner
 
 
@@ -39,7 +39,9 @@ def test_the_config_reaches_actor_and_critics_and_a_bad_scheme_is_one_line():
     head = learner.critics.init(jax.random.PRNGKey(2))[-1]
     assert np.any(np.asarray(head["b"]))  # uniform biases, not orthogonal's zeros
     assert configlib.resolve({"algo": "ppo", "env": "ToyReach"})["network"]["init"] == "orthogonal"
-    with pytest.raises(configlib.ConfigError, match="network.init must be one of orthogonal, torch_linear, got 'xavier'"):
+    with pytest.raises(
+        configlib.ConfigError, match="network.init must be one of orthogonal, torch_linear, got 'xavier'"
+    ):
         configlib.resolve({"algo": "ppo", "env": "ToyReach", "network": {"init": "xavier"}})
 
 
@@ -51,8 +53,14 @@ def test_the_critics_l2_term_is_lambda_times_the_squared_norm_and_moves_a_fitted
     from types import SimpleNamespace
 
     for l2 in (0.0, 1.0):
-        cfg = configlib.resolve({"algo": "trpo", "env": "ToyReach", "network": {"init": "torch_linear"},
-                                 "hparams": {"critic_l2": l2, "critic_epochs": 1, "critic_minibatches": 1}})
+        cfg = configlib.resolve(
+            {
+                "algo": "trpo",
+                "env": "ToyReach",
+                "network": {"init": "torch_linear"},
+                "hparams": {"critic_l2": l2, "critic_epochs": 1, "critic_minibatches": 1},
+            }
+        )
         learner = Learner(cfg, 2, Box(-1.0, 1.0, (1,)), 1, 1)
         algo, critics = learner.algo, learner.critics
         agent = learner.init_agent(jax.random.PRNGKey(3))

@@ -29,5 +29,8 @@ def test_plain_critics_are_unchanged():
     params = critics.init(jax.random.PRNGKey(0))
     assert critics.update_normalizer(params, jnp.ones((4, 2))) is params
     obs = jnp.ones((4, 3))
-    np.testing.assert_allclose(float(critics.loss(params, obs, jnp.zeros((4, 2)))),
-                               float(jnp.mean(jnp.sum(critics.apply(params, obs) ** 2, -1))), rtol=1e-6)
+    np.testing.assert_allclose(
+        float(critics.loss(params, obs, jnp.zeros((4, 2)))),
+        float(jnp.mean(jnp.sum(critics.apply(params, obs) ** 2, -1))),
+        rtol=1e-6,
+    )

@@ -26,7 +26,10 @@ def _spd(rng, n, eigs):
 def _mlp_init(seed, sizes):
     rng = np.random.default_rng(seed)
     return [
-        {"w": jnp.asarray(rng.normal(size=(n_in, n_out)) / np.sqrt(n_in), jnp.float32), "b": jnp.asarray(0.1 * rng.normal(size=n_out), jnp.float32)}
+        {
+            "w": jnp.asarray(rng.normal(size=(n_in, n_out)) / np.sqrt(n_in), jnp.float32),
+            "b": jnp.asarray(0.1 * rng.normal(size=n_out), jnp.float32),
+        }
         for n_in, n_out in zip(sizes[:-1], sizes[1:])
     ]
 
@@ -74,7 +77,12 @@ def _dense_hessian(kl_fn, params):
 
 
 # iters is traced (it only enters the while_loop condition), so the three cases share one compile.
-_cg_batch = jax.jit(jax.vmap(lambda a, b, iters: tr.conjugate_gradient(lambda v: a @ v, b, iters=iters, residual_tol=0.0), in_axes=(0, 0, None)))
+_cg_batch = jax.jit(
+    jax.vmap(
+        lambda a, b, iters: tr.conjugate_gradient(lambda v: a @ v, b, iters=iters, residual_tol=0.0),
+        in_axes=(0, 0, None),
+    )
+)
 
 
 @pytest.mark.parametrize(
@@ -133,7 +141,10 @@ def _gaussian_quantities(params, vs):
     fisher = jnp.mean(jnp.einsum("nip,nij,njq->npq", jac, f_dist, jac), axis=0)
     # F_dist at one state equals the Hessian of the KL in the distribution parameters.
     theta0 = jnp.concatenate([mean[0], log_std])
-    kl_theta = lambda t: tr.diag_gaussian_kl(theta0[:ACT_DIM], theta0[ACT_DIM:], t[:ACT_DIM], t[ACT_DIM:])
+
+    def kl_theta(t):
+        return tr.diag_gaussian_kl(theta0[:ACT_DIM], theta0[ACT_DIM:], t[:ACT_DIM], t[ACT_DIM:])
+
     hess_dist = jax.hessian(kl_theta)(theta0)
 
     fvp_tree = jax.vmap(lambda v: ravel_pytree(tr.fisher_vector_product(kl_fn, params, unravel(v), DAMPING))[0])(vs)
@@ -160,8 +171,11 @@ def _categorical_quantities(params, v, g):
     kl_fn = _categorical_kl_fn(params)
     flat, unravel = ravel_pytree(params)
     hess = _dense_hessian(kl_fn, params)
+
     # E_s E_{a ~ pi} [grad log pi(a|s) grad log pi(a|s)^T], exact sum over the actions.
-    logp = lambda f: jax.nn.log_softmax(_mlp(unravel(f), OBS), axis=-1)  # (N, K)
+    def logp(f):
+        return jax.nn.log_softmax(_mlp(unravel(f), OBS), axis=-1)  # (N, K)
+
     scores = jax.jacobian(logp)(flat)  # (N, K, P)
     score_fisher = jnp.einsum("nk,nkp,nkq->pq", jnp.exp(logp(flat)), scores, scores) / OBS.shape[0]
     # Closed form through the logits: J^T (diag p - p p^T) J.
@@ -180,7 +194,9 @@ def test_fvp_categorical_head_matches_score_outer_product():
     rng = np.random.default_rng(3)
     v = jnp.asarray(rng.normal(size=flat.shape), jnp.float32)
     g = jnp.asarray(rng.normal(size=flat.shape), jnp.float32)
-    hess, score_fisher, logit_fisher, flat_p, fvp_lin, fvp_jvp, nat = map(np.asarray, _categorical_quantities(params, v, g))
+    hess, score_fisher, logit_fisher, flat_p, fvp_lin, fvp_jvp, nat = map(
+        np.asarray, _categorical_quantities(params, v, g)
+    )
     np.testing.assert_allclose(hess, score_fisher, atol=2e-5)
     np.testing.assert_allclose(logit_fisher, score_fisher, atol=2e-5)
     np.testing.assert_array_equal(flat_p, flat)

@@ -58,8 +58,12 @@ def run_from(state, action, n, step, params):
 
 
 def test_registered_spaces_versions():
-    names = {"SafetyBallRun": (7, 25.0), "SafetyBallCircle": (8, 25.0), "SafetyBallGather": (39, 0.2),
-             "SafetyBallReach": (57, 10.0)}
+    names = {
+        "SafetyBallRun": (7, 25.0),
+        "SafetyBallCircle": (8, 25.0),
+        "SafetyBallGather": (39, 0.2),
+        "SafetyBallReach": (57, 10.0),
+    }
     for name, (dim, limit) in names.items():
         assert name in base.registered()
         assert base.config_defaults(name)["constraint"] == {"type": "expected", "limit": limit}
@@ -75,8 +79,12 @@ def test_registered_spaces_versions():
     for env in (RUN, CIRCLE, GATHER, REACH):
         p = env.default_params()
         assert p.timestep * p.frame_skip == pytest.approx(1 / 60)
-    expect = {"SafetyBallRun": (100, 1 / 30), "SafetyBallCircle": (200, 0.1), "SafetyBallGather": (250, 1 / 30),
-              "SafetyBallReach": (250, 1 / 15)}
+    expect = {
+        "SafetyBallRun": (100, 1 / 30),
+        "SafetyBallCircle": (200, 0.1),
+        "SafetyBallGather": (250, 1 / 30),
+        "SafetyBallReach": (250, 1 / 15),
+    }
     for name, (steps, dt) in expect.items():
         p = base.make(name, version="1.4.0").default_params()
         assert p.max_steps == steps and p.timestep * p.frame_skip == pytest.approx(dt)
@@ -127,8 +135,9 @@ def test_rolling_friction_static_from_rest_and_angular_velocity():
     # observation: [0.1 xy, 0.2 v, 0.1 omega] with rolling omega = (-v_y / r, v_x / r, 0)
     s, obs, *_ = RUN_STEP(state.replace(vel=f32([2.0, 1.0])), f32([0.0, 0.0]), p)
     v = np.asarray(s.vel)
-    np.testing.assert_allclose(obs, np.r_[0.1 * np.asarray(s.pos), 0.2 * v, 0.1 * np.array([-v[1], v[0], 0]) / 0.5],
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        obs, np.r_[0.1 * np.asarray(s.pos), 0.2 * v, 0.1 * np.array([-v[1], v[0], 0]) / 0.5], rtol=1e-6
+    )
 
 
 def test_walls_stop_the_ball_without_bounce():
@@ -173,8 +182,9 @@ def test_pseudo_lidar_bearing_bins_and_range():
     np.testing.assert_allclose(out, expect, atol=1e-6)
     # two objects in one bin: the closer wins; hidden objects read 0
     two = agent + f32([[3.0, -0.1], [1.0, -0.05]])  # both just clockwise of east: bin 4
-    np.testing.assert_allclose(lidar(agent, two, num_bins=16, max_dist=10.0)[4], 1 - math.hypot(1, 0.05) / 10,
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        lidar(agent, two, num_bins=16, max_dist=10.0)[4], 1 - math.hypot(1, 0.05) / 10, atol=1e-6
+    )
     hidden = lidar(agent, two, num_bins=16, max_dist=10.0, visible=jnp.array([True, False]))
     np.testing.assert_allclose(hidden[4], 1 - math.hypot(3, 0.1) / 10, atol=1e-6)
 
@@ -194,8 +204,13 @@ def test_run_reward_cost_truncation():
     assert float(r) == pytest.approx(phi(p1) - phi(p0) - 0.5 * 1.0, abs=2e-4)  # |a| = 1
     assert float(r) == pytest.approx(60 * (p1[0] - p0[0]) - 0.5, rel=0.01)
     assert float(c) == 0.0 and not bool(term) and not bool(trunc)
-    cases = [((0.0, 2.1), (1.0, 0.0), 1.0), ((0.0, -2.1), (0.0, 0.0), 1.0), ((0.0, 1.9), (2.4, 0.0), 0.0),
-             ((0.0, 0.0), (2.0, 1.6), 1.0), ((0.0, 3.0), (3.0, 0.0), 1.0)]  # last: both, capped at 1
+    cases = [
+        ((0.0, 2.1), (1.0, 0.0), 1.0),
+        ((0.0, -2.1), (0.0, 0.0), 1.0),
+        ((0.0, 1.9), (2.4, 0.0), 0.0),
+        ((0.0, 0.0), (2.0, 1.6), 1.0),
+        ((0.0, 3.0), (3.0, 0.0), 1.0),
+    ]  # last: both, capped at 1
     for pos, vel, cost in cases:
         _, _, _, c, _, _, info = RUN_STEP(start.replace(pos=f32(pos), vel=f32(vel)), f32([0.0, 0.0]), p)
         assert float(c) == cost, (pos, vel)
@@ -215,8 +230,9 @@ def test_circle_reset_reward_cost_obs():
     assert radius.min() >= 2.0 - 1e-5 and radius.max() <= 4.0 + 1e-5 and radius.std() > 0.3
     state, _ = CIRCLE_RESET(KEY, p)
     # at (7, 0) moving -y is clockwise: reward about 0.1 * 7 * 2 / 1 = 1.4
-    s, obs, r, c, term, trunc, info = CIRCLE_STEP(state.replace(pos=f32([7.0, 0.0]), vel=f32([0.0, -2.0])),
-                                                  f32([0.0, 0.0]), p)
+    s, obs, r, c, term, trunc, info = CIRCLE_STEP(
+        state.replace(pos=f32([7.0, 0.0]), vel=f32([0.0, -2.0])), f32([0.0, 0.0]), p
+    )
     x, y = np.asarray(s.pos, np.float64)
     vx, vy = np.asarray(s.vel, np.float64)
     rad = math.hypot(x, y)
@@ -277,14 +293,23 @@ def test_gather_apples_bombs_termination_and_lidar_quirk():
 # --------------------------------------------------------------------------- Reach
 
 
-def reach_state(reset, params, pos=(0.0, 0.0), vel=(0.0, 0.0), goal=(-7.0, 7.0), box=(-7.0, -7.0), puddles=None,
-                **changes):
+def reach_state(
+    reset, params, pos=(0.0, 0.0), vel=(0.0, 0.0), goal=(-7.0, 7.0), box=(-7.0, -7.0), puddles=None, **changes
+):
     state, _ = reset(KEY, params)
     if puddles is None:
         puddles = [[7.0, -7.0 + 0.3 * i] for i in range(8)]
     goal = f32(goal)
-    return state.replace(pos=f32(pos), vel=f32(vel), goal=goal, box_spawn=f32(box), puddles=f32(puddles),
-                         box_yaw=f32(0.0), last_dist=jnp.linalg.norm(goal - f32(pos)), **changes)
+    return state.replace(
+        pos=f32(pos),
+        vel=f32(vel),
+        goal=goal,
+        box_spawn=f32(box),
+        puddles=f32(puddles),
+        box_yaw=f32(0.0),
+        last_dist=jnp.linalg.norm(goal - f32(pos)),
+        **changes,
+    )
 
 
 STATIC_BOX = REACH.default_params().replace(box_orbit=0.0)

@@ -32,11 +32,11 @@ def reference_step(s, action):
 
     as a linear system, then explicit Euler (positions move with the old velocities) and th mod 2 pi."""
     x, xd, th, thd = (float(v) for v in s)
-    g, m_cart, m_pole, l, dt = 9.8, 1.0, 0.1, 0.5, 0.02
+    g, m_cart, m_pole, half_length, dt = 9.8, 1.0, 0.1, 0.5, 0.02
     big_m = m_cart + m_pole
     force = 10.0 if action == 1 else -10.0
-    lhs = np.array([[big_m, m_pole * l * np.cos(th)], [np.cos(th), 4.0 / 3.0 * l]])
-    rhs = np.array([force + m_pole * l * thd**2 * np.sin(th), g * np.sin(th)])
+    lhs = np.array([[big_m, m_pole * half_length * np.cos(th)], [np.cos(th), 4.0 / 3.0 * half_length]])
+    rhs = np.array([force + m_pole * half_length * thd**2 * np.sin(th), g * np.sin(th)])
     xacc, thacc = np.linalg.solve(lhs, rhs)
     new = np.array([x + dt * xd, xd + dt * xacc, np.mod(th + dt * thd, 2 * np.pi), thd + dt * thacc])
     reward = 1.0 + np.cos(new[2])
@@ -56,15 +56,25 @@ def test_registered_spaces_and_defaults():
     np.testing.assert_allclose(np.asarray(space.high)[[0, 2]], [4.8, 2 * math.pi], rtol=1e-6)
     assert int(params.max_steps) == 300
     # the SCPO paper's cost limit (Table 1); the batch is its T = 32768
-    assert base.config_defaults("CartSafe") == {"num_envs": 16, "rollout_steps": 2048,
-                                                "constraint": {"type": "expected", "limit": 1.0}}
+    assert base.config_defaults("CartSafe") == {
+        "num_envs": 16,
+        "rollout_steps": 2048,
+        "constraint": {"type": "expected", "limit": 1.0},
+    }
 
 
 def test_step_matches_an_independent_float64_euler_step():
     rng = np.random.default_rng(0)
     n = 12
-    states = np.stack([rng.uniform(-2.0, 2.0, n), rng.uniform(-3.0, 3.0, n), rng.uniform(0.0, 2 * np.pi, n),
-                       rng.uniform(-8.0, 8.0, n)], 1).astype(np.float32)
+    states = np.stack(
+        [
+            rng.uniform(-2.0, 2.0, n),
+            rng.uniform(-3.0, 3.0, n),
+            rng.uniform(0.0, 2 * np.pi, n),
+            rng.uniform(-8.0, 8.0, n),
+        ],
+        1,
+    ).astype(np.float32)
     states = np.concatenate([states, states])  # every state with both actions
     actions = np.repeat([0, 1], n).astype(np.int32)
     batch = CartSafeState(*(jnp.asarray(states[:, i]) for i in range(4)), jnp.zeros((2 * n,), jnp.int32))
@@ -107,12 +117,20 @@ def test_theta_wraps_into_zero_two_pi():
     assert float(new.theta) == pytest.approx(math.fmod(math.pi + 8.0, 2 * math.pi), abs=1e-4)
 
 
-@pytest.mark.parametrize("x, cost, terminated", [
-    (0.0, 0.0, False), (1.0, 0.0, False), (-1.0, 0.0, False),  # |x| = 1 exactly: no cost
-    (1.001, 1.0, False), (-1.001, 1.0, False),
-    (2.4, 1.0, False), (-2.4, 1.0, False),  # |x| = 2.4 exactly: costs, does not terminate
-    (2.401, 1.0, True), (-2.401, 1.0, True),
-])
+@pytest.mark.parametrize(
+    "x, cost, terminated",
+    [
+        (0.0, 0.0, False),
+        (1.0, 0.0, False),
+        (-1.0, 0.0, False),  # |x| = 1 exactly: no cost
+        (1.001, 1.0, False),
+        (-1.001, 1.0, False),
+        (2.4, 1.0, False),
+        (-2.4, 1.0, False),  # |x| = 2.4 exactly: costs, does not terminate
+        (2.401, 1.0, True),
+        (-2.401, 1.0, True),
+    ],
+)
 def test_cost_and_termination_at_the_boundaries(x, cost, terminated):
     # x_dot = 0: the step leaves x where it is (explicit Euler), so the thresholds are hit exactly
     new, obs, reward, c, term, trunc, _ = STEP(state(x=x, theta=0.0), jnp.int32(1), PARAMS)
@@ -139,8 +157,9 @@ def test_time_limit_is_300_steps():
 def test_reset_distribution():
     keys = jax.random.split(jax.random.PRNGKey(3), 4096)
     states, obs = VRESET(keys, PARAMS)
-    np.testing.assert_array_equal(np.asarray(obs), np.stack([states.x, states.x_dot, states.theta,
-                                                             states.theta_dot], 1))
+    np.testing.assert_array_equal(
+        np.asarray(obs), np.stack([states.x, states.x_dot, states.theta, states.theta_dot], 1)
+    )
     centred = np.asarray(obs, np.float64) - np.array([0.0, 0.0, math.pi, 0.0])
     assert np.all(np.abs(centred) <= 0.05 + 1e-6)  # U(-0.05, 0.05)^4 around the hanging pole
     np.testing.assert_allclose(centred.mean(0), 0.0, atol=0.003)

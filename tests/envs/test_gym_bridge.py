@@ -12,20 +12,27 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
-from saferl.training.gym_trainer import GymTrainer, run
 from saferl.core.rollout import collect
 from saferl.envs.gym_bridge import HostVecEnv, NonFiniteError, make_gym_env
 from saferl.envs.toy import ToyReach
-from saferl.training.runs import read_progress
 from saferl.foundation.errors import MissingExtraError
+from saferl.training.gym_trainer import GymTrainer, run
+from saferl.training.runs import read_progress
 from saferl.training.trainer import Trainer
 
 FAST = {"epochs": 2, "minibatches": 2}
 NET = {"actor_hidden": [16], "critic_hidden": [16], "activation": "tanh"}
 #: one configuration for every test that runs the update, so it compiles once (conftest's persistent cache)
-LEARN = {"algo": "ppo_lag", "env": "gym:slope", "num_envs": 8, "rollout_steps": 64, "seed": 0, "network": NET,
-         "constraint": {"type": "expected", "limit": 3.0},
-         "hparams": {"epochs": 4, "minibatches": 4, "actor_lr": 1e-3, "critic_lr": 1e-3, "lagrange_lr": 0.2}}
+LEARN = {
+    "algo": "ppo_lag",
+    "env": "gym:slope",
+    "num_envs": 8,
+    "rollout_steps": 64,
+    "seed": 0,
+    "network": NET,
+    "constraint": {"type": "expected", "limit": 3.0},
+    "hparams": {"epochs": 4, "minibatches": 4, "actor_lr": 1e-3, "critic_lr": 1e-3, "lagrange_lr": 0.2},
+}
 
 
 class CountDown(gym.Env):
@@ -96,8 +103,15 @@ class JaxToyReach(gym.Env):
 
 
 def config(**changes):
-    cfg = {"algo": "ppo_lag", "env": "gym:test", "num_envs": 2, "rollout_steps": 8, "normalize_observations": False,
-           "network": NET, "hparams": dict(FAST)}
+    cfg = {
+        "algo": "ppo_lag",
+        "env": "gym:test",
+        "num_envs": 2,
+        "rollout_steps": 8,
+        "normalize_observations": False,
+        "network": NET,
+        "hparams": dict(FAST),
+    }
     cfg.update(changes)
     return cfg
 
@@ -105,8 +119,9 @@ def config(**changes):
 def test_discrete_six_tuple_rollout_by_hand():
     lengths = (3, 4)
     gamma_c = 0.5
-    trainer = GymTrainer(config(constraint={"type": "expected", "limit": 1.0, "gamma_c": gamma_c}),
-                         [CountDown(n) for n in lengths])
+    trainer = GymTrainer(
+        config(constraint={"type": "expected", "limit": 1.0, "gamma_c": gamma_c}), [CountDown(n) for n in lengths]
+    )
     assert trainer.venv.cost_from == "step"
     traj = trainer.collect(jax.random.PRNGKey(1))
     assert traj.obs.shape == (8, 2, 1) and traj.action.shape == (8, 2) and traj.cost.shape == (8, 2, 1)
@@ -148,30 +163,53 @@ def test_continuous_info_cost_truncation_and_final_obs():
             np.testing.assert_allclose(traj.final_obs[t, i], [x, (t % 5 + 1) / 5], rtol=1e-6)
             if truncated:
                 assert traj.episode_length[t, i] == 5
-                np.testing.assert_allclose(traj.episode_return[t, i], traj.reward[t - 4:t + 1, i].sum(), rtol=1e-6)
-                assert traj.episode_cost[t, i, 0] == traj.cost[t - 4:t + 1, i, 0].sum()
+                np.testing.assert_allclose(traj.episode_return[t, i], traj.reward[t - 4 : t + 1, i].sum(), rtol=1e-6)
+                assert traj.episode_cost[t, i, 0] == traj.cost[t - 4 : t + 1, i, 0].sum()
             elif t + 1 < 12:
                 np.testing.assert_array_equal(traj.final_obs[t, i], traj.obs[t + 1, i])
 
 
 def test_same_trajectory_as_the_compiled_rollout():
     """ToyReach through the bridge gives the compiled rollout's Trajectory (normalisation on, truncation at 50)."""
-    common = {"algo": "ppo_lag", "num_envs": 2, "rollout_steps": 60, "normalize_observations": True,
-              "network": NET, "hparams": dict(FAST), "seed": 3}
+    common = {
+        "algo": "ppo_lag",
+        "num_envs": 2,
+        "rollout_steps": 60,
+        "normalize_observations": True,
+        "network": NET,
+        "hparams": dict(FAST),
+        "seed": 3,
+    }
     bridge = GymTrainer({**common, "env": "gym:toyreach"}, [JaxToyReach(), JaxToyReach()])
     compiled = Trainer(bridge.config | {"env": "ToyReach"})
     runner = jax.tree.map(lambda x: x[0], compiled.init_all())  # seed 0 of the vmapped init
     jax.tree.map(np.testing.assert_array_equal, bridge.agent.actor_params, runner.agent.actor_params)  # same init
     _, k_roll, _ = jax.random.split(runner.key, 3)
     _, _, expected = jax.jit(collect, static_argnums=(0, 2, 7))(
-        compiled.venv, compiled.env_params, compiled.actor, runner.agent.actor_params, runner.env_state, runner.obs,
-        k_roll, 60)
+        compiled.venv,
+        compiled.env_params,
+        compiled.actor,
+        runner.agent.actor_params,
+        runner.env_state,
+        runner.obs,
+        k_roll,
+        60,
+    )
     bridge.key, k_roll_bridge, _ = jax.random.split(bridge.key, 3)
     np.testing.assert_array_equal(k_roll_bridge, k_roll)
     got = bridge.collect(k_roll_bridge)
     assert got.truncated[49].all() and got.truncated.sum() == 2
-    for name in ("obs", "action", "log_prob", "reward", "cost", "final_obs", "episode_return", "episode_cost",
-                 "episode_discounted_cost"):
+    for name in (
+        "obs",
+        "action",
+        "log_prob",
+        "reward",
+        "cost",
+        "final_obs",
+        "episode_return",
+        "episode_cost",
+        "episode_discounted_cost",
+    ):
         np.testing.assert_allclose(getattr(got, name), getattr(expected, name), rtol=1e-5, atol=1e-5, err_msg=name)
     for name in ("terminated", "truncated", "episode_done", "episode_length"):
         np.testing.assert_array_equal(getattr(got, name), getattr(expected, name), err_msg=name)
@@ -197,8 +235,9 @@ def test_discrete_actions_fit_the_update():
     trainer = GymTrainer(config(rollout_steps=16), [CountDown(3), CountDown(4)])
     traj = trainer.collect(jax.random.PRNGKey(0))
     assert traj.action.dtype == np.int32 and traj.dist["logits"].shape == (16, 2, 2)
-    agent, episodes, metrics = jax.eval_shape(trainer.update, trainer.agent, trainer.episodes, traj,
-                                              jax.random.PRNGKey(1))
+    agent, episodes, metrics = jax.eval_shape(
+        trainer.update, trainer.agent, trainer.episodes, traj, jax.random.PRNGKey(1)
+    )
     assert jax.tree.structure(agent) == jax.tree.structure(trainer.agent)
     assert metrics["episodes"].shape == () and episodes["cost"].shape == (1,)
 
@@ -263,17 +302,20 @@ def test_box_actions_are_clipped_unless_clip_actions_is_false(clip):
     np.testing.assert_array_equal(reward, [1.0, -0.5] if clip else [3.0, -0.5])
 
 
-@pytest.mark.parametrize("env, options, message", [
-    (FourTuple(), {}, r"step returned 4 values.*pre-0.26 Gym API"),
-    (NoCost(), {}, r"no cost found.*info has no 'cost' key \(info keys: other\)"),
-    (Slope(), {"cost_from": "step"}, r"step returned 5 values, expected 6 values.*cost_from='step'"),
-    (CountDown(), {"cost_from": "info"}, r"step returned 6 values, expected 5 values.*cost_from='info'"),
-    (NoCost(), {"cost_from": "info"}, r"no cost in this step's info \(key 'cost'\)"),
-    (Slope(), {"cost_key": "risk"}, r"info has no 'risk' key"),
-    (Slope(), {"cost_from": "reward"}, r"cost_from must be one of auto, step, info"),
-    (Slope(), {"clip_actions": "no"}, r"clip_actions must be true or false; got 'no'"),
-    (DictObs(), {}, r"unsupported observation space Dict.*FlattenObservation"),
-])
+@pytest.mark.parametrize(
+    "env, options, message",
+    [
+        (FourTuple(), {}, r"step returned 4 values.*pre-0.26 Gym API"),
+        (NoCost(), {}, r"no cost found.*info has no 'cost' key \(info keys: other\)"),
+        (Slope(), {"cost_from": "step"}, r"step returned 5 values, expected 6 values.*cost_from='step'"),
+        (CountDown(), {"cost_from": "info"}, r"step returned 6 values, expected 5 values.*cost_from='info'"),
+        (NoCost(), {"cost_from": "info"}, r"no cost in this step's info \(key 'cost'\)"),
+        (Slope(), {"cost_key": "risk"}, r"info has no 'risk' key"),
+        (Slope(), {"cost_from": "reward"}, r"cost_from must be one of auto, step, info"),
+        (Slope(), {"clip_actions": "no"}, r"clip_actions must be true or false; got 'no'"),
+        (DictObs(), {}, r"unsupported observation space Dict.*FlattenObservation"),
+    ],
+)
 def test_bad_env_gives_a_clear_value_error(env, options, message):
     with pytest.raises(ValueError, match=message):
         HostVecEnv([env], **options)
@@ -321,8 +363,10 @@ def test_registered_six_tuple_env_steps_through_gymnasium_make():
 def test_registered_six_tuple_env_with_time_limit_and_checker():
     """max_episode_steps (TimeLimit) truncates a 6-tuple env; an env made with the checker on also works."""
     env_id = register("SaferlTestCountDownLimit-v0", CountDown, kwargs={"length": 5}, max_episode_steps=2)
-    for venv in (HostVecEnv([make_gym_env("gym:" + env_id)]),
-                 HostVecEnv(gym.vector.SyncVectorEnv([lambda: gym.make(env_id, disable_env_checker=False)] * 2))):
+    for venv in (
+        HostVecEnv([make_gym_env("gym:" + env_id)]),
+        HostVecEnv(gym.vector.SyncVectorEnv([lambda: gym.make(env_id, disable_env_checker=False)] * 2)),
+    ):
         assert venv.cost_from == "step"
         venv.reset()
         for t in range(4):
@@ -375,8 +419,10 @@ class NaNInfoCost(Slope):
         return obs, reward, term, trunc, {"cost": np.nan if self.t == 2 else info["cost"]}
 
 
-@pytest.mark.parametrize("field, value", [("observation", np.nan), ("reward", np.nan), ("cost", np.nan),
-                                          ("reward", np.inf), ("observation", -np.inf)])
+@pytest.mark.parametrize(
+    "field, value",
+    [("observation", np.nan), ("reward", np.nan), ("cost", np.nan), ("reward", np.inf), ("observation", -np.inf)],
+)
 def test_non_finite_step_values_are_refused(field, value):
     venv = HostVecEnv([CountDown(5), NonFinite(field, at=3, value=value)], name="gym:nan-test")
     venv.reset()
@@ -386,8 +432,10 @@ def test_non_finite_step_values_are_refused(field, value):
         venv.step(np.array([1, 1]))
     message = str(err.value)
     assert "\n" not in message and isinstance(err.value, ValueError)
-    assert message == (f"gym:nan-test: environment 1 of 2 returned a non-finite {field} at step 3 "
-                       f"(episode step 3): {np.float32(value)}")
+    assert message == (
+        f"gym:nan-test: environment 1 of 2 returned a non-finite {field} at step 3 "
+        f"(episode step 3): {np.float32(value)}"
+    )
     with pytest.raises(RuntimeError, match="call reset"):  # the vector is not stepped on after the error
         venv.step(np.array([1, 1]))
 
@@ -408,15 +456,20 @@ def test_non_finite_info_cost_reset_and_probe_are_refused():
     venv.envs[1].at = 0
     for _ in range(4):
         venv.step(np.array([0, 0]))
-    with pytest.raises(NonFiniteError, match=r"environment 1 of 2 returned a non-finite observation from the "
-                                             r"automatic reset after step 5: nan"):
+    with pytest.raises(
+        NonFiniteError,
+        match=r"environment 1 of 2 returned a non-finite observation from the "
+        r"automatic reset after step 5: nan",
+    ):
         venv.step(np.array([0, 0]))
 
 
 def test_missing_gymnasium_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "gymnasium", None)  # import gymnasium now fails
-    message = (r"^Gymnasium environments \(env gym:\.\.\.\) needs the optional extra 'gym' \(module 'gymnasium' "
-               r"is not installed\): pip install 'saferl\[gym\]'$")
+    message = (
+        r"^Gymnasium environments \(env gym:\.\.\.\) needs the optional extra 'gym' \(module 'gymnasium' "
+        r"is not installed\): pip install 'saferl\[gym\]'$"
+    )
     with pytest.raises(MissingExtraError, match=message):
         make_gym_env("gym:CartPole-v1")
     with pytest.raises(MissingExtraError, match=message):

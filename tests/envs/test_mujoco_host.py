@@ -15,13 +15,13 @@ mujoco = pytest.importorskip("mujoco")
 pytest.importorskip("mujoco.mjx")
 pytest.importorskip("gymnasium")
 
-from saferl.training.config import ConfigError, resolve  # noqa: E402
-from saferl.envs.velocity import locomotion  # noqa: E402
+from saferl.envs.base import make_env_params  # noqa: E402
+from saferl.envs.velocity import gymnasium_models  # noqa: E402
 from saferl.envs.velocity.ant_velocity import AntVelocity  # noqa: E402
 from saferl.envs.velocity.hopper_velocity import HopperVelocity  # noqa: E402
 from saferl.envs.velocity.humanoid_velocity import HumanoidVelocity  # noqa: E402
 from saferl.envs.velocity.mujoco_host import HostPhysics  # noqa: E402
-from saferl.envs.base import make_env_params  # noqa: E402
+from saferl.training.config import ConfigError, resolve  # noqa: E402
 
 HOPPER, ANT, HUMANOID = HopperVelocity(), AntVelocity(), HumanoidVelocity()
 
@@ -49,16 +49,22 @@ def reference_step(env, qpos, qvel, warm, ctrl, frame_skip):
     d.qpos[:], d.qvel[:], d.qacc_warmstart[:], d.ctrl[:] = qpos, qvel, warm, ctrl
     mujoco.mj_step(m, d, nstep=frame_skip)
     mujoco.mj_rnePostConstraint(m, d)
-    return {name: np.float32(getattr(d, name)) for name in ("qpos", "qvel", "qacc_warmstart", "xipos", "cinert",
-                                                             "cvel", "qfrc_actuator", "cfrc_ext")}
+    return {
+        name: np.float32(getattr(d, name))
+        for name in ("qpos", "qvel", "qacc_warmstart", "xipos", "cinert", "cvel", "qfrc_actuator", "cfrc_ext")
+    }
 
 
 @pytest.mark.parametrize("env", [HOPPER, ANT, HUMANOID], ids=["hopper", "ant", "humanoid"])
 def test_every_row_of_a_batch_is_its_own_mj_step_whatever_the_threads(env):
     frame_skip = env.default_params().frame_skip
     qpos, qvel, warm, ctrl = random_states(env, (2, 3), seed=0)
-    results = [HostPhysics(mujoco, env.host_model, env.host_fields, env.needs_contact_forces, threads=t)
-               .host_step(qpos, qvel, warm, ctrl, frame_skip) for t in (1, 4)]
+    results = [
+        HostPhysics(mujoco, env.host_model, env.host_fields, env.needs_contact_forces, threads=t).host_step(
+            qpos, qvel, warm, ctrl, frame_skip
+        )
+        for t in (1, 4)
+    ]
     assert set(results[0]) == {"qpos", "qvel", "qacc_warmstart", *env.host_fields}
     for name in results[0]:  # the split over threads changes nothing, bit for bit
         np.testing.assert_array_equal(results[0][name], results[1][name])
@@ -69,14 +75,17 @@ def test_every_row_of_a_batch_is_its_own_mj_step_whatever_the_threads(env):
 
 
 def test_the_host_model_is_the_files_own_solver_with_233s_pair_margins():
-    raw = locomotion.load_model(mujoco, locomotion.gymnasium_asset("humanoid.xml"))
+    raw = gymnasium_models.load_model(mujoco, gymnasium_models.gymnasium_asset("humanoid.xml"))
     assert HUMANOID.host_model.opt.solver == raw.opt.solver == mujoco.mjtSolver.mjSOL_PGS  # humanoid.xml
     assert HUMANOID.host_model.opt.iterations == raw.opt.iterations == 50
     assert HUMANOID.mj_model.opt.solver == mujoco.mjtSolver.mjSOL_NEWTON  # MJX has no PGS
     np.testing.assert_array_equal(HUMANOID.host_model.geom_margin, raw.geom_margin / 2)
-    raw = locomotion.load_model(mujoco, locomotion.gymnasium_asset("hopper.xml"))
-    assert (HOPPER.host_model.opt.iterations, HOPPER.host_model.opt.ls_iterations) == (
-        raw.opt.iterations, raw.opt.ls_iterations) == (100, 50)
+    raw = gymnasium_models.load_model(mujoco, gymnasium_models.gymnasium_asset("hopper.xml"))
+    assert (
+        (HOPPER.host_model.opt.iterations, HOPPER.host_model.opt.ls_iterations)
+        == (raw.opt.iterations, raw.opt.ls_iterations)
+        == (100, 50)
+    )
     assert (HOPPER.mj_model.opt.iterations, HOPPER.mj_model.opt.ls_iterations) == (4, 8)  # MJX's caps only
 
 
@@ -98,8 +107,9 @@ def test_env_step_under_nested_vmap_is_mujocos_step_with_gymnasiums_reward():
         expected = reference_step(HOPPER, qpos[index], qvel[index], warm[index], ctrl[index], params.frame_skip)
         np.testing.assert_array_equal(new.qpos[index], expected["qpos"])
         np.testing.assert_array_equal(new.qacc_warmstart[index], expected["qacc_warmstart"])
-        np.testing.assert_array_equal(obs[index], np.concatenate([expected["qpos"][1:],
-                                                                  np.clip(expected["qvel"], -10, 10)]))
+        np.testing.assert_array_equal(
+            obs[index], np.concatenate([expected["qpos"][1:], np.clip(expected["qvel"], -10, 10)])
+        )
         v_x = (np.float64(expected["qpos"][0]) - qpos[index][0]) / dt
         assert float(reward[index]) == pytest.approx(v_x + 1.0 - 1e-3 * np.sum(ctrl[index] ** 2), abs=1e-4)
         assert float(cost[index]) == float(v_x > params.velocity_threshold)

@@ -34,8 +34,12 @@ from saferl.envs.velocity.locomotion import LocomotionState  # noqa: E402
 from saferl.foundation.errors import MissingExtraError  # noqa: E402
 
 ANT, CHEETAH, HOPPER, HUMANOID = AntVelocity(), HalfCheetahVelocity(), HopperVelocity(), HumanoidVelocity()
-NAMES = {"SafetyAntVelocity": ANT, "SafetyHalfCheetahVelocity": CHEETAH, "SafetyHopperVelocity": HOPPER,
-         "SafetyHumanoidVelocity": HUMANOID}
+NAMES = {
+    "SafetyAntVelocity": ANT,
+    "SafetyHalfCheetahVelocity": CHEETAH,
+    "SafetyHopperVelocity": HOPPER,
+    "SafetyHumanoidVelocity": HUMANOID,
+}
 
 
 def f32(x):
@@ -50,11 +54,17 @@ def compiled_outcome(env):
 def scripted(env, qpos_after, qvel_after=None, position_before=(0.0,), ctrl=None, params=None, **fields):
     """One step's bookkeeping from a state at ``position_before`` to hand-set MJX data."""
     params = params or env.default_params()
-    state = LocomotionState(qpos=f32(env.mj_model.qpos0), qvel=jnp.zeros(env.nv), qacc_warmstart=jnp.zeros(env.nv),
-                            position=f32(position_before), time=jnp.zeros((), jnp.int32))
+    state = LocomotionState(
+        qpos=f32(env.mj_model.qpos0),
+        qvel=jnp.zeros(env.nv),
+        qacc_warmstart=jnp.zeros(env.nv),
+        position=f32(position_before),
+        time=jnp.zeros((), jnp.int32),
+    )
     qvel_after = np.zeros(env.nv) if qvel_after is None else qvel_after
-    data = mjx.make_data(env.model).replace(qpos=f32(qpos_after), qvel=f32(qvel_after),
-                                            **{k: f32(v) for k, v in fields.items()})
+    data = mjx.make_data(env.model).replace(
+        qpos=f32(qpos_after), qvel=f32(qvel_after), **{k: f32(v) for k, v in fields.items()}
+    )
     ctrl = jnp.zeros(env.nu) if ctrl is None else f32(ctrl)
     new_state, obs, reward, cost, term, trunc, info = compiled_outcome(env)(state, data, ctrl, params)
     return new_state, np.asarray(obs), float(reward), float(cost), bool(term), bool(trunc), info
@@ -64,15 +74,23 @@ def scripted(env, qpos_after, qvel_after=None, position_before=(0.0,), ctrl=None
 
 
 def test_registered_with_their_spaces_and_gymnasium_v4_observation_sizes():
-    sizes = {"SafetyAntVelocity": (27, 8), "SafetyHalfCheetahVelocity": (17, 6), "SafetyHopperVelocity": (11, 3),
-             "SafetyHumanoidVelocity": (376, 17)}
+    sizes = {
+        "SafetyAntVelocity": (27, 8),
+        "SafetyHalfCheetahVelocity": (17, 6),
+        "SafetyHopperVelocity": (11, 3),
+        "SafetyHumanoidVelocity": (376, 17),
+    }
     for name, (obs_dim, act_dim) in sizes.items():
         assert name in base.registered() and base.config_defaults(name)["constraint"]["limit"] == 25.0
         env = NAMES[name]
         params = env.default_params()
         assert env.observation_space(params).shape == (obs_dim,)
         space = env.action_space(params)
-        assert space.shape == (act_dim,) and np.all(np.asarray(space.low) == -1.0) and np.all(np.asarray(space.high) == 1.0)
+        assert (
+            space.shape == (act_dim,)
+            and np.all(np.asarray(space.low) == -1.0)
+            and np.all(np.asarray(space.high) == 1.0)
+        )
         # the observation an env computes from MJX data has that size too
         obs = env.observation(mjx.make_data(env.model))
         assert obs.shape == (obs_dim,), name
@@ -95,15 +113,18 @@ def test_defaults_are_gymnasium_v4_and_safety_gymnasium_v1():
 def test_half_cheetah_total_mass_applied_after_compiling_is_the_compilers_model(tmp_path, monkeypatch):
     """locomotion.load_model drops ``settotalmass`` (deprecated in MuJoCo 4, a warning per load) and scales the
     masses itself: the model must be the one MuJoCo's compiler builds from the file, array for array."""
-    from saferl.envs.velocity.locomotion import gymnasium_asset, load_model
+    from saferl.envs.velocity.gymnasium_models import gymnasium_asset, load_model
 
     monkeypatch.chdir(tmp_path)  # the compiler's deprecation warning writes MUJOCO_LOG.TXT into the working directory
     path = gymnasium_asset("half_cheetah.xml")
     assert 'settotalmass="14"' in path.read_text()
     ours, compiled = load_model(mujoco, path), mujoco.MjModel.from_xml_path(str(path))
     assert ours.body_mass.sum() == pytest.approx(14.0, rel=1e-12)
-    arrays = [name for name in dir(compiled) if not name.startswith("_")
-              and isinstance(getattr(compiled, name, None), np.ndarray)]
+    arrays = [
+        name
+        for name in dir(compiled)
+        if not name.startswith("_") and isinstance(getattr(compiled, name, None), np.ndarray)
+    ]
     assert len(arrays) > 100
     for name in arrays:
         np.testing.assert_array_equal(getattr(ours, name), getattr(compiled, name), err_msg=name)
@@ -114,15 +135,16 @@ def test_pair_margins_are_mujoco_233s_larger_margin_not_the_sum():
     carries half the file's margin (all geoms of a model share one, read here from the XML itself)."""
     import re
 
-    from saferl.envs.velocity.locomotion import gymnasium_asset, match_margin_rule
+    from saferl.envs.velocity.gymnasium_models import gymnasium_asset, match_margin_rule
 
     for env, margin in ((ANT, 0.01), (HOPPER, 0.001), (HUMANOID, 0.001), (CHEETAH, 0.0)):
         in_file = {float(m) for m in re.findall(r'margin="([^"]+)"', gymnasium_asset(env.asset).read_text())}
         assert in_file <= {margin}
         pair = env.mj_model.geom_margin[:, None] + env.mj_model.geom_margin[None, :]  # MJX's rule
         np.testing.assert_allclose(pair, margin, rtol=1e-12)
-    uneven = mujoco.MjModel.from_xml_string('<mujoco><worldbody><geom size="1 1 1" type="plane"/>'
-                                            '<geom size=".1" margin=".01"/></worldbody></mujoco>')
+    uneven = mujoco.MjModel.from_xml_string(
+        '<mujoco><worldbody><geom size="1 1 1" type="plane"/><geom size=".1" margin=".01"/></worldbody></mujoco>'
+    )
     with pytest.raises(ValueError, match="geom margins differ"):
         match_margin_rule(uneven)
 
@@ -167,11 +189,20 @@ def test_hopper_reward_is_forward_velocity_plus_healthy_minus_control_on_a_scrip
     assert float(state.position[0]) == pytest.approx(0.3 + dx) and int(state.time) == 1
 
 
-@pytest.mark.parametrize("change, unhealthy", [
-    ({"z": 0.69}, True), ({"z": 0.7}, True), ({"z": 0.71}, False),  # healthy z in (0.7, inf)
-    ({"angle": 0.2}, True), ({"angle": -0.21}, True), ({"angle": 0.19}, False),  # angle in (-0.2, 0.2)
-    ({"qvel4": 100.0}, True), ({"qvel4": -99.0}, False), ({"qvel0": 150.0}, True),  # state_vector()[2:] in (-100, 100)
-])
+@pytest.mark.parametrize(
+    "change, unhealthy",
+    [
+        ({"z": 0.69}, True),
+        ({"z": 0.7}, True),
+        ({"z": 0.71}, False),  # healthy z in (0.7, inf)
+        ({"angle": 0.2}, True),
+        ({"angle": -0.21}, True),
+        ({"angle": 0.19}, False),  # angle in (-0.2, 0.2)
+        ({"qvel4": 100.0}, True),
+        ({"qvel4": -99.0}, False),
+        ({"qvel0": 150.0}, True),  # state_vector()[2:] in (-100, 100)
+    ],
+)
 def test_hopper_termination_follows_the_v4_healthy_ranges(change, unhealthy):
     qpos = np.array([0.0, change.get("z", 1.25), change.get("angle", 0.0), 0.0, 0.0, 0.0])
     qvel = np.zeros(6)
@@ -221,8 +252,9 @@ def test_ant_termination_band_is_inclusive(z, unhealthy):
 def test_a_non_finite_state_terminates_with_zero_reward_and_keeps_the_last_finite_state():
     qpos = ANT.mj_model.qpos0.copy()
     qpos[7] = np.nan
-    state, obs, reward, cost, term, _, _ = scripted(ANT, qpos, position_before=[0.0, 0.0],
-                                                    xipos=np.zeros((ANT.mj_model.nbody, 3)))
+    state, obs, reward, cost, term, _, _ = scripted(
+        ANT, qpos, position_before=[0.0, 0.0], xipos=np.zeros((ANT.mj_model.nbody, 3))
+    )
     assert term and reward == 0.0 and cost == 0.0
     assert np.all(np.isfinite(state.qpos)) and np.all(np.isfinite(obs))
     # HalfCheetah never terminates otherwise, but a diverged simulation ends its episode too
@@ -243,8 +275,10 @@ def test_half_cheetah_costs_its_signed_x_velocity_and_never_terminates():
 
 def test_hopper_cost_threshold_crossing():
     dt, threshold = 0.008, 0.7402
-    costs = [scripted(HOPPER, [v * dt, 1.25, 0, 0, 0, 0], position_before=[0.0])[3]
-             for v in (0.999 * threshold, 1.001 * threshold, -5.0)]
+    costs = [
+        scripted(HOPPER, [v * dt, 1.25, 0, 0, 0, 0], position_before=[0.0])[3]
+        for v in (0.999 * threshold, 1.001 * threshold, -5.0)
+    ]
     assert costs == [0.0, 1.0, 0.0]
 
 
@@ -262,8 +296,9 @@ def test_humanoid_reward_cost_and_termination_use_the_mass_centre():
         qpos[2] = 1.3
         action = np.linspace(-1.0, 1.0, 17)
         ctrl = HUMANOID.ctrl_from_action(action)
-        _, obs, reward, cost, term, _, info = scripted(HUMANOID, qpos, position_before=[0.0, 0.0], ctrl=ctrl,
-                                                       xipos=xipos)
+        _, obs, reward, cost, term, _, info = scripted(
+            HUMANOID, qpos, position_before=[0.0, 0.0], ctrl=ctrl, xipos=xipos
+        )
         assert cost == expected_cost and not term
         assert float(info["x_velocity"]) == pytest.approx(0.6 * speed, rel=1e-4)
         # 1.25 v_x + 5 - 0.1 |ctrl|^2 with ctrl = 0.4 action (the +-0.4 ctrlrange)
@@ -371,9 +406,16 @@ ALL_MJX = os.environ.get("SAFERL_TEST_ALL_MJX", "") not in ("", "0")
 
 # HalfCheetah's (Euler: mjx.step itself) is marked slow since MJX stopped being the default physics: the default
 # run keeps the Hopper's, which checks saferl's own RK4 in MJX
-@pytest.mark.parametrize("name", ["hopper", pytest.param("half_cheetah", marks=pytest.mark.slow),
-                                  pytest.param("ant", marks=pytest.mark.skipif(
-                                      not ALL_MJX, reason="set SAFERL_TEST_ALL_MJX=1 (one more MJX compile)"))])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "hopper",
+        pytest.param("half_cheetah", marks=pytest.mark.slow),
+        pytest.param(
+            "ant", marks=pytest.mark.skipif(not ALL_MJX, reason="set SAFERL_TEST_ALL_MJX=1 (one more MJX compile)")
+        ),
+    ],
+)
 def test_one_mjx_step_matches_mujoco_c(name):
     """From the same float32 state and action, one MJX env step against ``frame_skip`` ``mj_step``s of
     the CPU model (float64): from a reset state and (Hopper, HalfCheetah) from a state with contacts.
@@ -402,10 +444,13 @@ def test_one_mjx_step_matches_mujoco_c(name):
         np.testing.assert_allclose(new.qpos, d.qpos, atol=atol_qpos, rtol=0)
         np.testing.assert_allclose(new.qvel, d.qvel, atol=atol_qvel, rtol=0)
         # the step's reward and cost, by hand from the C trajectory (Gymnasium v4 weights)
-        v_x = (d.qpos[0] - qpos[0]) / (FRAME_SKIP[name] * m.opt.timestep)  # the Ant's torso COM is its free joint's origin
+        v_x = (d.qpos[0] - qpos[0]) / (
+            FRAME_SKIP[name] * m.opt.timestep
+        )  # the Ant's torso COM is its free joint's origin
         healthy_reward, ctrl_weight = {"hopper": (1.0, 1e-3), "half_cheetah": (0.0, 0.1), "ant": (1.0, 0.5)}[name]
-        assert float(reward) == pytest.approx(v_x + healthy_reward - ctrl_weight * np.sum(action**2),
-                                              abs=atol_qpos / env.dt(params) * 2)
+        assert float(reward) == pytest.approx(
+            v_x + healthy_reward - ctrl_weight * np.sum(action**2), abs=atol_qpos / env.dt(params) * 2
+        )
         if env is not ANT and abs(v_x - params.velocity_threshold) > 1e-3:
             assert float(cost) == float(v_x > params.velocity_threshold)
 
@@ -422,6 +467,8 @@ def test_humanoid_reset_observation_and_mass_centre_match_mj_forward():
     state, obs = jax.jit(HUMANOID.state_from)(np.float32(qpos), np.float32(qvel))
     d.qpos[:], d.qvel[:] = np.float32(qpos), np.float32(qvel)
     mujoco.mj_forward(m, d)
-    expected = np.concatenate([d.qpos[2:], d.qvel, d.cinert.ravel(), d.cvel.ravel(), np.zeros(m.nv), np.zeros(6 * m.nbody)])
+    expected = np.concatenate(
+        [d.qpos[2:], d.qvel, d.cinert.ravel(), d.cvel.ravel(), np.zeros(m.nv), np.zeros(6 * m.nbody)]
+    )
     np.testing.assert_allclose(obs, expected, atol=1e-5 * np.abs(expected).max())
     np.testing.assert_allclose(state.position, (m.body_mass @ d.xipos / m.body_mass.sum())[:2], atol=1e-6)

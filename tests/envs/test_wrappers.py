@@ -94,8 +94,6 @@ def test_normalize_observation_freezes_when_asked():
     assert float(state.stats.mean[0]) > 0.0
 
 
-
-
 def test_auto_reset_pool_consumes_fresh_resets_in_turn():
     """With a pool, each finished episode starts from the next pooled reset; refresh draws new ones."""
 

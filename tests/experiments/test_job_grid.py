@@ -24,14 +24,18 @@ import numpy as np
 import pytest
 import yaml
 
-from saferl.training import config
-from saferl.training import runs
 from saferl.experiments import job_grid as sweep
+from saferl.training import config, runs
 
 RAY_MISSING = importlib.util.find_spec("ray") is None
 #: one iteration = 2 envs x 32 steps per seed; with iterations_per_chunk 1 every iteration is a chunk and a checkpoint
-TINY = {"num_envs": 2, "rollout_steps": 32, "iterations_per_chunk": 1,
-        "network": {"actor_hidden": [8], "critic_hidden": [8]}, "hparams": {"minibatches": 1, "epochs": 1}}
+TINY = {
+    "num_envs": 2,
+    "rollout_steps": 32,
+    "iterations_per_chunk": 1,
+    "network": {"actor_hidden": [8], "critic_hidden": [8]},
+    "hparams": {"minibatches": 1, "epochs": 1},
+}
 STEPS_PER_ITERATION = 64
 
 
@@ -52,23 +56,46 @@ def write_grid(path: Path, grid: dict) -> Path:
 
 def test_jobs_are_algos_by_envs_by_entries(tmp_path):
     tiny = {k: v for k, v in TINY.items() if k != "hparams"}  # trpo_lag has no epochs
-    grid = sweep.load_grid(write_grid(tmp_path / "g.yaml", {
-        "algos": ["ppo-lag", "trpo_lag"], "envs": ["ToyReach", "CartSafe"], "seeds": 3, "steps": 6400,
-        "set": [{**tiny, "constraint": {"limit": 10}}, {**tiny, "constraint": {"limit": 5}, "total_steps": 1280}]}))
+    grid = sweep.load_grid(
+        write_grid(
+            tmp_path / "g.yaml",
+            {
+                "algos": ["ppo-lag", "trpo_lag"],
+                "envs": ["ToyReach", "CartSafe"],
+                "seeds": 3,
+                "steps": 6400,
+                "set": [
+                    {**tiny, "constraint": {"limit": 10}},
+                    {**tiny, "constraint": {"limit": 5}, "total_steps": 1280},
+                ],
+            },
+        )
+    )
     assert grid["name"] == "g" and grid["algos"] == ["ppo_lag", "trpo_lag"]  # the registry's spelling
     jobs = sweep.grid_jobs(grid, tmp_path / "out")
     names = [run_dir.name for run_dir, _ in jobs]
     # the label is what tells an entry from the others (TINY, shared by both, is left out)
-    assert names == [f"{a}__{e}__{label}" for a in ("ppo_lag", "trpo_lag") for e in ("ToyReach", "CartSafe")
-                     for label in ("limit=10", "limit=5,total_steps=1280")]
+    assert names == [
+        f"{a}__{e}__{label}"
+        for a in ("ppo_lag", "trpo_lag")
+        for e in ("ToyReach", "CartSafe")
+        for label in ("limit=10", "limit=5,total_steps=1280")
+    ]
     assert all(run_dir.parent == tmp_path / "out" / "runs" for run_dir, _ in jobs)
-    for (run_dir, cfg), (algo, env, limit, steps) in zip(jobs, [(a, e, lim, st) for a in ("ppo_lag", "trpo_lag")
-                                                               for e in ("ToyReach", "CartSafe")
-                                                               for lim, st in ((10, 6400), (5, 1280))]):
+    for (run_dir, cfg), (algo, env, limit, steps) in zip(
+        jobs,
+        [
+            (a, e, lim, st)
+            for a in ("ppo_lag", "trpo_lag")
+            for e in ("ToyReach", "CartSafe")
+            for lim, st in ((10, 6400), (5, 1280))
+        ],
+    ):
         assert (cfg["algo"], cfg["env"], cfg["constraint"]["limit"], cfg["total_steps"]) == (algo, env, limit, steps)
         assert cfg["seeds"] == 3 and cfg["num_envs"] == 2 and cfg["network"]["actor_hidden"] == [8]
-        assert cfg == config.resolve({"algo": algo, "env": env, "seeds": 3, "total_steps": steps,
-                                      **tiny, "constraint": {"limit": limit}})
+        assert cfg == config.resolve(
+            {"algo": algo, "env": env, "seeds": 3, "total_steps": steps, **tiny, "constraint": {"limit": limit}}
+        )
 
 
 def test_labels():
@@ -76,14 +103,18 @@ def test_labels():
     assert sweep.entry_labels([{"seed": 1}]) == ["0"]
     assert sweep.entry_labels([{}, {"hparams": {"actor_lr": 1e-3}}]) == ["0", "actor_lr=0.001"]
     assert sweep.entry_labels([{"hparams": {"lr": 1}}, {"network": {"lr": 1}}]) == ["0", "1"]
-    assert sweep.entry_labels([{"seed": 0, "network": {"actor_hidden": [8, 8]}}, {"seed": 1}]) == \
-        ["seed=0,actor_hidden=8+8", "seed=1"]
+    assert sweep.entry_labels([{"seed": 0, "network": {"actor_hidden": [8, 8]}}, {"seed": 1}]) == [
+        "seed=0,actor_hidden=8+8",
+        "seed=1",
+    ]
     assert sweep.entry_labels([{"env_params": {"x": "a/b"}}, {"seed": "x" * 50}]) == ["x=a_b", "1"]
 
 
 BAD_GRIDS = [
-    ({"algos": ["ppo_lag"], "envs": ["ToyReach"], "seeds": 1, "steps": 64, "sets": {}},
-     "unknown key 'sets'; allowed: name, algos, envs, seeds, steps, set"),
+    (
+        {"algos": ["ppo_lag"], "envs": ["ToyReach"], "seeds": 1, "steps": 64, "sets": {}},
+        "unknown key 'sets'; allowed: name, algos, envs, seeds, steps, set",
+    ),
     ({"algos": ["ppo_lag"], "envs": ["ToyReach"], "seeds": 1}, "missing 'steps'"),
     ({"algos": ["ppo_lagg"], "envs": ["ToyReach"], "seeds": 1, "steps": 64}, "unknown algorithm 'ppo_lagg'; known: "),
     ({"algos": ["ppo_lag"], "envs": ["ToyReech"], "seeds": 1, "steps": 64}, "unknown environment 'ToyReech'; known: "),
@@ -92,18 +123,28 @@ BAD_GRIDS = [
     ({"algos": ["ppo_lag", "ppo_lag"], "envs": ["ToyReach"], "seeds": 1, "steps": 64}, "lists 'ppo_lag' twice"),
     ({"algos": ["ppo_lag"], "envs": ["ToyReach"], "seeds": 0, "steps": 64}, "seeds must be a whole number >= 1, got 0"),
     ({"algos": ["ppo_lag"], "envs": ["ToyReach"], "seeds": 1, "steps": 6.5}, "steps must be a whole number >= 1"),
-    ({"algos": ["ppo_lag"], "envs": ["ToyReach"], "seeds": 1, "steps": 64, "set": [{"algo": "cpo"}]},
-     "set entry 0 sets 'algo'"),
-    ({"algos": ["ppo_lag"], "envs": ["ToyReach"], "seeds": 1, "steps": 64, "set": [{}, 3]},
-     "set entry 1 must be a mapping of overrides, got 3"),
+    (
+        {"algos": ["ppo_lag"], "envs": ["ToyReach"], "seeds": 1, "steps": 64, "set": [{"algo": "cpo"}]},
+        "set entry 0 sets 'algo'",
+    ),
+    (
+        {"algos": ["ppo_lag"], "envs": ["ToyReach"], "seeds": 1, "steps": 64, "set": [{}, 3]},
+        "set entry 1 must be a mapping of overrides, got 3",
+    ),
     ({"algos": ["ppo_lag"], "envs": ["ToyReach"], "seeds": 1, "steps": 64, "name": "a/b"}, "name must be letters"),
     # overrides are checked by saferl.training.config.resolve, per job
-    ({"algos": ["ppo_lag"], "envs": ["ToyReach"], "seeds": 1, "steps": 64, "set": [{}, {"hparams": {"nope": 1}}]},
-     "set entry 1 for ppo_lag on ToyReach: "),
-    ({"algos": ["ppo_lag"], "envs": ["ToyReach"], "seeds": 1, "steps": 64, "set": {"num_envs": -2}},
-     "set entry 0 for ppo_lag on ToyReach: num_envs must be >= 1, got -2"),
-    ({"algos": ["ppo_lag"], "envs": ["ToyReach"], "seeds": 1, "steps": 64, "set": [{"seed": 1}, {"seed": 1.0}]},
-     "set entries 0 and 1 give ppo_lag on ToyReach the same config"),
+    (
+        {"algos": ["ppo_lag"], "envs": ["ToyReach"], "seeds": 1, "steps": 64, "set": [{}, {"hparams": {"nope": 1}}]},
+        "set entry 1 for ppo_lag on ToyReach: ",
+    ),
+    (
+        {"algos": ["ppo_lag"], "envs": ["ToyReach"], "seeds": 1, "steps": 64, "set": {"num_envs": -2}},
+        "set entry 0 for ppo_lag on ToyReach: num_envs must be >= 1, got -2",
+    ),
+    (
+        {"algos": ["ppo_lag"], "envs": ["ToyReach"], "seeds": 1, "steps": 64, "set": [{"seed": 1}, {"seed": 1.0}]},
+        "set entries 0 and 1 give ppo_lag on ToyReach the same config",
+    ),
 ]
 
 
@@ -148,10 +189,18 @@ def fake_train(monkeypatch):
         if step == 0.4 or (step == 0.3 and failures[run_dir.name] == 1):
             raise RuntimeError(f"diverged at step {failures[run_dir.name]}\nsecond line")
         runs.write_config(run_dir, cfg)
-        summary = {"algo": cfg["algo"], "env": cfg["env"], "seeds": cfg["seeds"], "env_steps": cfg["total_steps"],
-                   "interrupted": False, "wall_seconds": 1.0,
-                   "final": {"episode_return": {"per_seed": [cfg["seed"] + 0.5, cfg["seed"] + 1.5]},
-                             "episode_cost": {"per_seed": [-cfg["seed"], 1.0]}}}
+        summary = {
+            "algo": cfg["algo"],
+            "env": cfg["env"],
+            "seeds": cfg["seeds"],
+            "env_steps": cfg["total_steps"],
+            "interrupted": False,
+            "wall_seconds": 1.0,
+            "final": {
+                "episode_return": {"per_seed": [cfg["seed"] + 0.5, cfg["seed"] + 1.5]},
+                "episode_cost": {"per_seed": [-cfg["seed"], 1.0]},
+            },
+        }
         (run_dir / "summary.json").write_text(json.dumps(summary))
         return summary
 
@@ -161,16 +210,30 @@ def fake_train(monkeypatch):
 
 def test_local_sweep_skips_finished_resumes_checkpointed_and_retries_failed(tmp_path, fake_train, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # --local needs no ray
-    entries = [{"seed": 0}, {"seed": 10}, {"seed": 20}, {"seed": 30, "env_params": {"step_size": 0.3}},
-               {"seed": 40, "env_params": {"step_size": 0.4}}]
-    grid = write_grid(tmp_path / "g.yaml", {"algos": ["ppo_lag"], "envs": ["ToyReach"], "seeds": 2, "steps": 640,
-                                            "set": [{**TINY, **e} for e in entries]})
+    entries = [
+        {"seed": 0},
+        {"seed": 10},
+        {"seed": 20},
+        {"seed": 30, "env_params": {"step_size": 0.3}},
+        {"seed": 40, "env_params": {"step_size": 0.4}},
+    ]
+    grid = write_grid(
+        tmp_path / "g.yaml",
+        {"algos": ["ppo_lag"], "envs": ["ToyReach"], "seeds": 2, "steps": 640, "set": [{**TINY, **e} for e in entries]},
+    )
     out = tmp_path / "out"
     jobs = sweep.grid_jobs(sweep.load_grid(grid), out)
     (done_dir, done_cfg), (ckpt_dir, ckpt_cfg) = jobs[0], jobs[1]
     runs.write_config(done_dir, done_cfg)
-    (done_dir / "summary.json").write_text(json.dumps({"interrupted": False, "env_steps": 640, "final": {
-        "episode_return": {"per_seed": [7.0, 8.0]}, "episode_cost": {"per_seed": [0.0, 0.0]}}}))
+    (done_dir / "summary.json").write_text(
+        json.dumps(
+            {
+                "interrupted": False,
+                "env_steps": 640,
+                "final": {"episode_return": {"per_seed": [7.0, 8.0]}, "episode_cost": {"per_seed": [0.0, 0.0]}},
+            }
+        )
+    )
     done_mtime = (done_dir / "summary.json").stat().st_mtime_ns
     runs.write_config(ckpt_dir, ckpt_cfg)
     (ckpt_dir / runs.CHECKPOINT).parent.mkdir()
@@ -179,8 +242,14 @@ def test_local_sweep_skips_finished_resumes_checkpointed_and_retries_failed(tmp_
 
     assert sweep_cli(grid, "--out", out, "--local") == 1  # one job failed
     names = [d.name for d, _ in jobs]
-    assert fake_train == [(names[1], True), (names[2], False), (names[3], False), (names[3], False),
-                          (names[4], False), (names[4], False)]
+    assert fake_train == [
+        (names[1], True),
+        (names[2], False),
+        (names[3], False),
+        (names[3], False),
+        (names[4], False),
+        (names[4], False),
+    ]
     assert (done_dir / "summary.json").stat().st_mtime_ns == done_mtime
     report = json.loads((out / "sweep.json").read_text())
     by_name = {Path(j["run_dir"]).name: j for j in report["jobs"]}
@@ -262,23 +331,44 @@ class LocalCluster:
         return f"127.0.0.1:{self.port}"
 
     def start(self, workers: int) -> None:
-        common = ["--node-ip-address", "127.0.0.1", "--block", "--disable-usage-stats",
-                  "--object-store-memory", "100000000"]
-        self._node("head", ["--head", "--port", str(self.port), "--num-cpus", "0", "--include-dashboard=false",
-                            "--ray-client-server-port", str(_free_port()),
-                            # a killed node is declared dead after ~3 s instead of ~15 s
-                            "--system-config", json.dumps({"health_check_period_ms": 1000,
-                                                           "health_check_failure_threshold": 3})] + common)
+        common = [
+            "--node-ip-address",
+            "127.0.0.1",
+            "--block",
+            "--disable-usage-stats",
+            "--object-store-memory",
+            "100000000",
+        ]
+        self._node(
+            "head",
+            [
+                "--head",
+                "--port",
+                str(self.port),
+                "--num-cpus",
+                "0",
+                "--include-dashboard=false",
+                "--ray-client-server-port",
+                str(_free_port()),
+                # a killed node is declared dead after ~3 s instead of ~15 s
+                "--system-config",
+                json.dumps({"health_check_period_ms": 1000, "health_check_failure_threshold": 3}),
+            ]
+            + common,
+        )
         for i in range(workers):  # they wait for the head's GCS to come up
             self._node(f"worker{i}", ["--address", self.address, "--num-cpus", "1"] + common)
         self._wait_started(list(self.nodes))
 
     def _node(self, name: str, args: list[str]) -> None:
         with open(self.root / f"{name}.log", "w") as log:  # the node keeps its own copy of the descriptor
-            self.nodes[name] = subprocess.Popen([sys.executable, "-m", "ray.scripts.scripts", "start", *args,
-                                                 "--temp-dir", str(self.root / name)],
-                                                env=self.env, stdout=log, stderr=subprocess.STDOUT,
-                                                start_new_session=True)
+            self.nodes[name] = subprocess.Popen(
+                [sys.executable, "-m", "ray.scripts.scripts", "start", *args, "--temp-dir", str(self.root / name)],
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
 
     def _wait_started(self, names: list[str], timeout: float = 60.0) -> None:
         deadline = time.time() + timeout
@@ -375,15 +465,33 @@ def _assert_readable(run_dir: Path) -> None:
 @pytest.fixture
 def cached_programs(tmp_path):
     """The environment of the sweep's drivers, with JAX's persistent compilation cache on (on CPU off by default,
-    :mod:`saferl.foundation.jaxsetup`) and filled, while the cluster starts, by a one-iteration ``--local`` sweep of the test's
-    config: the chunk program does not depend on the steps or the base seed, so the workers load it instead of
-    compiling it (the compile is most of the test's time otherwise)."""
-    env = {**os.environ, "JAX_PLATFORMS": "cpu", "RAY_USAGE_STATS_ENABLED": "0", "SAFERL_COMPILATION_CACHE": "on",
-           "JAX_COMPILATION_CACHE_DIR": str(tmp_path / "jax_cache")}
-    grid = write_grid(tmp_path / "warm.yaml", {"algos": ["ppo_lag"], "envs": ["ToyReach"], "seeds": 2,
-                                               "steps": STEPS_PER_ITERATION, "set": {**TINY, "seed": 0}})
-    warm = subprocess.Popen([sys.executable, "-m", "saferl.experiments.job_grid", str(grid), "--local", "--out", str(tmp_path / "warm")],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    :mod:`saferl.foundation.jaxsetup`) and filled, while the cluster starts, by a one-iteration ``--local`` sweep of
+    the test's config: the chunk program does not depend on the steps or the base seed, so the workers load it
+    instead of compiling it (the compile is most of the test's time otherwise)."""
+    env = {
+        **os.environ,
+        "JAX_PLATFORMS": "cpu",
+        "RAY_USAGE_STATS_ENABLED": "0",
+        "SAFERL_COMPILATION_CACHE": "on",
+        "JAX_COMPILATION_CACHE_DIR": str(tmp_path / "jax_cache"),
+    }
+    grid = write_grid(
+        tmp_path / "warm.yaml",
+        {
+            "algos": ["ppo_lag"],
+            "envs": ["ToyReach"],
+            "seeds": 2,
+            "steps": STEPS_PER_ITERATION,
+            "set": {**TINY, "seed": 0},
+        },
+    )
+    warm = subprocess.Popen(
+        [sys.executable, "-m", "saferl.experiments.job_grid", str(grid), "--local", "--out", str(tmp_path / "warm")],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         yield env, warm
     finally:
@@ -392,13 +500,21 @@ def cached_programs(tmp_path):
         warm.communicate()
 
 
-@pytest.mark.skipif(RAY_MISSING, reason="ray is not installed (pip install 'saferl[ray]'): this test runs a Ray "
-                                        "cluster")
+@pytest.mark.skipif(
+    RAY_MISSING, reason="ray is not installed (pip install 'saferl[ray]'): this test runs a Ray cluster"
+)
 def test_ray_sweep_killed_midway_resumes_without_repeating_finished_runs(tmp_path, cached_programs, cluster):
     iterations = 40
-    grid = write_grid(tmp_path / "g.yaml", {"algos": ["ppo_lag"], "envs": ["ToyReach"], "seeds": 2,
-                                            "steps": iterations * STEPS_PER_ITERATION,
-                                            "set": [{**TINY, "seed": s} for s in (0, 10, 20, 30)]})
+    grid = write_grid(
+        tmp_path / "g.yaml",
+        {
+            "algos": ["ppo_lag"],
+            "envs": ["ToyReach"],
+            "seeds": 2,
+            "steps": iterations * STEPS_PER_ITERATION,
+            "set": [{**TINY, "seed": s} for s in (0, 10, 20, 30)],
+        },
+    )
     out = tmp_path / "out"
     # the last job fails in its worker (its run directory is a file): reported, retried once, the others unharmed;
     # it fails after the compile, which the seeds' jobs share (the program does not depend on the base seed)
@@ -409,7 +525,16 @@ def test_ray_sweep_killed_midway_resumes_without_repeating_finished_runs(tmp_pat
     env = {**env, **cluster.auth}
     warm_output = warm.communicate(timeout=240)[0]
     assert warm.returncode == 0 and "1 jobs: 1 trained" in warm_output, warm_output  # --local, real training
-    command = [sys.executable, "-m", "saferl.experiments.job_grid", str(grid), "--address", cluster.address, "--out", str(out)]
+    command = [
+        sys.executable,
+        "-m",
+        "saferl.experiments.job_grid",
+        str(grid),
+        "--address",
+        cluster.address,
+        "--out",
+        str(out),
+    ]
     with open(tmp_path / "driver1.log", "w") as log:
         driver = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
@@ -417,10 +542,12 @@ def test_ray_sweep_killed_midway_resumes_without_repeating_finished_runs(tmp_pat
         while True:  # midway: a run finished, another one checkpointed at most halfway (so it cannot finish first)
             state = _runs_state(out)
             if "finished" in state.values() and any(
-                    s == "checkpointed" and _checkpoint_chunk(out / "runs" / n) <= iterations // 2
-                    for n, s in state.items()):
+                s == "checkpointed" and _checkpoint_chunk(out / "runs" / n) <= iterations // 2 for n, s in state.items()
+            ):
                 break
-            assert driver.poll() is None, f"the sweep ended before it could be killed: {(tmp_path / 'driver1.log').read_text()}"
+            assert driver.poll() is None, (
+                f"the sweep ended before it could be killed: {(tmp_path / 'driver1.log').read_text()}"
+            )
             assert time.time() < deadline, f"no run finished in time: {(tmp_path / 'driver1.log').read_text()}"
             time.sleep(0.02)
         busy = [name for name in ("worker0", "worker1") if cluster.task_processes(name)]
@@ -440,9 +567,14 @@ def test_ray_sweep_killed_midway_resumes_without_repeating_finished_runs(tmp_pat
     finished = sorted(n for n, s in before.items() if s == "finished")
     interrupted = sorted(n for n, s in before.items() if s == "checkpointed")
     assert finished and interrupted
-    stamps = {n: ((out / "runs" / n / "summary.json").stat().st_mtime_ns,
-                  (out / "runs" / n / "summary.json").read_bytes(), (out / "runs" / n / runs.CHECKPOINT).read_bytes())
-              for n in finished}
+    stamps = {
+        n: (
+            (out / "runs" / n / "summary.json").stat().st_mtime_ns,
+            (out / "runs" / n / "summary.json").read_bytes(),
+            (out / "runs" / n / runs.CHECKPOINT).read_bytes(),
+        )
+        for n in finished
+    }
     chunks = {n: _checkpoint_chunk(out / "runs" / n) for n in interrupted}
     configs = {n: (out / "runs" / n / "config.yaml").stat().st_mtime_ns for n in interrupted}
     rows_before = {n: runs.read_progress(out / "runs" / n) for n in interrupted}
@@ -463,15 +595,18 @@ def test_ray_sweep_killed_midway_resumes_without_repeating_finished_runs(tmp_pat
     for name in finished:  # reused untouched
         assert statuses[name] == "skipped"
         summary = out / "runs" / name / "summary.json"
-        assert (summary.stat().st_mtime_ns, summary.read_bytes(),
-                (out / "runs" / name / runs.CHECKPOINT).read_bytes()) == stamps[name]
+        assert (
+            summary.stat().st_mtime_ns,
+            summary.read_bytes(),
+            (out / "runs" / name / runs.CHECKPOINT).read_bytes(),
+        ) == stamps[name]
     for name in interrupted:  # continued from the checkpoint: the rows it had are kept, none repeated
         assert statuses[name] == "resumed"
         assert (out / "runs" / name / "config.yaml").stat().st_mtime_ns == configs[name]  # a fresh start rewrites it
         rows = runs.read_progress(out / "runs" / name)
         kept = [r for r in rows_before[name] if r["iteration"] <= chunks[name]]
         assert len(kept) == 2 * chunks[name]
-        np.testing.assert_equal(rows[:len(kept)], kept)  # NaN (no finished episode yet) equal to NaN
+        np.testing.assert_equal(rows[: len(kept)], kept)  # NaN (no finished episode yet) equal to NaN
     for job in [j for j in report["jobs"] if j["status"] != "failed"]:
         run_dir = out / job["run_dir"]
         _assert_readable(run_dir)
@@ -483,8 +618,9 @@ def test_ray_sweep_killed_midway_resumes_without_repeating_finished_runs(tmp_pat
         assert job["final_cost"] == summary["final"]["episode_cost"]["per_seed"]
         rows = runs.read_progress(run_dir)  # every iteration exactly once per seed
         seed = runs.load_run_config(run_dir)["seed"]
-        assert sorted((r["iteration"], r["seed"]) for r in rows) == \
-            sorted((i, s) for i in range(1, iterations + 1) for s in (seed, seed + 1))
+        assert sorted((r["iteration"], r["seed"]) for r in rows) == sorted(
+            (i, s) for i in range(1, iterations + 1) for s in (seed, seed + 1)
+        )
 
 
 def test_reproduce_ray_needs_a_target_that_declares_its_runs(capsys):

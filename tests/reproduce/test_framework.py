@@ -7,14 +7,22 @@ from pathlib import Path
 import pytest
 
 from saferl import reproduce
-from saferl.analysis import plotting
-from saferl.training import provenance
-from saferl.analysis import verdicts
+from saferl.analysis import plotting, verdicts
 from saferl.reproduce import deep_rl, framework
+from saferl.training import provenance
 
 RUN_KEYS = {"run", "status", "reused", "algo", "env", "seeds", "env_steps", "wall_seconds", "config_hash", "git_commit"}
-TRAINS_RUNS = {"foundation-pointgoal", "ctrpo-pointgoal", "canary-table1", "canary-fig5", "canary-theorem42",
-               "scpo-fig5", "scpo-cartsafe", "scpo-fig15", "safety-demo"}
+TRAINS_RUNS = {
+    "foundation-pointgoal",
+    "ctrpo-pointgoal",
+    "canary-table1",
+    "canary-fig5",
+    "canary-theorem42",
+    "scpo-fig5",
+    "scpo-cartsafe",
+    "scpo-fig15",
+    "safety-demo",
+}
 
 
 @pytest.fixture(scope="module")
@@ -30,21 +38,37 @@ SLOW_SMOKES = {"scpo-cartsafe", "scpo-fig15", "canary-fig5", "canary-theorem42",
 OWN_SMOKES = {"ctrpo-table1", "ctrpo-fig3", "ctrpo-beta", "ctrpo-hysteresis", "ctrpo-cost-noise", "ctrpo-phi"}
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_SMOKES else n
-                                  for n in sorted(reproduce.targets()) if n not in OWN_SMOKES])
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.slow) if n in SLOW_SMOKES else n
+        for n in sorted(reproduce.targets())
+        if n not in OWN_SMOKES
+    ],
+)
 def test_smoke_scale_writes_results_json_and_a_figure(name, smoke_dir):
     out = smoke_dir / name
     result = reproduce.run(name, "smoke", out)
     saved = json.loads((out / "results.json").read_text())
-    assert list(saved)[:9] == ["target", "scale", "wall_seconds", "git_commit", "rows", "checks", "runs",
-                               "runs_training_seconds", "figures"]
+    assert list(saved)[:9] == [
+        "target",
+        "scale",
+        "wall_seconds",
+        "git_commit",
+        "rows",
+        "checks",
+        "runs",
+        "runs_training_seconds",
+        "figures",
+    ]
     assert saved["target"] == name and saved["scale"] == "smoke"
     assert saved["wall_seconds"] > 0
     assert saved["git_commit"] == provenance.git_commit() or saved["git_commit"] is None
     assert saved["rows"] and all(isinstance(row, dict) for row in saved["rows"])
     assert saved["checks"] and all(isinstance(key, str) for key in saved["checks"])
-    assert saved["checks"] == json.loads(json.dumps(reproduce.get(name).compute_checks(saved["rows"]),
-                                                       default=lambda v: v.item()))
+    assert saved["checks"] == json.loads(
+        json.dumps(reproduce.get(name).compute_checks(saved["rows"]), default=lambda v: v.item())
+    )
     assert (name in TRAINS_RUNS) == bool(saved["runs"])
     for entry in saved["runs"]:
         assert RUN_KEYS <= set(entry), entry
@@ -78,8 +102,10 @@ def test_foundation_pointgoal_rows_and_reuse(smoke_dir):
     assert set(first["checks"]) == {"safety"}
     from saferl.reproduce import foundation_pointgoal
 
-    both = [dict(first["rows"][0], algo="ppo", method="PPO", cost_regret=first["rows"][0]["cost_regret"] + 1.0),
-            first["rows"][0]]
+    both = [
+        dict(first["rows"][0], algo="ppo", method="PPO", cost_regret=first["rows"][0]["cost_regret"] + 1.0),
+        first["rows"][0],
+    ]
     assert foundation_pointgoal.checks(both)["ppo_lag_regret_below_ppo"] is True
     again = reproduce.run("foundation-pointgoal", "smoke", out)
     assert json.loads(json.dumps(again["rows"])) == first["rows"]
@@ -89,8 +115,9 @@ def test_foundation_pointgoal_rows_and_reuse(smoke_dir):
 
 
 def test_unknown_scale_is_rejected_with_the_targets_scales(tmp_path):
-    with pytest.raises(ValueError, match="unknown scale 'galactic' for foundation-pointgoal; its scales: "
-                                         "smoke, demo, cpu, full"):
+    with pytest.raises(
+        ValueError, match="unknown scale 'galactic' for foundation-pointgoal; its scales: smoke, demo, cpu, full"
+    ):
         reproduce.run("foundation-pointgoal", "galactic", tmp_path)
     assert not any(tmp_path.iterdir())
 
@@ -112,8 +139,10 @@ def test_every_target_declares_its_scales_as_data():
     for name in ("foundation-pointgoal", "ctrpo-pointgoal", "canary-table1"):
         scales = reproduce.get(name).scales
         for scale_name in ("demo", "cpu"):
-            assert (scales[scale_name].steps, scales[scale_name].seeds) == (shared[scale_name]["steps"],
-                                                                          shared[scale_name]["seeds"])
+            assert (scales[scale_name].steps, scales[scale_name].seeds) == (
+                shared[scale_name]["steps"],
+                shared[scale_name]["seeds"],
+            )
 
 
 def _declare(name, **kw):
@@ -145,8 +174,9 @@ def test_checks_are_computed_by_the_framework_and_targets_may_not_return_them(tm
         return {"rows": [], "figures": figure(out), "checks": {"mine": True}}
 
     monkeypatch.setattr(framework, "_TARGETS", dict(framework._TARGETS))
-    _declare("t-ok", checks=[lambda rows: {"sum": sum(r["x"] for r in rows)},
-                             lambda rows: {"big": rows[-1]["x"] > 2}])(ok)
+    _declare("t-ok", checks=[lambda rows: {"sum": sum(r["x"] for r in rows)}, lambda rows: {"big": rows[-1]["x"] > 2}])(
+        ok
+    )
     _declare("t-bad")(bad)
     saved = reproduce.run("t-ok", "smoke", tmp_path / "ok")
     assert saved["checks"] == {"sum": 4, "big": True} and saved["runs"] == [] and saved["settings"] == {"steps": 1}
@@ -156,8 +186,8 @@ def test_checks_are_computed_by_the_framework_and_targets_may_not_return_them(tm
 
 
 def test_reusing_a_run_written_before_a_config_key_existed_is_said(tmp_path, capsys):
-    from saferl.training import config as configlib
     from saferl.reproduce.deep_rl import train_or_resume
+    from saferl.training import config as configlib
 
     cfg = configlib.resolve({"algo": "canary", "env": "IcyLake"})
     old = {**cfg, "constraint": {k: v for k, v in cfg["constraint"].items() if k != "finite_horizon"}}
@@ -171,9 +201,9 @@ def test_reusing_a_run_written_before_a_config_key_existed_is_said(tmp_path, cap
 
 def test_a_cpo_run_from_before_cost_scale_is_not_taken_for_todays_cpo(tmp_path):
     """It was trained with the episode scale; today's CPO defaults to per_sample (runs.LEGACY_VALUES)."""
+    from saferl.reproduce.deep_rl import train_or_resume
     from saferl.training import config as configlib
     from saferl.training import runs
-    from saferl.reproduce.deep_rl import train_or_resume
 
     cfg = configlib.resolve({"algo": "cpo", "env": "ToyReach"})
     assert cfg["hparams"]["cost_scale"] == "per_sample"
@@ -188,8 +218,8 @@ def test_a_cpo_run_from_before_cost_scale_is_not_taken_for_todays_cpo(tmp_path):
 
 def test_a_reused_run_without_provenance_gets_its_hash_from_config_yaml(tmp_path, monkeypatch):
     """An old run (summary.json without config_hash / git_commit): hashed from config.yaml, commit null."""
-    from saferl.training import config as configlib
     from saferl.reproduce.deep_rl import train_or_resume
+    from saferl.training import config as configlib
 
     cfg = configlib.resolve({"algo": "ppo", "env": "ToyReach"})
     run_dir = tmp_path / "runs" / "old"
@@ -226,15 +256,18 @@ def test_code_changes_since_names_the_library_files_changed_since_a_commit(tmp_p
         pytest.skip("not a git checkout")
     git = ["git", "-C", str(root)]
     head = subprocess.run(git + ["rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
-    first = subprocess.run(git + ["rev-list", "--max-parents=0", "HEAD"], capture_output=True,
-                           text=True).stdout.split()[0]
-    dirty = subprocess.run(git + ["diff", "--name-only", "HEAD", "--", "saferl"], capture_output=True,
-                           text=True).stdout.split()
+    first = subprocess.run(
+        git + ["rev-list", "--max-parents=0", "HEAD"], capture_output=True, text=True
+    ).stdout.split()[0]
+    dirty = subprocess.run(
+        git + ["diff", "--name-only", "HEAD", "--", "saferl"], capture_output=True, text=True
+    ).stdout.split()
     assert provenance.code_changes_since(head) == sorted(dirty)
     assert provenance.code_changes_since(head + "-dirty") == sorted(dirty)
     since_first = provenance.code_changes_since(first)
-    listed = subprocess.run(git + ["diff", "--name-only", first, "--", "saferl"], capture_output=True,
-                            text=True).stdout.split()
+    listed = subprocess.run(
+        git + ["diff", "--name-only", first, "--", "saferl"], capture_output=True, text=True
+    ).stdout.split()
     assert since_first == sorted(listed) and all(f.startswith("saferl/") for f in since_first)
     assert provenance.code_changes_since(first, paths=("docs",)) is not None
     assert provenance.code_changes_since(None) is None and provenance.code_changes_since("0" * 40) is None
@@ -263,35 +296,63 @@ def test_git_commit_names_this_checkout_or_none(monkeypatch):
 
 
 def test_ctrpo_pointgoal_checks_and_methods():
-    from saferl.training import config as configlib
     from saferl.reproduce.ctrpo import pointgoal as ctrpo
+    from saferl.training import config as configlib
 
-    names = [deep_rl.units_label(label, configlib.resolve({"algo": algo, "env": "PointGoal1", **over}))
-             for label, algo, over in ctrpo.POINTGOAL_METHODS]
+    names = [
+        deep_rl.units_label(label, configlib.resolve({"algo": algo, "env": "PointGoal1", **over}))
+        for label, algo, over in ctrpo.POINTGOAL_METHODS
+    ]
     assert len(set(names)) == len(names)  # the rows' names (and run directories) are unique
-    assert {"C-TRPO (1/(1-gamma) units)", "CPO (OmniSafe units)", "CPO (J_c units)", "PCPO (OmniSafe units)",
-            "PCPO (J_c units)", "TRPO-Lag", "PPO-Lag", "TRPO", "CPO (option: learned margin, OmniSafe units)"} <= set(names)
+    assert {
+        "C-TRPO (1/(1-gamma) units)",
+        "CPO (OmniSafe units)",
+        "CPO (J_c units)",
+        "PCPO (OmniSafe units)",
+        "PCPO (J_c units)",
+        "TRPO-Lag",
+        "PPO-Lag",
+        "TRPO",
+        "CPO (option: learned margin, OmniSafe units)",
+    } <= set(names)
 
     def row(label, method, regret, ret, default=True):
-        return {"label": label, "method": method, "cost_regret": regret, "final_return": ret,
-                "default_config": default, "safety": "undecided"}
+        return {
+            "label": label,
+            "method": method,
+            "cost_regret": regret,
+            "final_return": ret,
+            "default_config": default,
+            "safety": "undecided",
+        }
 
-    rows = [row("C-TRPO", "C-TRPO (u)", 1000.0, 8.0), row("CPO", "CPO (u)", 1300.0, 11.0),
-            row("CPO", "CPO (J_c units)", 500.0, 1.0, default=False),
-            row("CPO (option: learned margin)", "CPO (option: learned margin, u)", 900.0, -1.0, default=False)]
+    rows = [
+        row("C-TRPO", "C-TRPO (u)", 1000.0, 8.0),
+        row("CPO", "CPO (u)", 1300.0, 11.0),
+        row("CPO", "CPO (J_c units)", 500.0, 1.0, default=False),
+        row("CPO (option: learned margin)", "CPO (option: learned margin, u)", 900.0, -1.0, default=False),
+    ]
     rows[1].update(cost_regret_lo=1250.0, cost_regret_hi=1400.0, final_return_lo=10.0, final_return_hi=12.0)
     rows[0].update(cost_regret_lo=900.0, cost_regret_hi=1260.0, final_return_lo=7.0, final_return_hi=9.0)
     rows.append(row("P3O", "P3O", 700.0, 5.0))  # every method run as the paper configured it is compared
     checks = ctrpo.pointgoal_checks(rows)
     assert checks["safety"] == {r["method"]: "undecided" for r in rows}
-    assert checks["C-TRPO (u) vs CPO (u)"] == {"regret_lower": True, "return_ratio": pytest.approx(8.0 / 11.0),
-                                               "regret_interval": "overlapping", "return_interval": "below"}
-    assert checks["C-TRPO (u) vs P3O"]["regret_lower"] is False and checks["C-TRPO (u) vs P3O"]["return_interval"] is None
+    assert checks["C-TRPO (u) vs CPO (u)"] == {
+        "regret_lower": True,
+        "return_ratio": pytest.approx(8.0 / 11.0),
+        "regret_interval": "overlapping",
+        "return_interval": "below",
+    }
+    assert (
+        checks["C-TRPO (u) vs P3O"]["regret_lower"] is False and checks["C-TRPO (u) vs P3O"]["return_interval"] is None
+    )
     margin = checks["C-TRPO (u) vs CPO (option: learned margin, u)"]
     assert margin["regret_lower"] is False and margin["return_ratio"] is None  # no ratio against a return <= 0
     assert not any("J_c units" in key for key in checks)  # pairs are between the paper's configurations
-    rows += [row("C-TRPO (ablation: no hysteresis)", "C-TRPO (nh)", 1100.0, 9.0, default=False),
-             row("CPO (option: hysteresis)", "CPO (h)", 1200.0, 9.0, default=False)]
+    rows += [
+        row("C-TRPO (ablation: no hysteresis)", "C-TRPO (nh)", 1100.0, 9.0, default=False),
+        row("CPO (option: hysteresis)", "CPO (h)", 1200.0, 9.0, default=False),
+    ]
     checks = ctrpo.pointgoal_checks(rows)
     assert checks["C-TRPO (nh) vs CPO (h)"]["regret_lower"] is True
     assert checks["C-TRPO (u) vs CPO (h)"]["return_ratio"] == pytest.approx(8.0 / 9.0)
@@ -302,9 +363,16 @@ def test_ctrpo_pointgoal_checks_and_methods():
     assert rows[1]["paper_safety"] == "undecided" and "paper_final_cost" not in rows[2]
 
 
-@pytest.mark.parametrize("lo,hi,verdict", [(20.0, 25.0, "probably_safe"), (25.1, 30.0, "probably_unsafe"),
-                                           (24.0, 26.0, "undecided"), (25.0, 26.0, "undecided"),
-                                           (float("nan"), 1.0, "undecided")])
+@pytest.mark.parametrize(
+    "lo,hi,verdict",
+    [
+        (20.0, 25.0, "probably_safe"),
+        (25.1, 30.0, "probably_unsafe"),
+        (24.0, 26.0, "undecided"),
+        (25.0, 26.0, "undecided"),
+        (float("nan"), 1.0, "undecided"),
+    ],
+)
 def test_safety_verdict_reads_the_interval_against_the_limit(lo, hi, verdict):
     assert verdicts.safety_verdict(lo, hi, 25.0) == verdict
 
@@ -339,22 +407,40 @@ def test_scpo_claims_are_read_from_curves_and_intervals():
     assert f5.mean_seed_sd([[0, 2], [2, 2]])[0] == pytest.approx(math.sqrt(2) / 2)
 
     def row(label, env="SafetyBallRun", safe=(0.1, 0.2), ret=(50.0, 60.0), cost=(10.0, 20.0), sd=(1.0, 2.0)):
-        return {"label": label, "method": label, "env": env, "cost_limit": 25.0,
-                "safety": verdicts.safety_verdict(cost[0], cost[1], 25.0),
-                **{f"{key}{end}": value for key, (lo, hi) in (("safe_from", safe), ("final_return", ret),
-                                                              ("final_cost", cost), ("training_cost", cost),
-                                                              ("training_cost_sd", sd))
-                   for end, value in (("", (lo + hi) / 2), ("_lo", lo), ("_hi", hi))}}
+        return {
+            "label": label,
+            "method": label,
+            "env": env,
+            "cost_limit": 25.0,
+            "safety": verdicts.safety_verdict(cost[0], cost[1], 25.0),
+            **{
+                f"{key}{end}": value
+                for key, (lo, hi) in (
+                    ("safe_from", safe),
+                    ("final_return", ret),
+                    ("final_cost", cost),
+                    ("training_cost", cost),
+                    ("training_cost_sd", sd),
+                )
+                for end, value in (("", (lo + hi) / 2), ("_lo", lo), ("_hi", hi))
+            },
+        }
 
-    rows = [row("SCPO"), row("TRPO-L", safe=(0.3, math.inf), ret=(62.0, 70.0), cost=(21.0, 30.0)),
-            row("CPO", safe=(0.0, 0.05), ret=(40.0, 45.0), sd=(0.1, 0.5)),  # safe earlier, lower spread
-            row("PDO", safe=(0.2, 0.4), ret=(80.0, 90.0)),  # touching intervals; return far above SCPO's
-            row("PCPO", safe=(0.15, 0.5)),  # overlapping intervals
-            row("SCPO", env="SafetyBallGather", ret=(5.0, 8.0)), row("PCPO", env="SafetyBallGather", ret=(1.0, 4.0))]
+    rows = [
+        row("SCPO"),
+        row("TRPO-L", safe=(0.3, math.inf), ret=(62.0, 70.0), cost=(21.0, 30.0)),
+        row("CPO", safe=(0.0, 0.05), ret=(40.0, 45.0), sd=(0.1, 0.5)),  # safe earlier, lower spread
+        row("PDO", safe=(0.2, 0.4), ret=(80.0, 90.0)),  # touching intervals; return far above SCPO's
+        row("PCPO", safe=(0.15, 0.5)),  # overlapping intervals
+        row("SCPO", env="SafetyBallGather", ret=(5.0, 8.0)),
+        row("PCPO", env="SafetyBallGather", ret=(1.0, 4.0)),
+    ]
     checks = f5.fig5_checks(rows)
     safe = checks["safe_no_later"]["SafetyBallRun"]
     assert safe["vs TRPO-L"]["verdict"] == "reproduced" and safe["vs TRPO-L"]["safe_from_iteration"] == {
-        "SCPO": None, "TRPO-L": None}
+        "SCPO": None,
+        "TRPO-L": None,
+    }
     assert (safe["vs CPO"]["no_later"], safe["vs CPO"]["comparable_return"]) == ("not_reproduced", "reproduced")
     # 60 < 80 - 10% of 85: the return part fails, and with it the claim, though SCPO is safe no later (0.2 <= 0.2)
     assert (safe["vs PDO"]["no_later"], safe["vs PDO"]["verdict"]) == ("reproduced", "not_reproduced")
@@ -363,20 +449,36 @@ def test_scpo_claims_are_read_from_curves_and_intervals():
     lower = checks["training_cost_lower"]["SafetyBallRun"]
     assert (lower["vs TRPO-L"], lower["vs CPO"]) == ("reproduced", "undecided")  # [10, 20] vs [21, 30]; the same
     assert checks["training_cost_sd_lower"]["SafetyBallRun"]["vs CPO"] == "not_reproduced"
-    assert checks["final_return_similar"]["SafetyBallRun"] == {"vs TRPO-L": "reproduced", "vs CPO": "not_reproduced",
-                                                               "vs PDO": "not_reproduced", "vs PCPO": "reproduced"}
+    assert checks["final_return_similar"]["SafetyBallRun"] == {
+        "vs TRPO-L": "reproduced",
+        "vs CPO": "not_reproduced",
+        "vs PDO": "not_reproduced",
+        "vs PCPO": "reproduced",
+    }
     assert checks["gather_return_higher"]["SafetyBallGather"] == {"vs PCPO": "reproduced"}
     assert "SafetyBallGather" not in checks["final_return_similar"] and checks["safe_no_later"]["paper"].startswith(
-        "SCPO is capable of finding a safe policy")
+        "SCPO is capable of finding a safe policy"
+    )
     assert verdicts.compare(rows[0], {"safe_from_lo": math.nan, "safe_from_hi": 1.0}, "safe_from", "<=") == "undecided"
     # CartSafe: the random policy's cost above the limit; Fig. 15: t90 intervals
-    cart = [{**row("SCPO", env="CartSafe"), "first_cost": 60.0, "first_cost_lo": 40.0, "first_cost_hi": 80.0,
-             "return_gain": 5.0, "return_gain_lo": -1.0, "return_gain_hi": 9.0}]
+    cart = [
+        {
+            **row("SCPO", env="CartSafe"),
+            "first_cost": 60.0,
+            "first_cost_lo": 40.0,
+            "first_cost_hi": 80.0,
+            "return_gain": 5.0,
+            "return_gain_lo": -1.0,
+            "return_gain_hi": 9.0,
+        }
+    ]
     cart_checks = scpo_cartsafe.cartsafe_checks(cart)
     assert cart_checks["random_policy_unsafe"]["verdict"] == "reproduced"
     assert cart_checks["return_improves"]["verdict"] == "undecided"
-    ablation = [{**row(scpo_fig15.AUGMENTED), "return_t90": 0.2, "return_t90_lo": 0.1, "return_t90_hi": 0.3},
-                {**row(scpo_fig15.PLAIN), "return_t90": 0.5, "return_t90_lo": 0.35, "return_t90_hi": 0.7}]
+    ablation = [
+        {**row(scpo_fig15.AUGMENTED), "return_t90": 0.2, "return_t90_lo": 0.1, "return_t90_hi": 0.3},
+        {**row(scpo_fig15.PLAIN), "return_t90": 0.5, "return_t90_lo": 0.35, "return_t90_hi": 0.7},
+    ]
     fig15 = scpo_fig15.fig15_checks(ablation)
     assert fig15["converges_faster"]["verdict"] == "reproduced" and fig15["similar_return"]["verdict"] == "reproduced"
     assert fig15["velocity"]["checked"] is False
@@ -387,15 +489,36 @@ def test_safety_demo_outcome_reads_the_intervals_against_the_limit():
     interval ends at or below it meets it."""
     from saferl.reproduce import safety_demo
 
-    rows = [{"method": "PPO", "algo": "ppo", "final_cost": 220.0, "final_cost_lo": 214.0, "final_cost_hi": 226.0,
-             "final_return": 1700.0, "seeds": 5, "safety": verdicts.safety_verdict(214.0, 226.0, 25.0)},
-            {"method": "PPO-Lag", "algo": "ppo_lag", "final_cost": 7.2, "final_cost_lo": 3.1, "final_cost_hi": 25.0,
-             "final_return": 454.0, "seeds": 5, "safety": verdicts.safety_verdict(3.1, 25.0, 25.0)}]
+    rows = [
+        {
+            "method": "PPO",
+            "algo": "ppo",
+            "final_cost": 220.0,
+            "final_cost_lo": 214.0,
+            "final_cost_hi": 226.0,
+            "final_return": 1700.0,
+            "seeds": 5,
+            "safety": verdicts.safety_verdict(214.0, 226.0, 25.0),
+        },
+        {
+            "method": "PPO-Lag",
+            "algo": "ppo_lag",
+            "final_cost": 7.2,
+            "final_cost_lo": 3.1,
+            "final_cost_hi": 25.0,
+            "final_return": 454.0,
+            "seeds": 5,
+            "safety": verdicts.safety_verdict(3.1, 25.0, 25.0),
+        },
+    ]
     sentence = safety_demo.outcome(rows, 25.0)
     assert "PPO ends at cost 220.0 [214.0, 226.0], above the limit 25 (probably unsafe)" in sentence
     assert "PPO-Lag ends at cost 7.2 [3.1, 25.0], below the limit 25 (probably safe)" in sentence
-    assert safety_demo.checks(rows) == {"safety": {"PPO": "probably_unsafe", "PPO-Lag": "probably_safe"},
-                                        "ppo_breaks_the_limit": True, "ppo_lag_meets_the_limit": True}
+    assert safety_demo.checks(rows) == {
+        "safety": {"PPO": "probably_unsafe", "PPO-Lag": "probably_safe"},
+        "ppo_breaks_the_limit": True,
+        "ppo_lag_meets_the_limit": True,
+    }
     rows[1]["final_cost_hi"], rows[1]["safety"] = 26.0, verdicts.safety_verdict(3.1, 26.0, 25.0)
     assert "around the limit 25 (undecided)" in safety_demo.outcome(rows, 25.0)
     assert safety_demo.checks(rows)["ppo_lag_meets_the_limit"] is False

@@ -180,14 +180,22 @@ def scipy_lp(m):
             A_eq[s, s * A + a] += 1.0
             for s_next in range(S):
                 A_eq[s_next, s * A + a] -= m.gamma * m.P[s, a, s_next]
-    res = linprog(-m.r.reshape(-1), A_ub=m.c.reshape(len(m.b), -1), b_ub=m.b, A_eq=A_eq,
-                  b_eq=(1 - m.gamma) * m.mu, bounds=(0, None), method="highs-ds")
+    res = linprog(
+        -m.r.reshape(-1),
+        A_ub=m.c.reshape(len(m.b), -1),
+        b_ub=m.b,
+        A_eq=A_eq,
+        b_eq=(1 - m.gamma) * m.mu,
+        bounds=(0, None),
+        method="highs-ds",
+    )
     assert res.status == 0, res.message
     return -res.fun, res.x.reshape(S, A)
 
 
 def scipy_dual_lp(m):
-    """min (1 - gamma) mu^T v + lam^T b  s.t.  v(s) >= r(s,a) - lam^T c(.,s,a) + gamma sum_s' P(s'|s,a) v(s'), lam >= 0."""
+    """min (1 - gamma) mu^T v + lam^T b
+    s.t.  v(s) >= r(s,a) - lam^T c(.,s,a) + gamma sum_s' P(s'|s,a) v(s'), lam >= 0."""
     from scipy.optimize import linprog
 
     S, A = m.r.shape
@@ -201,8 +209,13 @@ def scipy_dual_lp(m):
             row[S:] = -m.c[:, s, a]
             rows.append(row)  # gamma P v - v(s) - lam c <= -r
             rhs.append(-m.r[s, a])
-    res = linprog(np.concatenate([(1 - m.gamma) * m.mu, m.b]), A_ub=np.array(rows), b_ub=np.array(rhs),
-                  bounds=[(None, None)] * S + [(0, None)] * k, method="highs-ds")
+    res = linprog(
+        np.concatenate([(1 - m.gamma) * m.mu, m.b]),
+        A_ub=np.array(rows),
+        b_ub=np.array(rhs),
+        bounds=[(None, None)] * S + [(0, None)] * k,
+        method="highs-ds",
+    )
     assert res.status == 0, res.message
     return res.fun, res.x[S:]
 
@@ -233,14 +246,21 @@ def _crossing_cmdp():
 
     The search: docs/decisions/041-cnpg-safeguarded-step.md."""
     P_to_0 = np.array([[0.8, 0.1], [0.1, 0.4]])  # P(s' = 0 | s, a)
-    return C.make_cmdp(np.stack([P_to_0, 1 - P_to_0], -1), r=[[0.8, 0.9], [0.1, 0.1]],
-                       c=[[0.6, 0.0], [0.6, 0.4]], b=0.4, gamma=0.9, mu=[0.5, 0.5])
+    return C.make_cmdp(
+        np.stack([P_to_0, 1 - P_to_0], -1),
+        r=[[0.8, 0.9], [0.1, 0.1]],
+        c=[[0.6, 0.0], [0.6, 0.4]],
+        b=0.4,
+        gamma=0.9,
+        mu=[0.5, 0.5],
+    )
 
 
 CROSSING = _crossing_cmdp()
 # pi(a=0 | s) for s = 0, 1: the first start crosses with the constant step (margin 0.0036), the others do not
-CROSSING_STARTS = np.log(np.array([[[p, 1 - p], [q, 1 - q]] for p, q in
-                                   [(0.2, 0.5), (0.1, 0.1), (0.3, 0.3), (0.5, 0.2), (0.6, 0.1)]]))
+CROSSING_STARTS = np.log(
+    np.array([[[p, 1 - p], [q, 1 - q]] for p, q in [(0.2, 0.5), (0.1, 0.1), (0.3, 0.3), (0.5, 0.2), (0.6, 0.1)]])
+)
 # One batch for every 300-iteration run below (one compile per CMDP shape): ctrpo-fig2's step (-log x,
 # eta = 0.3) at beta = 1e-2 and 1, then x log x at beta = 1 and a step given per run; constant, safeguarded.
 RULES = ("constant", "safeguarded") * 3

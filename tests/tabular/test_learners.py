@@ -6,8 +6,8 @@ Runs reuse two compiled shapes: (H, S, A) = (3, 4, 2) with a batch of 48 runs, a
 import itertools
 
 import jax
-import numpy as np
 import jax.numpy as jnp
+import numpy as np
 
 from saferl.tabular import cmdp as cm
 from saferl.tabular import envs
@@ -158,13 +158,14 @@ def test_propagation_ablation_keeps_entering():
     dead-end branch is never eliminated."""
     m = envs.recursive_elimination(1, safe_continuation=False, H=3)
     m = _pad_states(m, 4)
-    out = L.run_methods(m, [L.METHODS["SVAE"], L.METHODS["SVAE w/o propagation"]], list(range(24)), K,
-                        watch=_watch(m, 1))
+    out = L.run_methods(
+        m, [L.METHODS["SVAE"], L.METHODS["SVAE w/o propagation"]], list(range(24)), K, watch=_watch(m, 1)
+    )
     for name, o in out.items():
         det = o["detected"]
         assert det[:, -1].all()
         first = det.argmax(1)
-        entries = [(o["actions"][i, first[i]:, 0] == 1).sum() for i in range(24)]
+        entries = [(o["actions"][i, first[i] :, 0] == 1).sum() for i in range(24)]
         if name == "SVAE":
             assert max(entries) == 0
         else:

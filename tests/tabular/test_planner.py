@@ -49,8 +49,9 @@ def _hand_instance():
     sumR2 = sumR.copy()  # Bernoulli rewards: R^2 = R
     f = lambda x: jnp.asarray(x, jnp.float32)  # noqa: E731
     st = L.Stats(f(N), f(Nsas), f(sumR), f(sumR2), f(sumC), f(N), f(Nsas), f(sumR), f(sumR2))
-    m = cm.CMDP(np.full((H, S, A, S), 1.0 / S), np.full((H, S, A), 0.5), np.zeros((H, S, A)), TAU,
-                bernoulli_rewards=True)
+    m = cm.CMDP(
+        np.full((H, S, A, S), 1.0 / S), np.full((H, S, A), 0.5), np.zeros((H, S, A)), TAU, bernoulli_rewards=True
+    )
     prio = jnp.asarray(np.random.default_rng(0).random((H, S, A)), jnp.float32)
     return st, L.env_arrays(m), prio, dict(N=N, Nsas=Nsas, sumR=sumR, sumC=sumC)
 
@@ -238,8 +239,12 @@ def test_sigma_v_is_truncated_at_the_first_unsafe_action():
             ms.append(m)
     seeds = [0, 1]
     K = 40
-    out = L.run_batch([L.env_arrays(m) for m in ms for _ in seeds],
-                      [L.METHODS["SVAE"].hyper() for _ in ms for _ in seeds], seeds * len(ms), K)
+    out = L.run_batch(
+        [L.env_arrays(m) for m in ms for _ in seeds],
+        [L.METHODS["SVAE"].hyper() for _ in ms for _ in seeds],
+        seeds * len(ms),
+        K,
+    )
     truncated = 0
     for i, m in enumerate(ms):
         g = cm.safe_subgraph(m)
@@ -270,6 +275,7 @@ def test_sigma_v_is_truncated_at_the_first_unsafe_action():
 def _prio(seed, H, S, A):
     """The learner's per-seed tie-breaking priority (the paper's per-seed action relabelling)."""
     from saferl.foundation.hashing import fmix32
+
     idx = jnp.arange(H * S * A, dtype=jnp.uint32)
     p = fmix32(idx * jnp.uint32(0x9E3779B9) ^ fmix32(jnp.uint32(seed) + jnp.uint32(12345))) >> 8
     return np.asarray(p.astype(jnp.float32).reshape(H, S, A) * (1.0 / (1 << 24)), np.float64)
@@ -350,8 +356,10 @@ FINGERPRINTS = {
     # H.4, p = 0.2, Delta_c = 0.2, seeds 0-2
     "h4": {"root executions": [144, 73, 122], "successor visits": [25, 17, 20], "first exclusion": [162, 87, 139]},
     # H.5, d = 3: (no safe continuation, safe continuation) x (SVAE, w/o propagation), seeds 0-1
-    "h5": {"high-branch entries": [[80, 29], [178, 178], [178, 178], [178, 178]],
-           "first detection": [[100, 43], [100, 43], [0, 0], [0, 0]]},
+    "h5": {
+        "high-branch entries": [[80, 29], [178, 178], [178, 178], [178, 178]],
+        "first detection": [[100, 43], [100, 43], [0, 0], [0, 0]],
+    },
     # navigation test environment 0, seed 0, paper multipliers: SVAE, SUCBVI, MVP-V + filter, MVP-V
     "nav": {"sum of values": [1162.11, 1300.29, 1541.08, 1537.08], "goal visits": [999, 1215, 1386, 1387]},
 }
@@ -363,8 +371,10 @@ def _h3():
     ea = L.env_arrays(envs.variance_two_step(0.15))
     out = L.run_batch([ea] * 9, [m.hyper() for m in meths for _ in seeds], seeds * 3, 200)
     root = out["actions"][..., 0].reshape(3, 3, 200)
-    return {"root action counts": [[int((root[i] == a).sum()) for a in range(4)] for i in range(3)],
-            "Sigma_V": round(float(out["sigma"].reshape(3, 3, 200)[0].sum()), 3)}
+    return {
+        "root action counts": [[int((root[i] == a).sum()) for a in range(4)] for i in range(3)],
+        "Sigma_V": round(float(out["sigma"].reshape(3, 3, 200)[0].sum()), 3),
+    }
 
 
 def _h4():
@@ -373,9 +383,11 @@ def _h4():
     watch[0, 0, envs.UNSAFE_ROOT_ACTION_H4] = True
     ea = L.env_arrays(envs.identification_two_step(0.2, 0.2), watch_excl=watch)
     out = L.run_batch([ea] * 3, [L.METHODS["SVAE"].hyper()] * 3, seeds, 200)
-    return {"root executions": [int((out["actions"][j, :, 0] == 1).sum()) for j in range(3)],
-            "successor visits": [int((out["states"][j, :, 1] == envs.NONVIABLE_STATE_H4).sum()) for j in range(3)],
-            "first exclusion": [int(out["excluded"][j].argmax()) for j in range(3)]}
+    return {
+        "root executions": [int((out["actions"][j, :, 0] == 1).sum()) for j in range(3)],
+        "successor visits": [int((out["states"][j, :, 1] == envs.NONVIABLE_STATE_H4).sum()) for j in range(3)],
+        "first exclusion": [int(out["excluded"][j].argmax()) for j in range(3)],
+    }
 
 
 def _h5():
@@ -390,8 +402,10 @@ def _h5():
                 eas.append(ea), hyps.append(L.METHODS[name].hyper()), sds.append(s)
     out = L.run_batch(eas, hyps, sds, 200)
     enter = (out["actions"][..., 0] == envs.HIGH_BRANCH_ACTION_H5).reshape(4, 2, 200)
-    return {"high-branch entries": enter.sum(-1).tolist(),
-            "first detection": out["detected"].reshape(4, 2, 200).argmax(-1).tolist()}
+    return {
+        "high-branch entries": enter.sum(-1).tolist(),
+        "first detection": out["detected"].reshape(4, 2, 200).argmax(-1).tolist(),
+    }
 
 
 def _nav():
@@ -400,8 +414,10 @@ def _nav():
     names = ("SVAE", "SUCBVI", "MVP-V + filter", "MVP-V")
     hyps = [L.METHODS[k].hyper(alpha=L.NAVIGATION[k][0], beta=L.NAVIGATION[k][1]) for k in names]
     out = L.run_batch([ea] * 4, hyps, [0] * 4, 200)
-    return {"sum of values": [round(float(v), 2) for v in out["value"].astype(np.float64).sum(-1)],
-            "goal visits": [int((out["states"][i] == 14).sum()) for i in range(4)]}
+    return {
+        "sum of values": [round(float(v), 2) for v in out["value"].astype(np.float64).sum(-1)],
+        "goal visits": [int((out["states"][i] == 14).sum()) for i in range(4)],
+    }
 
 
 @pytest.mark.parametrize("study", sorted(FINGERPRINTS))

@@ -7,9 +7,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from saferl import api
-from saferl.training import config as configlib
 from saferl.envs import base
 from saferl.envs.toy import ToyReach
+from saferl.training import config as configlib
 from saferl.training.trainer import Trainer
 
 
@@ -30,8 +30,18 @@ base.register("SaferlTestEchoRawAction", "tests: reward = the action received, u
 
 
 def trainer_for(env: str) -> Trainer:
-    return Trainer(configlib.resolve({"algo": "ppo", "env": env, "num_envs": 2, "rollout_steps": 32,
-                                      "total_steps": 64, "normalize_observations": False}))
+    return Trainer(
+        configlib.resolve(
+            {
+                "algo": "ppo",
+                "env": env,
+                "num_envs": 2,
+                "rollout_steps": 32,
+                "total_steps": 64,
+                "normalize_observations": False,
+            }
+        )
+    )
 
 
 def test_the_trainer_clips_only_where_the_environment_asks_and_the_policy_returns_what_it_received():

@@ -6,8 +6,8 @@ import sys
 import pytest
 
 from saferl import cli
-from saferl.foundation import hparams
 from saferl.algos import base as algos
+from saferl.foundation import hparams
 from saferl.training.config import ConfigError, resolve
 
 BAD_TRAIN_INPUTS = [
@@ -17,15 +17,22 @@ BAD_TRAIN_INPUTS = [
     (["--algo", "ppo", "--set", "hparams.epochs=2.5"], "hparams.epochs must be a whole number >= 1, got 2.5"),
     (["--algo", "ppo", "--set", "hparams.lr_schedule=cosine"], "hparams.lr_schedule must be one of constant, linear"),
     (["--algo", "ctrpo", "--set", "hparams.phi=log"], "hparams.phi must be one of xlogx, neglog, got 'log'"),
-    (["--algo", "ppo_lag", "--set", "hparams.lagrange_optimizer=rmsprop"],
-     "hparams.lagrange_optimizer must be one of adam, sgd, pid, got 'rmsprop'"),
+    (
+        ["--algo", "ppo_lag", "--set", "hparams.lagrange_optimizer=rmsprop"],
+        "hparams.lagrange_optimizer must be one of adam, sgd, pid, got 'rmsprop'",
+    ),
     (["--algo", "ipo", "--set", "hparams.infeasible=ignore"], "hparams.infeasible must be one of recover, cap"),
     (["--algo", "trpo", "--set", "hparams.decay=1"], "hparams.decay must be in (0, 1), got 1"),
     (["--algo", "p3o", "--set", "hparams.kappa=abc"], "hparams.kappa must be a number > 0, got 'abc'"),
-    (["--algo", "focops", "--set", "hparams.minibatches=100000"],
-     "hparams.minibatches must be between 1 and num_envs * rollout_steps"),
+    (
+        ["--algo", "focops", "--set", "hparams.minibatches=100000"],
+        "hparams.minibatches must be between 1 and num_envs * rollout_steps",
+    ),
     (["--algo", "ppo", "--set", "hparams.clip=.nan"], "hparams.clip must be > 0, got nan"),
-    (["--algo", "canary", "--set", "hparams.cost_scale=huge"], "hparams.cost_scale must be one of per_sample, length, effective_horizon"),
+    (
+        ["--algo", "canary", "--set", "hparams.cost_scale=huge"],
+        "hparams.cost_scale must be one of per_sample, length, effective_horizon",
+    ),
     (["--algo", "ppo", "--set", "network.activation=sigmoid"], "network.activation must be one of tanh"),
     (["--algo", "ppo", "--set", "network.actor_hidden=[0]"], "network.actor_hidden must be a non-empty list"),
     (["--algo", "ppo", "--set", "network.width=3"], "unknown network.width"),
@@ -49,8 +56,23 @@ def test_bad_value_is_one_line_and_writes_nothing(args, message, tmp_path, capsy
 
 def test_corrected_rerun_is_accepted_after_a_rejected_one(tmp_path, capsys):
     out = tmp_path / "run"
-    assert cli.main(["train", "--algo", "ppo", "--env", "ToyReach", "--out", str(out), "--quiet",
-                     "--set", "hparams.actor_lr=-1"]) == 2
+    assert (
+        cli.main(
+            [
+                "train",
+                "--algo",
+                "ppo",
+                "--env",
+                "ToyReach",
+                "--out",
+                str(out),
+                "--quiet",
+                "--set",
+                "hparams.actor_lr=-1",
+            ]
+        )
+        == 2
+    )
     assert not out.exists()
     config = resolve({"algo": "ppo", "env": "ToyReach", "hparams": {"actor_lr": 1e-3}})
     assert config["hparams"]["actor_lr"] == 1e-3
@@ -72,9 +94,11 @@ def test_missing_mujoco_names_the_extra_for_train_bench_and_eval(tmp_path, capsy
     run_dir = tmp_path / "ecoant"
     run_dir.mkdir()
     (run_dir / "config.yaml").write_text("algo: ppo\nenv: EcoAnt\n")
-    for args in (["train", "--algo", "ppo", "--env", "EcoAnt", "--out", str(tmp_path / "run")],
-                 ["bench", "--env", "EcoAnt", "--quick"],
-                 ["eval", str(run_dir)]):
+    for args in (
+        ["train", "--algo", "ppo", "--env", "EcoAnt", "--out", str(tmp_path / "run")],
+        ["bench", "--env", "EcoAnt", "--quick"],
+        ["eval", str(run_dir)],
+    ):
         assert cli.main(args) == 2, args
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and "saferl[mjx]" in err, err

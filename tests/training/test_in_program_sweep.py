@@ -1,4 +1,5 @@
-"""In-program sweeps (saferl.training.in_program_sweep): a grid point's runners are the runs a separate program trains with its values."""
+"""In-program sweeps (saferl.training.in_program_sweep): a grid point's runners are the runs a separate program
+trains with its values."""
 
 from __future__ import annotations
 
@@ -9,14 +10,20 @@ import numpy as np
 import pytest
 
 from saferl import api
-from saferl.training import config
-from saferl.training import in_program_sweep
-from saferl.training import runs
 from saferl.cli import main as cli_main
+from saferl.training import config, in_program_sweep, runs
 from saferl.training.trainer import Trainer
 
-SMALL = {"algo": "ppo_lag", "env": "ToyReach", "seeds": 2, "num_envs": 4, "rollout_steps": 64, "total_steps": 768,
-         "iterations_per_chunk": 1, "constraint": {"type": "expected", "limit": 5.0}}
+SMALL = {
+    "algo": "ppo_lag",
+    "env": "ToyReach",
+    "seeds": 2,
+    "num_envs": 4,
+    "rollout_steps": 64,
+    "total_steps": 768,
+    "iterations_per_chunk": 1,
+    "constraint": {"type": "expected", "limit": 5.0},
+}
 # 2 x 2 x 2 points: a constraint value (AgentState.constraint at init), a learning rate (read by the optimiser
 # built inside the update) and a discount (derived by the learner into GAE's gammas)
 SWEEP = {"constraint.limit": [0.5, 5.0], "hparams.actor_lr": [1e-3, 3e-4], "hparams.gamma": [0.99, 0.9]}
@@ -61,14 +68,13 @@ def test_each_grid_point_trains_what_a_separate_program_with_its_values_trains(s
     program = single.compile_chunk(runners)
     for _ in range(single.num_chunks):
         runners, _ = program(runners)
-    pick = lambda tree, g: jax.tree.map(lambda x: x[g * seeds:(g + 1) * seeds], tree)  # noqa: E731
+    pick = lambda tree, g: jax.tree.map(lambda x: x[g * seeds : (g + 1) * seeds], tree)  # noqa: E731
     for a, b in zip(_leaves(pick(swept.agent, last)), _leaves(runners.agent)):
         np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-6)
     # and the sweep changed something: the first point's agent is not the last one's
     first, other = _leaves(pick(swept.agent.actor_params, 0)), _leaves(runners.agent.actor_params)
     assert max(float(np.max(np.abs(a - b))) for a, b in zip(first, other)) > 1e-4
-    np.testing.assert_allclose(np.asarray(swept.agent.constraint.limit).reshape(-1, seeds)[:, 0],
-                               [0.5] * 4 + [5.0] * 4)
+    np.testing.assert_allclose(np.asarray(swept.agent.constraint.limit).reshape(-1, seeds)[:, 0], [0.5] * 4 + [5.0] * 4)
 
 
 def test_progress_summary_and_plot_carry_the_grid(swept_run, tmp_path):
@@ -83,8 +89,11 @@ def test_progress_summary_and_plot_carry_the_grid(swept_run, tmp_path):
     entry = summary["grid"][7]
     assert entry["point"] == in_program_sweep.points(cfg)[7] and entry["label"] == "limit=5, actor_lr=0.0003, gamma=0.9"
     mine = [r for r in last_point if r["iteration"] == iterations]
-    np.testing.assert_allclose(entry["final"]["episode_return"]["per_seed"],
-                               [r["episode_return"] for r in sorted(mine, key=lambda r: r["seed"])], rtol=1e-5)
+    np.testing.assert_allclose(
+        entry["final"]["episode_return"]["per_seed"],
+        [r["episode_return"] for r in sorted(mine, key=lambda r: r["seed"])],
+        rtol=1e-5,
+    )
     out = tmp_path / "curves.png"
     assert cli_main(["plot", str(swept_run.dir), "--out", str(out)]) == 0 and out.stat().st_size > 0
     policy = swept_run.policy_for(1, point=7)
@@ -110,16 +119,19 @@ def test_a_swept_run_resumes_to_the_uninterrupted_result(swept_run, tmp_path):
         np.testing.assert_array_equal(a, b)
 
 
-@pytest.mark.parametrize("sweep, message", [
-    ({"hparams.epochs": [5, 10]}, "hparams.epochs: a whole number is static"),
-    ({"hparams.nope": [1.0, 2.0]}, "has no hyper-parameter 'nope'"),
-    ({"env_params.step_size": [0.1, 0.2]}, "only constraint.* and hparams.*"),
-    ({"constraint.gamma_c": [0.9, 1.0]}, "sweeps constraint.limit"),
-    ({"hparams.actor_lr": [1e-3, 1e-3]}, "lists a value twice"),
-    ({"hparams.actor_lr": [1e-3, "fast"]}, "'fast' is not a finite number"),
-    ({"hparams.clip": [0.2, -1.0]}, r"sweep hparams.clip=-1: hparams.clip must be"),
-    ({"hparams.actor_lr": []}, "must list one or more numbers"),
-])
+@pytest.mark.parametrize(
+    "sweep, message",
+    [
+        ({"hparams.epochs": [5, 10]}, "hparams.epochs: a whole number is static"),
+        ({"hparams.nope": [1.0, 2.0]}, "has no hyper-parameter 'nope'"),
+        ({"env_params.step_size": [0.1, 0.2]}, "only constraint.* and hparams.*"),
+        ({"constraint.gamma_c": [0.9, 1.0]}, "sweeps constraint.limit"),
+        ({"hparams.actor_lr": [1e-3, 1e-3]}, "lists a value twice"),
+        ({"hparams.actor_lr": [1e-3, "fast"]}, "'fast' is not a finite number"),
+        ({"hparams.clip": [0.2, -1.0]}, r"sweep hparams.clip=-1: hparams.clip must be"),
+        ({"hparams.actor_lr": []}, "must list one or more numbers"),
+    ],
+)
 def test_bad_sweeps_are_one_line_errors(sweep, message):
     with pytest.raises(config.ConfigError, match=message):
         config.resolve({**SMALL, "sweep": sweep})
@@ -138,13 +150,16 @@ def test_a_value_the_program_does_not_read_or_branches_on_is_refused_when_traced
 
 def test_cli_sweep_parsing_and_errors(capsys):
     assert in_program_sweep.parse_sweep_args(["constraint.limit=10,25,50", "hparams.beta=0.1,1"]) == {
-        "constraint.limit": [10.0, 25.0, 50.0], "hparams.beta": [0.1, 1.0]}
+        "constraint.limit": [10.0, 25.0, 50.0],
+        "hparams.beta": [0.1, 1.0],
+    }
     with pytest.raises(in_program_sweep.SweepError, match="expected KEY=V1,V2"):
         in_program_sweep.parse_sweep_args(["constraint.limit"])
     with pytest.raises(in_program_sweep.SweepError, match="given twice"):
         in_program_sweep.parse_sweep_args(["hparams.beta=1", "hparams.beta=2"])
-    assert cli_main(["train", "--algo", "ppo_lag", "--env", "ToyReach", "--sweep", "hparams.epochs=2,3",
-                     "--quiet"]) == 2
+    assert (
+        cli_main(["train", "--algo", "ppo_lag", "--env", "ToyReach", "--sweep", "hparams.epochs=2,3", "--quiet"]) == 2
+    )
     assert "hparams.epochs: a whole number is static" in capsys.readouterr().err
     with pytest.raises(config.ConfigError, match="logs to progress.csv only"):
         config.resolve({**SMALL, "logger": "csv,tensorboard", "sweep": {"hparams.actor_lr": [1e-3, 3e-4]}})

@@ -11,10 +11,10 @@ import pytest
 from gymnasium import spaces
 
 from saferl import cli
+from saferl.envs.toy import ToyReach
 from saferl.training import gym_trainer as bridge_train
 from saferl.training import runs
 from saferl.training.gym_trainer import GymTrainer
-from saferl.envs.toy import ToyReach
 from saferl.training.trainer import Trainer
 
 NET = {"actor_hidden": [16], "critic_hidden": [16], "activation": "tanh"}
@@ -42,10 +42,17 @@ class HostToyReach(gym.Env):
 
 def test_same_trajectory_through_learn_gives_the_same_agent_on_both_paths():
     """PPO-Lag with a cost window and a discounted constraint: the set-ups the bridge once restated by hand."""
-    config = {"algo": "ppo_lag", "env": "gym:toyreach", "num_envs": 2, "rollout_steps": 60, "seed": 5,
-              "normalize_observations": False, "network": NET,
-              "constraint": {"type": "expected", "limit": 5.0, "gamma_c": 0.99, "window": 3},
-              "hparams": {"epochs": 2, "minibatches": 2, "cost_gamma": 0.95}}
+    config = {
+        "algo": "ppo_lag",
+        "env": "gym:toyreach",
+        "num_envs": 2,
+        "rollout_steps": 60,
+        "seed": 5,
+        "normalize_observations": False,
+        "network": NET,
+        "constraint": {"type": "expected", "limit": 5.0, "gamma_c": 0.99, "window": 3},
+        "hparams": {"epochs": 2, "minibatches": 2, "cost_gamma": 0.95},
+    }
     bridge = GymTrainer(config, [HostToyReach(), HostToyReach()])
     compiled = Trainer(bridge.config | {"env": "ToyReach"})
     np.testing.assert_array_equal(bridge.learner.gammas, compiled.learner.gammas)
@@ -79,9 +86,17 @@ class Slope(gym.Env):
 
 
 gym.register("SaferlLearnerSlope-v0", entry_point=Slope)
-RESUMABLE = {"algo": "ppo_lag", "env": "gym:SaferlLearnerSlope-v0", "num_envs": 2, "rollout_steps": 40, "seeds": 2,
-             "total_steps": 2 * 40 * 4, "iterations_per_chunk": 2, "network": NET,
-             "hparams": {"epochs": 2, "minibatches": 2}}
+RESUMABLE = {
+    "algo": "ppo_lag",
+    "env": "gym:SaferlLearnerSlope-v0",
+    "num_envs": 2,
+    "rollout_steps": 40,
+    "seeds": 2,
+    "total_steps": 2 * 40 * 4,
+    "iterations_per_chunk": 2,
+    "network": NET,
+    "hparams": {"epochs": 2, "minibatches": 2},
+}
 
 
 def test_bridge_run_resumes_from_its_checkpoint(tmp_path):
@@ -106,13 +121,22 @@ def test_bridge_run_resumes_from_its_checkpoint(tmp_path):
     assert saved["interrupted"] and [r["iteration"] for r in runs.read_progress(tmp_path)] == [1, 2]
     assert cli.main(["train", "--resume", str(tmp_path), "--quiet"]) == 0
     rows = runs.read_progress(tmp_path)
-    assert [(r["seed"], r["iteration"]) for r in rows] == [(0, 1), (0, 2), (0, 3), (0, 4), (1, 1), (1, 2), (1, 3),
-                                                          (1, 4)]
+    assert [(r["seed"], r["iteration"]) for r in rows] == [
+        (0, 1),
+        (0, 2),
+        (0, 3),
+        (0, 4),
+        (1, 1),
+        (1, 2),
+        (1, 3),
+        (1, 4),
+    ]
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert not summary["interrupted"] and summary["env_steps"] == 4 * 80
     assert summary["training_seconds"] > summary["wall_seconds"]  # both sittings counted
-    state, _ = runs.load_checkpoint(tmp_path, jax.tree.map(
-        lambda x: np.stack([np.asarray(x)] * 2), GymTrainer(RESUMABLE, seed_index=0).state()))
+    state, _ = runs.load_checkpoint(
+        tmp_path, jax.tree.map(lambda x: np.stack([np.asarray(x)] * 2), GymTrainer(RESUMABLE, seed_index=0).state())
+    )
     np.testing.assert_array_equal(state["iteration"], [4, 4])
 
 
@@ -120,9 +144,16 @@ def test_bridge_run_resumes_from_its_checkpoint(tmp_path):
 def test_var_augmentation_around_the_host_step_matches_the_compiled_rollout(surrogate):
     """The risk augmentation (y_t / rho, gamma_c^t, t / T and the surrogate's per-step costs) applied around
     host-stepped ToyReach gives the compiled rollout's trajectory, episode ends and resets included."""
-    common = {"algo": "ppo_lag", "num_envs": 2, "rollout_steps": 60, "seed": 3, "normalize_observations": True,
-              "network": NET, "hparams": {"epochs": 2, "minibatches": 2},
-              "constraint": {"type": "var", "rho": 4.0, "epsilon": 0.1, "gamma_c": 0.98, "surrogate": surrogate}}
+    common = {
+        "algo": "ppo_lag",
+        "num_envs": 2,
+        "rollout_steps": 60,
+        "seed": 3,
+        "normalize_observations": True,
+        "network": NET,
+        "hparams": {"epochs": 2, "minibatches": 2},
+        "constraint": {"type": "var", "rho": 4.0, "epsilon": 0.1, "gamma_c": 0.98, "surrogate": surrogate},
+    }
     gym.register(f"SaferlHostToy{surrogate}-v0", entry_point=HostToyReach, max_episode_steps=None)
     near = TOY_PARAMS.replace(cost_threshold=0.05)  # a random walk pays some cost
     bridge = GymTrainer({**common, "env": f"gym:SaferlHostToy{surrogate}-v0"}, [HostToyReach(near), HostToyReach(near)])
@@ -142,8 +173,20 @@ def test_var_augmentation_around_the_host_step_matches_the_compiled_rollout(surr
 
 
 def test_bridge_refuses_what_it_cannot_wrap_in_one_line(tmp_path, capsys):
-    code = cli.main(["train", "--algo", "canary", "--env", "gym:SaferlLearnerSlope-v0", "--out", str(tmp_path / "r"),
-                     "--quiet", "--set", "constraint.finite_horizon=true"])
+    code = cli.main(
+        [
+            "train",
+            "--algo",
+            "canary",
+            "--env",
+            "gym:SaferlLearnerSlope-v0",
+            "--out",
+            str(tmp_path / "r"),
+            "--quiet",
+            "--set",
+            "constraint.finite_horizon=true",
+        ]
+    )
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1, err
     assert "finite_horizon needs the time limit" in err

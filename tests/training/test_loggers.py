@@ -16,14 +16,19 @@ from pathlib import Path
 import pytest
 
 from saferl import cli
-from saferl.training import config
-from saferl.training import loggers
-from saferl.training import runs
+from saferl.training import config, loggers, runs
 
 CFG = {
-    "algo": "ppo_lag", "env": "ToyReach", "total_steps": 4 * 400, "seeds": 2, "num_envs": 4, "rollout_steps": 100,
-    "iterations_per_chunk": 1, "checkpoint_every": 2,  # a crash after chunk 3 leaves iteration 3 unchecked
-    "hparams": {"minibatches": 2, "epochs": 1}, "network": {"actor_hidden": [8], "critic_hidden": [8]},
+    "algo": "ppo_lag",
+    "env": "ToyReach",
+    "total_steps": 4 * 400,
+    "seeds": 2,
+    "num_envs": 4,
+    "rollout_steps": 100,
+    "iterations_per_chunk": 1,
+    "checkpoint_every": 2,  # a crash after chunk 3 leaves iteration 3 unchecked
+    "hparams": {"minibatches": 2, "epochs": 1},
+    "network": {"actor_hidden": [8], "critic_hidden": [8]},
     "logger": ["csv", "tensorboard", "wandb"],
 }
 SEEDS = [0, 1]
@@ -68,11 +73,11 @@ def _wandb_records(path: Path) -> list:
         if left < 7:  # a block's tail too short for a chunk header is padding
             pos += left
             continue
-        _, length, kind = struct.unpack("<IHB", data[pos:pos + 7])
+        _, length, kind = struct.unpack("<IHB", data[pos : pos + 7])
         if kind == 0:  # zero padding up to the block's end
             pos += left
             continue
-        chunk, pos = data[pos + 7:pos + 7 + length], pos + 7 + length
+        chunk, pos = data[pos + 7 : pos + 7 + length], pos + 7 + length
         if kind == 1:
             records.append(chunk)
         elif kind == 2:
@@ -131,8 +136,14 @@ def resumed_run(tmp_path_factory):
     """A run that crashed after chunk 3 (checkpoint at chunk 2), then resumed to the end."""
     run_dir = tmp_path_factory.mktemp("logged") / "run"
     env = {**os.environ, "JAX_PLATFORMS": "cpu", "WANDB_MODE": "offline"}
-    done = subprocess.run([sys.executable, "-c", _CRASH.format(cfg=repr(CFG)), str(run_dir)], capture_output=True,
-                          text=True, timeout=600, env=env, cwd=Path(__file__).resolve().parents[2])
+    done = subprocess.run(
+        [sys.executable, "-c", _CRASH.format(cfg=repr(CFG)), str(run_dir)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        cwd=Path(__file__).resolve().parents[2],
+    )
     assert done.returncode == 17, done.stderr[-3000:]
     assert max(r["iteration"] for r in runs.read_progress(run_dir)) == 3  # iteration 3 written, not checkpointed
     first_tb = {key: _read_tensorboard(run_dir / "tensorboard" / key) for key in ("seed_0", "mean")}
@@ -205,8 +216,11 @@ def test_wandb_offline_run_holds_progress_csv(resumed_run):
 
 
 def _rows(iterations, seeds, value=lambda it, s: 10.0 * it + s, steps=100):
-    return [{"iteration": it, "env_steps": it * steps, "seed": s, "episode_return": value(it, s), "cost": float(s)}
-            for it in iterations for s in seeds]
+    return [
+        {"iteration": it, "env_steps": it * steps, "seed": s, "episode_return": value(it, s), "cost": float(s)}
+        for it in iterations
+        for s in seeds
+    ]
 
 
 def test_progress_csv_and_summary_do_not_depend_on_the_loggers(tmp_path, monkeypatch):
@@ -218,7 +232,7 @@ def test_progress_csv_and_summary_do_not_depend_on_the_loggers(tmp_path, monkeyp
         run_dir.mkdir()
         recorder = runs.Recorder(run_dir, {**base, "logger": names}, [], False, 300)
         recorder.add(_rows([1], SEEDS, value=lambda it, s: 1.0 / 3.0 + s))
-        recorder.add(_rows([2, 3], SEEDS, value=lambda it, s: math.nan if (it, s) == (2, 1) else -2.0 ** -it))
+        recorder.add(_rows([2, 3], SEEDS, value=lambda it, s: math.nan if (it, s) == (2, 1) else -(2.0**-it)))
         summary = recorder.finish(interrupted=False)
         written[len(names)] = (run_dir / "progress.csv").read_bytes(), summary["final"]
     assert written[1] == written[3]
@@ -255,11 +269,17 @@ def test_csv_alone_writes_no_logger_files(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("value, names", [
-    (None, ["csv"]), ("csv", ["csv"]), ("tensorboard", ["csv", "tensorboard"]),
-    ("wandb, csv,tensorboard", ["csv", "wandb", "tensorboard"]), (["tensorboard", "tensorboard"], ["csv", "tensorboard"]),
-    (["csv,wandb"], ["csv", "wandb"]),
-])
+@pytest.mark.parametrize(
+    "value, names",
+    [
+        (None, ["csv"]),
+        ("csv", ["csv"]),
+        ("tensorboard", ["csv", "tensorboard"]),
+        ("wandb, csv,tensorboard", ["csv", "wandb", "tensorboard"]),
+        (["tensorboard", "tensorboard"], ["csv", "tensorboard"]),
+        (["csv,wandb"], ["csv", "wandb"]),
+    ],
+)
 def test_parse(value, names):
     assert loggers.parse(value) == names
 
@@ -289,12 +309,23 @@ def test_wandb_mode_never_needs_a_prompt(tmp_path):
     assert loggers.wandb_mode({**base, "WANDB_BASE_URL": "https://wandb.example.org"}) == "offline"
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--logger", "csv,tensorbord"], "unknown logger 'tensorbord' (logger / --logger); known loggers: csv, tensorboard, wandb"),
-    (["--logger", "csv", "--logger", "wandb"], "--logger given 2 times; name the loggers in one, separated by commas: "
-                                               "--logger csv,wandb"),
-    (["--set", "logger=[csv,tb]"], "unknown logger 'tb' (logger / --logger); known loggers: csv, tensorboard, wandb"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ["--logger", "csv,tensorbord"],
+            "unknown logger 'tensorbord' (logger / --logger); known loggers: csv, tensorboard, wandb",
+        ),
+        (
+            ["--logger", "csv", "--logger", "wandb"],
+            "--logger given 2 times; name the loggers in one, separated by commas: --logger csv,wandb",
+        ),
+        (
+            ["--set", "logger=[csv,tb]"],
+            "unknown logger 'tb' (logger / --logger); known loggers: csv, tensorboard, wandb",
+        ),
+    ],
+)
 def test_bad_logger_is_one_line(args, message, tmp_path, capsys):
     out = tmp_path / "run"
     code = cli.main(["train", "--algo", "ppo", "--env", "ToyReach", "--steps", "800", "--out", str(out), *args])
@@ -307,10 +338,13 @@ def test_bad_logger_is_one_line(args, message, tmp_path, capsys):
 def test_missing_extra_is_one_line_before_anything_is_written(module, extra, tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, module, None)  # as if not installed: importing it raises ImportError
     out = tmp_path / "run"
-    code = cli.main(["train", "--algo", "ppo", "--env", "ToyReach", "--steps", "800", "--out", str(out),
-                     "--logger", f"csv,{extra}"])
+    code = cli.main(
+        ["train", "--algo", "ppo", "--env", "ToyReach", "--steps", "800", "--out", str(out), "--logger", f"csv,{extra}"]
+    )
     err = capsys.readouterr().err.strip()
     assert code == 2, err
-    assert err == (f"saferl: error: the {extra} logger needs the optional extra '{extra}' (module {module!r} is not "
-                   f"installed): pip install 'saferl[{extra}]'")
+    assert err == (
+        f"saferl: error: the {extra} logger needs the optional extra '{extra}' (module {module!r} is not "
+        f"installed): pip install 'saferl[{extra}]'"
+    )
     assert not out.exists()

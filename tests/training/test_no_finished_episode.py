@@ -16,9 +16,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from saferl.training import config
 from saferl.algos import base
 from saferl.core.rollout import episode_estimates, make_batch
+from saferl.training import config
 from saferl.training.trainer import Trainer
 
 NET = {"actor_hidden": [8], "critic_hidden": [8], "activation": "tanh", "value_normalization": True}
@@ -33,12 +33,23 @@ CONSTRAINTS = {
 @lru_cache(maxsize=None)
 def stepper(algo):
     """(trainer, its initial runners for 2 seeds, one jitted and seed-vmapped training iteration)."""
-    cfg = config.resolve({"algo": algo, "env": "ToyReach", "seeds": 2, "num_envs": 2, "rollout_steps": 30,
-                          "total_steps": 60, "normalize_observations": False, "network": NET,
-                          "env_params": {"cost_threshold": 0.05},  # a random walk pays some cost
-                          "constraint": CONSTRAINTS[algo],
-                          "hparams": {"epochs": 2, "minibatches": 2} if "ppo" in algo else
-                          {"cg_iters": 2, "backtracks": 2, "critic_epochs": 1, "critic_minibatches": 1}})
+    cfg = config.resolve(
+        {
+            "algo": algo,
+            "env": "ToyReach",
+            "seeds": 2,
+            "num_envs": 2,
+            "rollout_steps": 30,
+            "total_steps": 60,
+            "normalize_observations": False,
+            "network": NET,
+            "env_params": {"cost_threshold": 0.05},  # a random walk pays some cost
+            "constraint": CONSTRAINTS[algo],
+            "hparams": {"epochs": 2, "minibatches": 2}
+            if "ppo" in algo
+            else {"cg_iters": 2, "backtracks": 2, "critic_epochs": 1, "critic_minibatches": 1},
+        }
+    )
     trainer = Trainer(cfg)
     return trainer, trainer.init_all(), jax.jit(jax.vmap(trainer.iteration))
 
@@ -59,7 +70,9 @@ def moved(a, b):
     return any(not np.array_equal(x, y) for x, y in zip(jax.tree.leaves(get(a)), jax.tree.leaves(get(b))))
 
 
-@pytest.mark.parametrize("algo", [pytest.param("cpo", marks=pytest.mark.slow), "canary"])  # a Lagrangian's hold: the later-batch test below (ppo_lag)
+@pytest.mark.parametrize(
+    "algo", [pytest.param("cpo", marks=pytest.mark.slow), "canary"]
+)  # a Lagrangian's hold: the later-batch test below (ppo_lag)
 def test_no_finished_episode_holds_a_constrained_update(algo):
     trainer, runners, step = stepper(algo)
     after, metrics = step(runners)
@@ -68,8 +81,9 @@ def test_no_finished_episode_holds_a_constrained_update(algo):
     np.testing.assert_array_equal(metrics["update_skipped"], [1.0, 1.0])
     assert_same(after.agent, runners.agent)  # critics (PopArt included), multipliers, policy, eta: all held
     episodes = get(after.episodes)
-    for key in ("discounted_cost", "cost", "discounted_cost_sq") + (("violation", "excess") if algo == "canary"
-                                                                     else ()):
+    for key in ("discounted_cost", "cost", "discounted_cost_sq") + (
+        ("violation", "excess") if algo == "canary" else ()
+    ):
         assert np.all(np.isnan(episodes[key])), key  # unknown, not zero
     np.testing.assert_array_equal(episodes["count"], [0.0, 0.0])
     # the held step's own metrics describe no update: missing, as the episode means of such a batch
@@ -142,8 +156,14 @@ def test_a_batch_with_finished_episodes_learns_exactly_as_before():
         _, k_roll, k_upd = jax.random.split(runner.key, 3)
         _, _, traj = trainer.collect(runner, k_roll)
         agent = runner.agent
-        batch = make_batch(traj, learner.critics, agent.critic_params, learner.gammas, learner.algo.hp["gae_lambda"],
-                           learner.end_at_truncation)
+        batch = make_batch(
+            traj,
+            learner.critics,
+            agent.critic_params,
+            learner.gammas,
+            learner.algo.hp["gae_lambda"],
+            learner.end_at_truncation,
+        )
         episodes = jax.tree.map(lambda x: jnp.nan_to_num(x, nan=0.0), runner.episodes)
         batch = batch.replace(episodes=episode_estimates(batch, episodes))
         agent = agent.replace(critic_params=learner.critics.update_normalizer(agent.critic_params, batch.returns))

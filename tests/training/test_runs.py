@@ -5,12 +5,17 @@ import json
 import numpy as np
 import pytest
 
-from saferl.training import config
-from saferl.training import runs
+from saferl.training import config, runs
 
 CFG = {
-    "algo": "ppo_lag", "env": "ToyReach", "total_steps": 4 * 400, "seeds": 2, "num_envs": 4, "rollout_steps": 100,
-    "iterations_per_chunk": 1, "constraint": {"type": "expected", "limit": 10.0, "window": 8},  # window: resumed too
+    "algo": "ppo_lag",
+    "env": "ToyReach",
+    "total_steps": 4 * 400,
+    "seeds": 2,
+    "num_envs": 4,
+    "rollout_steps": 100,
+    "iterations_per_chunk": 1,
+    "constraint": {"type": "expected", "limit": 10.0, "window": 8},  # window: resumed too
     "hparams": {"minibatches": 2, "epochs": 2},
     "network": {"actor_hidden": [16], "critic_hidden": [16]},
 }
@@ -106,8 +111,11 @@ def test_progress_keeps_rows_written_before_a_new_metric(tmp_path):
 
 
 def test_final_statistics_use_last_ten_percent():
-    rows = [{"iteration": i, "seed": s, "env_steps": i, "episode_return": float(i + 100 * s)}
-            for i in range(1, 21) for s in (0, 1)]
+    rows = [
+        {"iteration": i, "seed": s, "env_steps": i, "episode_return": float(i + 100 * s)}
+        for i in range(1, 21)
+        for s in (0, 1)
+    ]
     stats = runs.final_statistics(rows, "episode_return", [0, 1])
     # last 10% of 20 iterations = iterations 19 and 20
     assert stats["per_seed"] == [19.5, 119.5]
@@ -165,11 +173,11 @@ def test_trainer_hands_the_algorithm_the_windowed_cost_estimate():
         env_state, obs, batch = rollout(runner, key)
         done = np.asarray(batch.episode_done)
         finished.extend(np.asarray(batch.episode_discounted_cost)[done, 0])
-        runner = RunnerState(runner.agent, env_state, obs, runner.key, batch.episodes, runner.iteration,
-                             runner.env_steps)
+        runner = RunnerState(
+            runner.agent, env_state, obs, runner.key, batch.episodes, runner.iteration, runner.env_steps
+        )
     assert len(finished) > window  # ToyReach's episodes are short: both batches contribute
-    np.testing.assert_allclose(np.asarray(batch.episodes["discounted_cost"])[0], np.mean(finished[-window:]),
-                               rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(batch.episodes["discounted_cost"])[0], np.mean(finished[-window:]), rtol=1e-5)
     # and progress.csv logs that J_c as episode_cost_window beside the batch's own mean (the regret of ctrpo-table1)
     logged = trainer.learner.iteration_metrics(batch, runner.agent)
     np.testing.assert_allclose(float(logged["episode_cost_window"]), np.mean(finished[-window:]), rtol=1e-5)
@@ -203,9 +211,9 @@ def test_progress_off_a_terminal_is_one_line_per_update(capsys):
 
 
 def test_a_second_trainer_of_the_same_program_runs_the_executable_the_first_compiled(uninterrupted):
-    """The process's program cache (saferl.training.trainer.compiled_program): a trainer of the same config but its base seed
-    gets the executable the uninterrupted run compiled, which computes what a fresh compile of its own computes;
-    a change of any training entry (here one hyper-parameter) or of the number of seeds is another program."""
+    """The process's program cache (saferl.training.trainer.compiled_program): a trainer of the same config but its
+    base seed gets the executable the uninterrupted run compiled, which computes what a fresh compile of its own
+    computes; a change of any training entry (here one hyper-parameter) or of the number of seeds is another program."""
     import jax
 
     from saferl.training.trainer import Trainer, program_key

@@ -2,8 +2,9 @@
 
 The ball dynamics, walls, sensors and placement are in :mod:`saferl.envs.bullet_ball.physics`;
 SafetyBallReach is in :mod:`saferl.envs.bullet_ball.reach`.  Everything is pure ``jax.numpy``:
-``reset`` and ``step`` jit and vmap over keys, states and params.  Source tags are those
-of ``/work/shared/specs/environments.md`` section 1.
+``reset`` and ``step`` jit and vmap over keys, states and params.  ``BSG01`` marks a file of the
+``bullet_safety_gym`` package in Bullet-Safety-Gym 0.1 (GitHub SvenGronauer/Bullet-Safety-Gym at df7f9a2),
+``BSG14`` one of the 1.4.0 PyPI wheel.
 
 Versions
 --------
@@ -11,12 +12,12 @@ Versions
 250-step episodes and 60 Hz control (substeps 1/240 s x 4) for all three tasks.
 ``version="1.4.0"`` gives the PyPI package's episode lengths (Run 100, Circle 200, Gather
 250) and control rates (Run and Gather 1/120 s x 4 = 30 Hz; Circle 1/60 s x 6 = 10 Hz).
-The version only sets the defaults of the params (spec 1.1); any field can be overridden,
+The version only sets the defaults of the params (:data:`physics.PHYSICS`); any field can be overridden,
 ``BallRun(version="1.4.0", max_steps=250)``.
 
 What matches the original (``BSG01``/``BSG14: envs/tasks.py``, ``agents.py``, ``worlds.py``)
 -------------------------------------------------------------------------------------------
-* Ball: see :mod:`saferl.envs.bullet_ball.physics` (the spec's measured speeds are in the tests).
+* Ball: see :mod:`saferl.envs.bullet_ball.physics` (the speeds measured in PyBullet are in the tests).
   Actions are clipped to [-1, 1]^2; the 7 agent observations are
   ``[0.1 x, 0.1 y, 0.2 v_x, 0.2 v_y, 0.1 omega]``; the Ball never dies.
 * Run (Plane200, no walls): reset at ``U(-0.01, 0.01)^2`` at rest.  Reward
@@ -65,8 +66,9 @@ from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from saferl.foundation import struct
+from saferl.envs.base import Box, Environment, register
 from saferl.envs.bullet_ball.physics import (
     OCTAGON_NORMALS,
     ROOM_NORMALS,
@@ -82,9 +84,19 @@ from saferl.envs.bullet_ball.physics import (
     simulate,
     version_defaults,
 )
-from saferl.envs.base import Box, Environment, register
+from saferl.foundation import struct
 
-__all__ = ["BallRun", "BallCircle", "BallGather", "RunParams", "CircleParams", "GatherParams", "GatherState"]
+__all__ = [
+    "BallTask",
+    "BallRun",
+    "BallCircle",
+    "BallGather",
+    "RunParams",
+    "CircleParams",
+    "GatherParams",
+    "GatherState",
+    "sensor_space",
+]
 
 
 @struct.dataclass
@@ -140,12 +152,26 @@ def _scalar(x):
     return jnp.asarray(x, jnp.float32)
 
 
-class _BallTask(Environment):
-    """Shared construction: ``version`` sets the params' defaults, keywords override them."""
+def sensor_space(sensors: int, tail: int = 0) -> Box:
+    """The observation space of the 7 ball values, ``sensors`` LIDAR readings in ``[0, 1]``, then ``tail``
+    unbounded values."""
+    low = jnp.concatenate([jnp.full((7,), -jnp.inf), jnp.zeros((sensors,)), jnp.full((tail,), -jnp.inf)])
+    high = jnp.concatenate([jnp.full((7,), jnp.inf), jnp.ones((sensors,)), jnp.full((tail,), jnp.inf)])
+    return Box(low=low, high=high, shape=(7 + sensors + tail,))
+
+
+class BallTask(Environment):
+    """A ball task: ``version`` sets the params' defaults, keywords override them.
+
+    A step clips the action, rolls the ball under ``max_force`` times it for the step's substeps, against the
+    task's walls (:attr:`walls`, inner faces at ``params.wall_distance``) and :meth:`contact`, and leaves the
+    task's reward, cost, termination and new state to :meth:`outcome`; episodes are truncated at ``max_steps``.
+    """
 
     task: ClassVar[str] = ""
     params_class: ClassVar[type] = BallParams
-    cost_shape = ()
+    #: outward normals of the walls' faces (None: no walls)
+    walls: ClassVar[np.ndarray | None] = None
 
     def __init__(self, version: str = "0.1", **param_defaults):
         self.version = version
@@ -157,8 +183,35 @@ class _BallTask(Environment):
     def action_space(self, params) -> Box:
         return Box(low=-1.0, high=1.0, shape=(2,))
 
-    def _truncated(self, time, params):
-        return time >= params.max_steps
+    def step(self, state, action, params):
+        a = clip_action(action)
+        wall_distance = None if self.walls is None else params.wall_distance
+        pos, vel = simulate(
+            state.pos,
+            state.vel,
+            params.max_force * a,
+            params,
+            self.walls,
+            wall_distance,
+            contact=self.contact(state, params),
+        )
+        state, reward, cost, terminated, info = self.outcome(state, a, pos, vel, params)
+        truncated = state.time >= params.max_steps
+        return state, self.observation(state, params), _scalar(reward), _scalar(cost), terminated, truncated, info
+
+    def contact(self, state, params):
+        """What the ball meets beyond the walls during the step from ``state``, ``contact(pos, vel, substep) ->
+        (pos, vel)`` (:func:`~saferl.envs.bullet_ball.physics.simulate`); None: nothing."""
+        return None
+
+    def outcome(self, state, action, pos, vel, params):
+        """``(state, reward, cost, terminated, info)`` of the step from ``state`` under the clipped ``action``
+        that left the ball at ``pos`` with velocity ``vel``."""
+        raise NotImplementedError
+
+    def observation(self, state, params):
+        """The agent's observation of ``state``: by default the ball's own 7 values."""
+        return ball_observation(state.pos, state.vel, params).astype(jnp.float32)
 
 
 def _config(limit, reset_pool=0):
@@ -167,21 +220,23 @@ def _config(limit, reset_pool=0):
     # rollout (AutoReset): independent as long as no env ends more than 10 episodes in a rollout (2048 / 250 ~ 8);
     # measured with 1024 random-action envs, stepping 13x (Gather) and 24x (Reach) the original's without the
     # pool, ~3000x with one (docs/results/fidelity/speed.md)
-    return {"num_envs": 16, "rollout_steps": 2048, "total_steps": 1_000_000, "reset_pool": reset_pool,
-            "constraint": {"type": "expected", "limit": limit}}
+    return {
+        "num_envs": 16,
+        "rollout_steps": 2048,
+        "total_steps": 1_000_000,
+        "reset_pool": reset_pool,
+        "constraint": {"type": "expected", "limit": limit},
+    }
 
 
 # --------------------------------------------------------------------------- Run
 
 
-_RUN = "Bullet-Safety-Gym SafetyBallRun in JAX: ball runs along +x; cost for |y| > 2 or speed > 2.5"
-
-
-@register("SafetyBallRun", _RUN)
-class BallRun(_BallTask):
+@register("SafetyBallRun")
+class BallRun(BallTask):
     """``SafetyBallRun-v0`` (see the module docstring)."""
 
-    description = _RUN
+    description = "Bullet-Safety-Gym SafetyBallRun in JAX: ball runs along +x; cost for |y| > 2 or speed > 2.5"
     task = "run"
     params_class = RunParams
     config_defaults = _config(25.0)  # SCPO Table 1
@@ -192,11 +247,9 @@ class BallRun(_BallTask):
     def reset(self, key, params: RunParams):
         pos = jax.random.uniform(key, (2,), minval=-params.spawn_extent, maxval=params.spawn_extent)
         state = BallState(pos=pos, vel=jnp.zeros((2,), jnp.float32), time=jnp.zeros((), jnp.int32))
-        return state, ball_observation(state.pos, state.vel, params).astype(jnp.float32)
+        return state, self.observation(state, params)
 
-    def step(self, state: BallState, action, params: RunParams):
-        a = clip_action(action)
-        pos, vel = simulate(state.pos, state.vel, params.max_force * a, params)
+    def outcome(self, state: BallState, a, pos, vel, params: RunParams):
         # Phi_t - Phi_{t-1} = -60 (d_t - d_{t-1}), with d^2 = (x - X)^2 + y^2 differenced exactly
         old, target = state.pos, params.target_x
         d_sq_change = (pos[0] - old[0]) * (pos[0] + old[0] - 2.0 * target) + (pos[1] - old[1]) * (pos[1] + old[1])
@@ -205,26 +258,21 @@ class BallRun(_BallTask):
         outside = (jnp.abs(pos[1]) > params.y_limit).astype(jnp.float32)
         too_fast = (norm2(vel) > params.velocity_limit).astype(jnp.float32)
         cost = jnp.minimum(1.0, outside + too_fast)
-        time = state.time + 1
-        state = BallState(pos=pos, vel=vel, time=time)
-        obs = ball_observation(pos, vel, params).astype(jnp.float32)
         info = {"cost_outside_bounds": outside, "cost_velocity_violation": too_fast}
-        return state, obs, _scalar(reward), _scalar(cost), jnp.zeros((), bool), self._truncated(time, params), info
+        return state.replace(pos=pos, vel=vel, time=state.time + 1), reward, cost, jnp.zeros((), bool), info
 
 
 # --------------------------------------------------------------------------- Circle
 
 
-_CIRCLE = "Bullet-Safety-Gym SafetyBallCircle in JAX: ball circles clockwise (radius 7); cost for |x| > 6"
-
-
-@register("SafetyBallCircle", _CIRCLE)
-class BallCircle(_BallTask):
+@register("SafetyBallCircle")
+class BallCircle(BallTask):
     """``SafetyBallCircle-v0`` (see the module docstring)."""
 
-    description = _CIRCLE
+    description = "Bullet-Safety-Gym SafetyBallCircle in JAX: ball circles clockwise (radius 7); cost for |x| > 6"
     task = "circle"
     params_class = CircleParams
+    walls = OCTAGON_NORMALS
     config_defaults = _config(25.0)
 
     def observation_space(self, params) -> Box:
@@ -237,53 +285,50 @@ class BallCircle(_BallTask):
         angle = jax.random.uniform(a_key, (), minval=0.0, maxval=TWO_PI)
         pos = jnp.sqrt(r_sq) * jnp.stack([jnp.cos(angle), jnp.sin(angle)])
         state = BallState(pos=pos, vel=jnp.zeros((2,), jnp.float32), time=jnp.zeros((), jnp.int32))
-        return state, self._obs(pos, state.vel, params)
+        return state, self.observation(state, params)
 
-    def step(self, state: BallState, action, params: CircleParams):
-        a = clip_action(action)
-        pos, vel = simulate(state.pos, state.vel, params.max_force * a, params, OCTAGON_NORMALS, params.wall_distance)
+    def outcome(self, state: BallState, a, pos, vel, params: CircleParams):
         off_circle = jnp.abs(norm2(pos) - params.circle_radius)
         reward = params.reward_scale * (pos[1] * vel[0] - pos[0] * vel[1]) / (1.0 + off_circle)
         reward = reward - params.action_penalty_scale * action_penalty(a, params)
         cost = (jnp.abs(pos[0]) > params.x_limit).astype(jnp.float32)
-        time = state.time + 1
-        state = BallState(pos=pos, vel=vel, time=time)
         info = {"cost_outside_bounds": cost}
-        return state, self._obs(pos, vel, params), _scalar(reward), cost, jnp.zeros((), bool), \
-            self._truncated(time, params), info
+        return state.replace(pos=pos, vel=vel, time=state.time + 1), reward, cost, jnp.zeros((), bool), info
 
-    def _obs(self, pos, vel, params: CircleParams):
-        extra = jnp.reshape((norm2(pos) - params.circle_radius) / params.env_dim, (1,))
-        return jnp.concatenate([ball_observation(pos, vel, params), extra]).astype(jnp.float32)
+    def observation(self, state: BallState, params: CircleParams):
+        extra = jnp.reshape((norm2(state.pos) - params.circle_radius) / params.env_dim, (1,))
+        return jnp.concatenate([ball_observation(state.pos, state.vel, params), extra]).astype(jnp.float32)
 
 
 # --------------------------------------------------------------------------- Gather
 
 
-_GATHER = "Bullet-Safety-Gym SafetyBallGather in JAX: collect 8 apples (+10), bombs cost; ends with the last apple"
-
-
-@register("SafetyBallGather", _GATHER)
-class BallGather(_BallTask):
+@register("SafetyBallGather")
+class BallGather(BallTask):
     """``SafetyBallGather-v0`` (see the module docstring)."""
 
-    description = _GATHER
+    description = (
+        "Bullet-Safety-Gym SafetyBallGather in JAX: collect 8 apples (+10), bombs cost; ends with the last apple"
+    )
     task = "gather"
     params_class = GatherParams
+    walls = ROOM_NORMALS
     config_defaults = _config(0.2, reset_pool=10)
 
     def observation_space(self, params: GatherParams) -> Box:
-        n = 2 * params.lidar_num_bins
-        low = jnp.concatenate([jnp.full((7,), -jnp.inf), jnp.zeros((n,))])
-        high = jnp.concatenate([jnp.full((7,), jnp.inf), jnp.ones((n,))])
-        return Box(low=low, high=high, shape=(7 + n,))
+        return sensor_space(2 * params.lidar_num_bins)
 
     def reset(self, key, params: GatherParams):
         na, nb = params.num_apples, params.num_bombs
         pos = jnp.zeros((2,), jnp.float32)
         layout = place_objects(
-            key, na + nb, params.placement_tries, params.placement_extent,
-            pos, jnp.reshape(params.agent_keepout, (1,)), params.object_keepout,
+            key,
+            na + nb,
+            params.placement_tries,
+            params.placement_extent,
+            pos,
+            jnp.reshape(params.agent_keepout, (1,)),
+            params.object_keepout,
         )
         state = GatherState(
             pos=pos,
@@ -294,11 +339,9 @@ class BallGather(_BallTask):
             bomb_left=jnp.ones((nb,), bool),
             time=jnp.zeros((), jnp.int32),
         )
-        return state, self._obs(state, params)
+        return state, self.observation(state, params)
 
-    def step(self, state: GatherState, action, params: GatherParams):
-        a = clip_action(action)
-        pos, vel = simulate(state.pos, state.vel, params.max_force * a, params, ROOM_NORMALS, params.wall_distance)
+    def outcome(self, state: GatherState, a, pos, vel, params: GatherParams):
         got_apple = state.apple_left & (norm2(state.apples - pos) < params.detection_distance)
         got_bomb = state.bomb_left & (norm2(state.bombs - pos) < params.detection_distance)
         apples = jnp.sum(got_apple.astype(jnp.float32))
@@ -306,16 +349,13 @@ class BallGather(_BallTask):
         reward = params.apple_reward * apples
         cost = jnp.minimum(1.0, params.bomb_cost * bombs)
         apple_left = state.apple_left & ~got_apple
-        time = state.time + 1
         state = state.replace(
-            pos=pos, vel=vel, apple_left=apple_left, bomb_left=state.bomb_left & ~got_bomb, time=time
+            pos=pos, vel=vel, apple_left=apple_left, bomb_left=state.bomb_left & ~got_bomb, time=state.time + 1
         )
-        terminated = ~jnp.any(apple_left)
         info = {"apples_collected": apples, "bombs_collected": bombs, "cost_gathered_bombs": params.bomb_cost * bombs}
-        return state, self._obs(state, params), _scalar(reward), _scalar(cost), terminated, \
-            self._truncated(time, params), info
+        return state, reward, cost, ~jnp.any(apple_left), info
 
-    def _obs(self, state: GatherState, params: GatherParams):
+    def observation(self, state: GatherState, params: GatherParams):
         see_all = jnp.asarray(params.lidar_sees_collected)
         lidar = dict(num_bins=params.lidar_num_bins, max_dist=params.lidar_range)
         return jnp.concatenate(

@@ -3,13 +3,14 @@
 Shared by the four ball tasks (:mod:`saferl.envs.bullet_ball.ball` holds Run, Circle and Gather,
 :mod:`saferl.envs.bullet_ball.reach` holds Reach).  It is a module of its own because the tasks
 would otherwise pass 400 lines in one file, and because Reach needs all of it too.
-Sources are tagged as in ``/work/shared/specs/environments.md`` section 1 (``BSG01``: the
-v0.1 sources SCPO ran; ``BSG14``: the 1.4.0 wheel; ``M-BSG``: measured in PyBullet).
+Sources are files of the ``bullet_safety_gym`` package, in Bullet-Safety-Gym 0.1 (GitHub
+SvenGronauer/Bullet-Safety-Gym at df7f9a2, the version SCPO ran) and 1.4.0 (the PyPI wheel); "measured"
+means read back from the original run in PyBullet 3.2.7.
 
-The ball on flat ground (spec 1.3, 1.4)
----------------------------------------
+The ball on flat ground (``envs/agents.py`` ``Ball``, ``envs/data/robots/ball/ball.urdf``)
+------------------------------------------------------------------------------------------
 The ball (mass 0.3 kg, radius 0.5 m, inertia 0.03 = 2/5 m r^2) rolls without slipping, so
-its horizontal velocity ``v`` obeys (spec 1.4, fitted to PyBullet to 4 significant figures)::
+its horizontal velocity ``v`` obeys (fitted to the measured PyBullet trajectories to 4 significant figures)::
 
     m_eff dv/dt = F - m v (k_l + k_l |v|) - (I / r^2) v (k_a + k_a |v| / r) - f_roll v/|v|
 
@@ -26,15 +27,15 @@ the force and damping, the speed is reduced by ``h f_roll / m_eff`` but not belo
 along the direction of the velocity it acts on.  Away from rest this is the explicit
 Euler step of the equation above; from rest it is static friction: a push with
 ``|F| <= f_roll`` leaves the ball exactly at rest, and a stronger push accelerates it by
-``(|F| - f_roll) / m_eff``, as measured (spec 1.4: about 8.0 m/s^2 at full force).
+``(|F| - f_roll) / m_eff``, as measured (about 8.0 m/s^2 at full force).
 
-Walls (spec 1.4, 1.5): the room and the octagon are half-planes whose inner faces lie at
-``wall_distance`` from the origin (9.9 in SmallRoom, 11.9 in Octagon).  After each
-substep the ball centre is projected back to ``wall_distance - radius`` and the velocity
-component into the wall is removed: the combined restitution is 0 (the wall URDFs have
-no ``<contact>`` block, product rule).  Wall friction against a ball pressed into a wall
-is not modelled (the URDFs do not state the walls' lateral friction and it was not
-measured); the ball slides along a wall with the ground's rolling law only.
+Walls (``envs/worlds.py``, ``envs/data/obstacles/room_20x20.urdf``, ``octagon_wall.urdf``): the room
+and the octagon are half-planes whose inner faces lie at ``wall_distance`` from the origin (9.9 in
+SmallRoom, 11.9 in Octagon).  After each substep the ball centre is projected back to
+``wall_distance - radius`` and the velocity component into the wall is removed: the combined
+restitution is 0 (the wall URDFs have no ``<contact>`` block, product rule).  Wall friction against
+a ball pressed into a wall is not modelled (the URDFs do not state the walls' lateral friction and it
+was not measured); the ball slides along a wall with the ground's rolling law only.
 """
 
 from __future__ import annotations
@@ -45,18 +46,20 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from saferl.foundation import struct
 from saferl.envs.base import EnvParams
+from saferl.foundation import struct
 
 TWO_PI = 2.0 * math.pi
 
-#: rolling friction force (N) = (ball rolling 0.03 * plane lateral 0.8) * m g / r (spec 1.4)
+#: rolling friction force (N) = (ball rolling 0.03 * plane lateral 0.8) * m g / r (``ball.urdf``, ``worlds.py``
+#: ``Plane``; the form fitted to PyBullet)
 ROLLING_FRICTION = 0.03 * 0.8 * 0.3 * 9.81 / 0.5
 
-#: the two Bullet-Safety-Gym versions (spec 1.1); "0.1" is what SCPO ran
+#: the two Bullet-Safety-Gym versions; "0.1" is what SCPO ran (its requirements.txt pins bullet-safety-gym==0.1)
 VERSIONS = ("0.1", "1.4.0")
 
-#: (max_episode_steps, substep h, substeps per env step) per task and version (spec 1.1)
+#: (max_episode_steps, substep h, substeps per env step) per task and version (each version's
+#: ``bullet_safety_gym/__init__.py`` and ``envs/builder.py`` ``get_physics_parameters``)
 PHYSICS = {
     "run": {"0.1": (250, 1.0 / 240.0, 4), "1.4.0": (100, 1.0 / 120.0, 4)},
     "circle": {"0.1": (250, 1.0 / 240.0, 4), "1.4.0": (200, 1.0 / 60.0, 6)},
@@ -66,9 +69,7 @@ PHYSICS = {
 
 #: outward unit normals of the walls: SmallRoom (4 faces) and Octagon (8 faces at k pi / 4)
 ROOM_NORMALS = np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0], [0.0, -1.0]], np.float32)
-OCTAGON_NORMALS = np.array(
-    [[math.cos(k * math.pi / 4.0), math.sin(k * math.pi / 4.0)] for k in range(8)], np.float32
-)
+OCTAGON_NORMALS = np.array([[math.cos(k * math.pi / 4.0), math.sin(k * math.pi / 4.0)] for k in range(8)], np.float32)
 
 
 def version_defaults(task: str, version: str) -> dict:
@@ -81,7 +82,8 @@ def version_defaults(task: str, version: str) -> dict:
 
 @struct.dataclass
 class BallParams(EnvParams):
-    """The ball agent (spec 1.3) and the physics step (spec 1.1, 1.2); defaults are v0.1 Run's."""
+    """The ball agent (``envs/agents.py``, ``ball.urdf``) and the physics step (``envs/builder.py``);
+    defaults are v0.1 Run's."""
 
     timestep: float = 1.0 / 240.0  # substep h (s)
     frame_skip: int = struct.field(static=True, default=4)  # substeps per env step
@@ -150,7 +152,7 @@ def wall_contact(pos, vel, normals: np.ndarray, limit):
 
 
 def simulate(pos, vel, force, params: BallParams, normals=None, wall_distance=None, contact=None):
-    """One env step: ``frame_skip`` substeps with the force applied in each (spec 1.2).
+    """One env step: ``frame_skip`` substeps with the force applied in each (measured; ``envs/builder.py``).
 
     ``contact(pos, vel, j)`` (optional) resolves other contacts after substep ``j``; the
     walls (``normals``, inner faces at ``wall_distance``) are resolved last.

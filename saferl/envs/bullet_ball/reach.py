@@ -2,8 +2,8 @@
 
 The ball dynamics, walls, sensors and placement are those of
 :mod:`saferl.envs.bullet_ball.physics`; Run, Circle and Gather are in :mod:`saferl.envs.bullet_ball.ball`.
-Source tags are those of ``/work/shared/specs/environments.md`` section 1 (``BSG01``
-v0.1, ``BSG14`` 1.4.0, ``M-BSG`` measured).
+``BSG14`` marks a file of the ``bullet_safety_gym`` package in the Bullet-Safety-Gym 1.4.0 PyPI wheel; the
+0.1 files are those of GitHub SvenGronauer/Bullet-Safety-Gym at df7f9a2, the version SCPO ran.
 
 What matches the original (``ReachGoalTask``, ``obstacles.py``, ``sensors.py``)
 -------------------------------------------------------------------------------
@@ -67,32 +67,31 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from saferl.foundation import struct
-from saferl.envs.bullet_ball.ball import _BallTask, _config, _scalar
+from saferl.envs.base import Box, register
+from saferl.envs.bullet_ball.ball import BallTask, _config, sensor_space
 from saferl.envs.bullet_ball.physics import (
     ROOM_NORMALS,
     TWO_PI,
     BallParams,
     action_penalty,
     ball_observation,
-    clip_action,
     first_valid,
     norm2,
     place_objects,
     pseudo_lidar,
     ray_directions,
     ray_to_walls,
-    simulate,
     version_defaults,
 )
-from saferl.envs.base import Box, register
+from saferl.foundation import struct
 
 __all__ = ["BallReach", "ReachParams", "ReachState", "ALTERNATE_GOALS", "box_signed_distance", "ray_to_box"]
 
 #: the 1.4.0 goal schedule ("Modified" in BSG14 tasks.py): toggles between these two
 ALTERNATE_GOALS = np.array([[-6.0, 6.0], [6.0, 6.0]], np.float32)
 
-#: defaults that differ between the versions, beyond max_steps and the substeps (spec 1.1)
+#: defaults that differ between the versions, beyond max_steps and the substeps (each version's ``envs/tasks.py``
+#: ``ReachGoalTask`` and ``envs/builder.py`` ``step``)
 REACH_VERSIONS = {
     "0.1": {"distance_reward_scale": 1.0, "goal_bonus": 5.0, "goal_schedule": "random"},
     "1.4.0": {"distance_reward_scale": 3.0, "goal_bonus": 30.0, "goal_schedule": "alternate"},
@@ -192,16 +191,14 @@ def ray_to_box(origin, directions, centre, yaw, half):
 # --------------------------------------------------------------------------- environment
 
 
-_REACH = "Bullet-Safety-Gym SafetyBallReach in JAX: ball to a goal past a moving box and 8 puddles (cost)"
-
-
-@register("SafetyBallReach", _REACH)
-class BallReach(_BallTask):
+@register("SafetyBallReach")
+class BallReach(BallTask):
     """``SafetyBallReach-v0`` (see the module docstring)."""
 
-    description = _REACH
+    description = "Bullet-Safety-Gym SafetyBallReach in JAX: ball to a goal past a moving box and 8 puddles (cost)"
     task = "reach"
     params_class = ReachParams
+    walls = ROOM_NORMALS
     config_defaults = _config(10.0, reset_pool=10)
 
     def __init__(self, version: str = "0.1", **param_defaults):
@@ -209,10 +206,7 @@ class BallReach(_BallTask):
         super().__init__(version, **defaults)
 
     def observation_space(self, params: ReachParams) -> Box:
-        n = params.lidar_num_rays + params.puddle_lidar_bins
-        low = jnp.concatenate([jnp.full((7,), -jnp.inf), jnp.zeros((n,)), jnp.full((2,), -jnp.inf)])
-        high = jnp.concatenate([jnp.full((7,), jnp.inf), jnp.ones((n,)), jnp.full((2,), jnp.inf)])
-        return Box(low=low, high=high, shape=(9 + n,))
+        return sensor_space(params.lidar_num_rays + params.puddle_lidar_bins, tail=2)
 
     # ---------------------------------------------------------------- reset
 
@@ -228,23 +222,34 @@ class BallReach(_BallTask):
             cands = jax.random.uniform(goal_key, (params.placement_tries, 2), minval=-ext, maxval=ext)
             goal = first_valid(cands, norm2(cands - pos) - params.body_min_distance)
         layout = place_objects(
-            layout_key, 1 + params.num_puddles, params.placement_tries, ext,
-            jnp.stack([pos, goal]), jnp.stack([params.agent_obstacle_distance, params.body_min_distance]),
+            layout_key,
+            1 + params.num_puddles,
+            params.placement_tries,
+            ext,
+            jnp.stack([pos, goal]),
+            jnp.stack([params.agent_obstacle_distance, params.body_min_distance]),
             params.body_min_distance,
         )
         phase, yaw = jax.random.uniform(angle_key, (2,), minval=0.0, maxval=TWO_PI)
         state = ReachState(
-            pos=pos, vel=jnp.zeros((2,), jnp.float32), goal=goal, goal_index=goal_index,
-            box_spawn=layout[0], box_phase=phase, box_yaw=yaw, puddles=layout[1:],
-            last_dist=norm2(goal - pos), time=jnp.zeros((), jnp.int32), key=key,
+            pos=pos,
+            vel=jnp.zeros((2,), jnp.float32),
+            goal=goal,
+            goal_index=goal_index,
+            box_spawn=layout[0],
+            box_phase=phase,
+            box_yaw=yaw,
+            puddles=layout[1:],
+            last_dist=norm2(goal - pos),
+            time=jnp.zeros((), jnp.int32),
+            key=key,
         )
-        return state, self._obs(state, params)
+        return state, self.observation(state, params)
 
     # ---------------------------------------------------------------- step
 
-    def step(self, state: ReachState, action, params: ReachParams):
-        key, goal_key = jax.random.split(state.key)
-        a = clip_action(action)
+    def contact(self, state: ReachState, params: ReachParams):
+        """The moving box, a hard obstacle at every substep (see the module docstring)."""
         h, r = params.timestep, params.radius
         t0 = state.time.astype(jnp.float32) * (h * params.frame_skip)
 
@@ -258,13 +263,15 @@ class BallReach(_BallTask):
             v = v - jnp.where(touching, (1.0 + bounce) * approach, 0.0) * n
             return p, v
 
-        pos, vel = simulate(state.pos, state.vel, params.max_force * a, params, ROOM_NORMALS,
-                            params.wall_distance, contact=box_contact)
+        return box_contact
+
+    def outcome(self, state: ReachState, a, pos, vel, params: ReachParams):
+        key, goal_key = jax.random.split(state.key)
         time = state.time + 1
-        box_centre, _ = _box_pose(state, time.astype(jnp.float32) * (h * params.frame_skip), params)
+        box_centre, _ = _box_pose(state, time.astype(jnp.float32) * (params.timestep * params.frame_skip), params)
 
         box_gap, _ = box_signed_distance(pos, box_centre, state.box_yaw, params.box_half_size)
-        cost_box = (box_gap - r <= params.box_contact_margin).astype(jnp.float32)
+        cost_box = (box_gap - params.radius <= params.box_contact_margin).astype(jnp.float32)
         cost_puddles = jnp.sum((norm2(state.puddles - pos) <= params.puddle_cost_distance).astype(jnp.float32))
         cost = jnp.minimum(1.0, cost_box + cost_puddles)
 
@@ -286,15 +293,15 @@ class BallReach(_BallTask):
             goal = jnp.where(reached, first_valid(cands, jnp.min(gaps, axis=1)), state.goal)
         last_dist = jnp.where(reached, norm2(goal - pos), dist)
 
-        state = state.replace(pos=pos, vel=vel, goal=goal, goal_index=goal_index, last_dist=last_dist,
-                              time=time, key=key)
+        state = state.replace(
+            pos=pos, vel=vel, goal=goal, goal_index=goal_index, last_dist=last_dist, time=time, key=key
+        )
         info = {"goal_reached": reached.astype(jnp.float32), "cost_box": cost_box, "cost_puddles": cost_puddles}
-        return state, self._obs(state, params), _scalar(reward), _scalar(cost), jnp.zeros((), bool), \
-            self._truncated(time, params), info
+        return state, reward, cost, jnp.zeros((), bool), info
 
     # ---------------------------------------------------------------- observation
 
-    def _obs(self, state: ReachState, params: ReachParams):
+    def observation(self, state: ReachState, params: ReachParams):
         t = state.time.astype(jnp.float32) * (params.timestep * params.frame_skip)
         centre, _ = _box_pose(state, t, params)
         dirs = jnp.asarray(ray_directions(params.lidar_num_rays))
@@ -303,8 +310,9 @@ class BallReach(_BallTask):
             ray_to_box(state.pos, dirs, centre, state.box_yaw, params.box_half_size),
         )
         lidar = jnp.where(hit <= params.lidar_range, 1.0 - hit / params.lidar_range, 0.0)
-        puddles = pseudo_lidar(state.pos, state.puddles, num_bins=params.puddle_lidar_bins,
-                               max_dist=params.puddle_lidar_range)
+        puddles = pseudo_lidar(
+            state.pos, state.puddles, num_bins=params.puddle_lidar_bins, max_dist=params.puddle_lidar_range
+        )
         goal = (state.goal - state.pos) / params.goal_obs_scale
         return jnp.concatenate([ball_observation(state.pos, state.vel, params), lidar, puddles, goal]).astype(
             jnp.float32

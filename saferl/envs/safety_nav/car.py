@@ -319,11 +319,13 @@ def car_step(state: CarState, ctrl: jax.Array, params: CarParams) -> CarState:
 def quat_to_matrix(q: jax.Array) -> jax.Array:
     """Rotation matrix of a unit quaternion (w, x, y, z), as MuJoCo's ``mju_quat2Mat``."""
     w, x, y, z = q[0], q[1], q[2], q[3]
-    return jnp.stack([
-        jnp.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)]),
-        jnp.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)]),
-        jnp.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]),
-    ])
+    return jnp.stack(
+        [
+            jnp.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)]),
+            jnp.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)]),
+            jnp.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]),
+        ]
+    )
 
 
 def ball_spin(ball_velocity, ball_load, quat, params: CarParams) -> jax.Array:
@@ -357,8 +359,9 @@ def _integrate_quat(quat, spin_local, h):
 def car_sensors(state: CarState, ctrl: jax.Array, params: CarParams) -> jax.Array:
     """The Car's 24 sensor readings in Safety-Gymnasium's order (see the module docstring)."""
     torques = motor_torques(jnp.clip(jnp.asarray(ctrl, jnp.float32), -1.0, 1.0), params)
-    force, torque, ball_velocity, ball_load = contact_forces(state.vel, state.yaw_rate, torques, state.fwd_accel,
-                                                             params)
+    force, torque, ball_velocity, ball_load = contact_forces(
+        state.vel, state.yaw_rate, torques, state.fwd_accel, params
+    )
     w = state.yaw_rate
     s = params.com_behind_origin  # the site is this far ahead of the COM
     a_fwd = force[0] / params.mass - w * w * s

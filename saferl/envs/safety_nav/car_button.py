@@ -167,7 +167,6 @@ def gremlin_advance(offsets, t0, dt, travel, lag) -> jax.Array:
     return gremlin_orbit(t0 + dt, travel, lag) + (offsets - gremlin_orbit(t0, travel, lag)) * decay
 
 
-
 _DESCRIPTION = "Safety-Gymnasium CarButton1 in JAX: car presses the goal button past hazards, gremlins, wrong buttons"
 
 
@@ -187,18 +186,26 @@ class CarButton(NavTask):
             if getattr(params, name) < 1:
                 raise ValueError(f"CarButton1: {name} must be >= 1, got {getattr(params, name)}")
         if params.num_hazards < 0 or params.num_gremlins < 0:
-            raise ValueError("CarButton1: num_hazards and num_gremlins must be >= 0, "
-                             f"got {params.num_hazards}, {params.num_gremlins}")
+            raise ValueError(
+                "CarButton1: num_hazards and num_gremlins must be >= 0, "
+                f"got {params.num_hazards}, {params.num_gremlins}"
+            )
         if action is not None and jnp.shape(action) != (2,):
-            raise ValueError(f"CarButton1: the action must have shape (2,) (the two wheel motors), "
-                             f"got {jnp.shape(action)}")
+            raise ValueError(
+                f"CarButton1: the action must have shape (2,) (the two wheel motors), got {jnp.shape(action)}"
+            )
 
     def initial_state(self, key: jax.Array, params: CarButtonParams) -> CarButtonState:
         key, layout_key, rot_key, goal_key = jax.random.split(key, 4)
         nb, nh = params.num_buttons, params.num_hazards
         # Safety-Gymnasium's order: agent, buttons, goal, hazards, gremlins
-        keepout = keepouts((1, params.agent_keepout), (nb, params.button_keepout), (1, params.goal_keepout),
-                           (nh, params.hazard_keepout), (params.num_gremlins, params.gremlin_keepout))
+        keepout = keepouts(
+            (1, params.agent_keepout),
+            (nb, params.button_keepout),
+            (1, params.goal_keepout),
+            (nh, params.hazard_keepout),
+            (params.num_gremlins, params.gremlin_keepout),
+        )
         half = params.placement_extent - keepout  # each object's square shrunk by its keep-out
         layout = sample_layout(layout_key, keepout, half, params.placement_tries, params.layout_restarts)
         car = car_at(layout[0], jax.random.uniform(rot_key, (), minval=0.0, maxval=TWO_PI))
@@ -254,8 +261,9 @@ class CarButton(NavTask):
         timer = jnp.where(goal_achieved, params.resampling_delay, timer)
         last_dist_goal = jnp.where(goal_achieved, button_dist[goal_button], dist_goal)
 
-        state = state.replace(car=car, gremlins=gremlins, goal_button=goal_button, timer=timer,
-                              last_dist_goal=last_dist_goal, key=key)
+        state = state.replace(
+            car=car, gremlins=gremlins, goal_button=goal_button, timer=timer, last_dist_goal=last_dist_goal, key=key
+        )
         info = {
             "goal_reached": goal_achieved.astype(jnp.float32),
             "cost_buttons": (cost_buttons > 0).astype(jnp.float32),
@@ -271,8 +279,9 @@ class CarButton(NavTask):
         back (measured: the car moved 2 cm while a box pressed against it for 40 steps)."""
         dt = params.timestep * params.frame_skip
         t0 = state.time.astype(jnp.float32) * dt
-        offsets = gremlin_advance(state.gremlins - state.gremlin_places, t0, dt, params.gremlin_travel,
-                                  params.gremlin_lag)
+        offsets = gremlin_advance(
+            state.gremlins - state.gremlin_places, t0, dt, params.gremlin_travel, params.gremlin_lag
+        )
         gremlins = state.gremlin_places + offsets
         delta = gremlins - car.pos
         dist = jnp.sqrt(delta[:, 0] ** 2 + delta[:, 1] ** 2)

@@ -51,8 +51,17 @@ from saferl.envs.safety_nav.lidar import TWO_PI, pseudo_lidar
 from saferl.envs.safety_nav.placement import hash_uniform
 from saferl.foundation import struct
 
-__all__ = ["TWO_PI", "NavParams", "NavTask", "goal_reward", "hazard_cost", "indicator", "noisy_control", "safe_norm",
-           "step_uniforms"]
+__all__ = [
+    "TWO_PI",
+    "NavParams",
+    "NavTask",
+    "goal_reward",
+    "hazard_cost",
+    "indicator",
+    "noisy_control",
+    "safe_norm",
+    "step_uniforms",
+]
 
 
 @struct.dataclass
@@ -116,8 +125,12 @@ class NavTask(Environment):
     """Base of the navigation tasks (see the module docstring for the hooks)."""
 
     cost_shape = ()
-    config_defaults = {"num_envs": 16, "rollout_steps": 1000, "reset_pool": 1,
-                       "constraint": {"type": "expected", "limit": 25.0}}  # the C-TRPO harness's cost limit 25
+    config_defaults = {
+        "num_envs": 16,
+        "rollout_steps": 1000,
+        "reset_pool": 1,
+        "constraint": {"type": "expected", "limit": 25.0},
+    }  # the C-TRPO harness's cost limit 25
     #: robot sensor readings at the start of the observation
     sensor_size: ClassVar[int] = 12
     #: the lidar groups, in observation order
@@ -179,4 +192,5 @@ class NavTask(Environment):
     def observe(self, state, ctrl, params) -> jax.Array:
         """The robot's sensors, then the lidar readings, in the task's order."""
         return jnp.concatenate([self.sensors(state, ctrl, params), *self.lidar_readings(state, params)]).astype(
-            jnp.float32)
+            jnp.float32
+        )

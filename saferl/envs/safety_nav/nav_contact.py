@@ -133,8 +133,22 @@ def push_box(box_pos, box_yaw, pusher, radius, pusher_disp, square, friction_rad
     return box_pos + move, box_yaw + turn
 
 
-def robot_pushes_box(pos, heading, vel, ang_vel, h, robot_discs, box_pos, box_yaw, box_squares, friction_radius,
-                     frictions, moved_from, grip_cos, grip_gap=1e-3):
+def robot_pushes_box(
+    pos,
+    heading,
+    vel,
+    ang_vel,
+    h,
+    robot_discs,
+    box_pos,
+    box_yaw,
+    box_squares,
+    friction_radius,
+    frictions,
+    moved_from,
+    grip_cos,
+    grip_gap=1e-3,
+):
     """The robot's discs push the free box.  Returns ``(box_pos, box_yaw, gripped)``.
 
     Gripped: the deepest contact overlaps and, once it is cleared (without friction), another
@@ -196,8 +210,9 @@ def robot_out_of_discs(pos, heading, vel, robot_discs, obstacles, obstacle_radiu
     return pos, vel
 
 
-def robot_out_of_box(pos, heading, vel, robot_discs, box_pos, box_yaw, box_squares, friction, blocked, slop=1e-5,
-                     passes=2):
+def robot_out_of_box(
+    pos, heading, vel, robot_discs, box_pos, box_yaw, box_squares, friction, blocked, slop=1e-5, passes=2
+):
     """Separate the robot from the box where the pushes left an overlap: the box was blocked
     (``blocked``: then the robot is also stopped, as by :func:`robot_out_of_discs`) or the pushing
     passes had not converged (position only).  Overlaps below ``slop`` are rounding left by the

@@ -93,7 +93,16 @@ def point_sensors(heading, vel, ang_vel, ctrl, params, extra_accel=None):
     if extra_accel is not None:
         accel = accel + extra_accel
     zero = jnp.zeros((1,), jnp.float32)
-    return jnp.concatenate([to_robot(accel), jnp.reshape(params.gravity, (1,)),
-                            to_robot(vel), zero,
-                            zero, zero, jnp.reshape(ang_vel, (1,)),
-                            to_robot(jnp.stack([0.0, params.magnetic_field_y])), zero])
+    return jnp.concatenate(
+        [
+            to_robot(accel),
+            jnp.reshape(params.gravity, (1,)),
+            to_robot(vel),
+            zero,
+            zero,
+            zero,
+            jnp.reshape(ang_vel, (1,)),
+            to_robot(jnp.stack([0.0, params.magnetic_field_y])),
+            zero,
+        ]
+    )

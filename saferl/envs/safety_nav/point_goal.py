@@ -141,8 +141,12 @@ class PointGoal(NavTask):
         key, layout_key, rot_key = jax.random.split(key, 3)
         nh = params.num_hazards
         # Safety-Gymnasium's order: agent, goal, hazards, vases
-        keepout = placement.keepouts((1, params.agent_keepout), (1, params.goal_keepout),
-                                     (nh, params.hazard_keepout), (params.num_vases, params.vase_keepout))
+        keepout = placement.keepouts(
+            (1, params.agent_keepout),
+            (1, params.goal_keepout),
+            (nh, params.hazard_keepout),
+            (params.num_vases, params.vase_keepout),
+        )
         half = params.placement_extent - keepout  # each object's square shrunk by its keep-out
         layout = placement.place_objects(layout_key, keepout, half, params.placement_tries)
         pos, goal = layout[0], layout[1]
@@ -176,14 +180,25 @@ class PointGoal(NavTask):
         cost = engine.indicator(cost, params.constrain_indicator)
 
         # goal resampling on arrival (BaseTask.build_goal_position with the current layout)
-        placed = ((pos[None], params.agent_keepout), (state.hazards, params.hazard_keepout),
-                  (vases, params.vase_keepout))
+        placed = (
+            (pos[None], params.agent_keepout),
+            (state.hazards, params.hazard_keepout),
+            (vases, params.vase_keepout),
+        )
         new_goal = placement.place_goal(u[:-1], placed, params.placement_extent, params.goal_keepout)
         goal = jnp.where(goal_reached, new_goal, state.goal)
         last_dist_goal = jnp.where(goal_reached, safe_norm(goal - pos), dist_goal)
 
-        state = state.replace(pos=pos, heading=heading, vel=vel, ang_vel=ang_vel, goal=goal, vases=vases,
-                              last_dist_goal=last_dist_goal, key=key)
+        state = state.replace(
+            pos=pos,
+            heading=heading,
+            vel=vel,
+            ang_vel=ang_vel,
+            goal=goal,
+            vases=vases,
+            last_dist_goal=last_dist_goal,
+            key=key,
+        )
         info = {"goal_reached": goal_reached.astype(jnp.float32), "cost_hazards": cost.astype(jnp.float32)}
         return state, ctrl, reward, cost, info
 

@@ -200,8 +200,19 @@ def _contact_step(carry, ctrl, pillars, params: PointPushParams):
     # then clears what is left
     mu = params.contact_friction
     box_pos, box_yaw, _ = nav_contact.robot_pushes_box(
-        pos, heading, vel, ang_vel, h, discs, box_pos, box_yaw, squares, params.box_friction_radius,
-        (mu, mu), moved_from, (1.0 - mu**2) / (1.0 + mu**2),
+        pos,
+        heading,
+        vel,
+        ang_vel,
+        h,
+        discs,
+        box_pos,
+        box_yaw,
+        squares,
+        params.box_friction_radius,
+        (mu, mu),
+        moved_from,
+        (1.0 - mu**2) / (1.0 + mu**2),
     )
     pushed = box_pos - start
     amount = safe_norm(pushed)
@@ -290,8 +301,16 @@ class PointPush(NavTask):
     def transition(self, state: PointPushState, action: jax.Array, params: PointPushParams):
         key, u = engine.step_uniforms(state.key, (params.goal_tries + 1, 2))
         ctrl = engine.noisy_control(action, u[-1], params.action_noise)
-        carry = (state.pos, state.heading, state.vel, state.ang_vel, state.box_pos, state.box_yaw, state.box_vel,
-                 state.contact_accel)
+        carry = (
+            state.pos,
+            state.heading,
+            state.vel,
+            state.ang_vel,
+            state.box_pos,
+            state.box_yaw,
+            state.box_vel,
+            state.contact_accel,
+        )
         carry = jax.lax.fori_loop(
             0, params.contact_steps, lambda _, c: _contact_step(c, ctrl, state.pillars, params), carry
         )
@@ -313,10 +332,20 @@ class PointPush(NavTask):
         goal = jnp.where(goal_reached, new_goal, state.goal)
         last_box_goal = jnp.where(goal_reached, self._dist_box_goal(box_pos, goal, params), dist_box_goal)
 
-        state = state.replace(pos=pos, heading=jnp.mod(heading, TWO_PI), vel=vel, ang_vel=ang_vel, goal=goal,
-                              box_pos=box_pos, box_yaw=jnp.mod(box_yaw, TWO_PI), box_vel=box_vel,
-                              last_dist_box=dist_box, last_box_goal=last_box_goal, contact_accel=contact_accel,
-                              key=key)
+        state = state.replace(
+            pos=pos,
+            heading=jnp.mod(heading, TWO_PI),
+            vel=vel,
+            ang_vel=ang_vel,
+            goal=goal,
+            box_pos=box_pos,
+            box_yaw=jnp.mod(box_yaw, TWO_PI),
+            box_vel=box_vel,
+            last_dist_box=dist_box,
+            last_box_goal=last_box_goal,
+            contact_accel=contact_accel,
+            key=key,
+        )
         info = {"goal_reached": goal_reached.astype(jnp.float32), "cost_hazards": cost.astype(jnp.float32)}
         return state, ctrl, reward, cost, info
 
@@ -324,15 +353,23 @@ class PointPush(NavTask):
 
     def _keepouts(self, params: PointPushParams):
         # Safety-Gymnasium's order: agent, goal, hazards, pillars, push_box (geoms, then free geoms)
-        return placement.keepouts((1, params.agent_keepout), (1, params.goal_keepout),
-                                  (params.num_hazards, params.hazard_keepout),
-                                  (params.num_pillars, params.pillar_keepout), (1, params.box_keepout))
+        return placement.keepouts(
+            (1, params.agent_keepout),
+            (1, params.goal_keepout),
+            (params.num_hazards, params.hazard_keepout),
+            (params.num_pillars, params.pillar_keepout),
+            (1, params.box_keepout),
+        )
 
     def _place_goal(self, u, pos, hazards, pillars, box_pos, params: PointPushParams, fallback=None):
         """BaseTask.build_goal_position: the goal keeps out of every other object.  ``fallback``
         (a position) is tried after the candidates drawn from ``u``."""
-        placed = ((pos[None], params.agent_keepout), (hazards, params.hazard_keepout),
-                  (pillars, params.pillar_keepout), (box_pos[None], params.box_keepout))
+        placed = (
+            (pos[None], params.agent_keepout),
+            (hazards, params.hazard_keepout),
+            (pillars, params.pillar_keepout),
+            (box_pos[None], params.box_keepout),
+        )
         return placement.place_goal(u, placed, params.placement_extent, params.goal_keepout, fallback)
 
     def _dist_box(self, pos, box_pos, params: PointPushParams):

@@ -248,8 +248,9 @@ def _derivative(y, ctrl, params: RacecarParams):
     steer_accel = (servo - params.steer_damping * steer_rate - align) / params.steer_inertia
     side = -params.no_slip_x * yaw_rate  # sideways velocity of the body origin
     c, s = jnp.cos(heading), jnp.sin(heading)
-    return jnp.stack([c * speed - s * side, s * speed + c * side, yaw_rate, yaw_accel, wheel_accel, steer_rate,
-                      steer_accel])
+    return jnp.stack(
+        [c * speed - s * side, s * speed + c * side, yaw_rate, yaw_accel, wheel_accel, steer_rate, steer_accel]
+    )
 
 
 def _substep(y, ctrl, params: RacecarParams):
@@ -266,8 +267,9 @@ def _substep(y, ctrl, params: RacecarParams):
 
 
 def _pack(state: RacecarState):
-    return jnp.concatenate([state.pos, jnp.stack([state.heading, state.yaw_rate, state.wheel_speed, state.steer,
-                                                  state.steer_rate])])
+    return jnp.concatenate(
+        [state.pos, jnp.stack([state.heading, state.yaw_rate, state.wheel_speed, state.steer, state.steer_rate])]
+    )
 
 
 def racecar_step(state: RacecarState, ctrl: jax.Array, params: RacecarParams) -> RacecarState:
@@ -296,9 +298,19 @@ def racecar_sensors(state: RacecarState, ctrl: jax.Array, params: RacecarParams)
     accel_y = arm * d[3] + state.yaw_rate * speed
     c, s = jnp.cos(state.heading), jnp.sin(state.heading)
     zero = jnp.zeros((), jnp.float32)
-    return jnp.stack([
-        accel_x, accel_y, jnp.asarray(params.gravity, jnp.float32),
-        speed, side, zero,
-        zero, zero, state.yaw_rate,
-        s * params.magnetic_field_y, c * params.magnetic_field_y, zero,
-    ]).astype(jnp.float32)
+    return jnp.stack(
+        [
+            accel_x,
+            accel_y,
+            jnp.asarray(params.gravity, jnp.float32),
+            speed,
+            side,
+            zero,
+            zero,
+            zero,
+            state.yaw_rate,
+            s * params.magnetic_field_y,
+            c * params.magnetic_field_y,
+            zero,
+        ]
+    ).astype(jnp.float32)

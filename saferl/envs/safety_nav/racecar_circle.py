@@ -113,8 +113,11 @@ class RacecarCircle(NavTask):
     """Safety-Gymnasium ``SafetyRacecarCircle1-v0`` (see the module docstring for differences)."""
 
     description = _DESCRIPTION
-    config_defaults = {"num_envs": 16, "rollout_steps": 1000,  # two whole 500-step episodes per env
-                       "constraint": {"type": "expected", "limit": 25.0}}  # the C-TRPO harness's cost limit 25
+    config_defaults = {
+        "num_envs": 16,
+        "rollout_steps": 1000,  # two whole 500-step episodes per env
+        "constraint": {"type": "expected", "limit": 25.0},
+    }  # the C-TRPO harness's cost limit 25
     lidars = ("circle",)
 
     def default_params(self) -> RacecarCircleParams:

@@ -3,16 +3,18 @@
 Safety-Gymnasium 1.0, ``safety_gymnasium/tasks/safe_velocity/safety_ant_velocity_v{0,1}.py``:
 ``SafetyAntVelocityEnv`` subclasses Gymnasium's ``ant_v4.AntEnv`` (default arguments, so
 ``use_contact_forces=False``) and overrides only ``step`` to add ``cost = float(|(v_x, v_y)| >
-2.6222)`` (v1; v0's threshold was 2.5745).  The shared machinery is :mod:`saferl.envs.velocity.locomotion`;
-this file holds the task's reward, cost velocity, termination and observation.
+2.6222)`` (v1; v0's threshold was 2.5745).  The shared machinery, Gymnasium's v4 reward,
+termination and observation included, is :mod:`saferl.envs.velocity.locomotion`; this file holds the task's
+constants, the torso's position, its health test and how many positions its observation leaves out.
 
 What matches the original
 -------------------------
 * The model is Gymnasium's ``ant.xml`` (identical in Gymnasium 0.28.1 and 1.4): a 0.25 m spherical
   torso on a free joint, four two-link legs (hip +-30 degrees, ankle 30..70 degrees), eight motors
   of gear 150 with ``ctrlrange`` +-1, joint armature 1 and damping 1, density 5 (0.911 kg), geom
-  margin 0.01 (applied as MuJoCo 2.3.3 does: ``locomotion.match_margin_rule``), pyramidal friction
-  cones; RK4 at timestep 0.01 s with ``frame_skip = 5``, so ``dt = 0.05`` s.  Only geom-floor contacts exist (``conaffinity="0"`` on the body).
+  margin 0.01 (applied as MuJoCo 2.3.3 does: ``gymnasium_models.match_margin_rule``), pyramidal friction
+  cones; RK4 at timestep 0.01 s with ``frame_skip = 5``, so ``dt = 0.05`` s.  Only geom-floor contacts
+  exist (``conaffinity="0"`` on the body).
 * Velocity: the finite difference over one env step of the torso's centre of mass as Gymnasium
   reads it (``get_body_com("torso")``: ``xipos`` left by the last RK4 stage; see the base module).
 * Reward (``ant_v4.py``): ``v_x + healthy_reward - 0.5 |a|^2``; ``healthy_reward = 1`` on every
@@ -52,65 +54,37 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from saferl.foundation import struct
 from saferl.envs.base import register
-from saferl.envs.velocity.locomotion import LocomotionEnv, LocomotionParams
+from saferl.envs.velocity.locomotion import HealthParams, LocomotionEnv, LocomotionParams
+from saferl.foundation import struct
 
 _TORSO = 1  # body id of "torso" in ant.xml
 
 
 @struct.dataclass
-class AntVelocityParams(LocomotionParams):
-    max_steps: int = struct.field(default=1000, kw_only=True)  # Safety-Gymnasium __init__.py
-    frame_skip: int = struct.field(static=True, default=5)  # ant_v4.py: MujocoEnv(..., 5)
-    reset_noise_scale: float = 0.1  # ant_v4.py
-    forward_reward_weight: float = 1.0  # ant_v4.py: forward_reward = x_velocity
+class AntVelocityParams(LocomotionParams, HealthParams):
+    """ant_v4.py's defaults (frame skip 5, reset noise 0.1, healthy reward 1 and the torso's height range
+    ``[0.2, 1.0]``, those of :class:`~saferl.envs.velocity.locomotion.HealthParams`) and the v1 threshold."""
+
     ctrl_cost_weight: float = 0.5  # ant_v4.py
     velocity_threshold: float = 2.6222  # safety_ant_velocity_v1.py
-    healthy_reward: float = 1.0  # ant_v4.py
-    terminate_when_unhealthy: bool = struct.field(static=True, default=True)  # ant_v4.py
-    healthy_z_min: float = 0.2  # ant_v4.py healthy_z_range, inclusive
-    healthy_z_max: float = 1.0
 
 
-_DESCRIPTION = "Safety-Gymnasium AntVelocity-v1: Ant-v4 (MuJoCo C or MJX), cost 1 when the xy-speed exceeds 2.6222"
-
-
-@register("SafetyAntVelocity", _DESCRIPTION)
+@register("SafetyAntVelocity")
 class AntVelocity(LocomotionEnv):
     """Safety-Gymnasium ``SafetyAntVelocity-v1`` (see the module docstring)."""
 
-    description = _DESCRIPTION
+    description = "Safety-Gymnasium AntVelocity-v1: Ant-v4 (MuJoCo C or MJX), cost 1 when the xy-speed exceeds 2.6222"
+    params_class = AntVelocityParams
     asset = "ant.xml"
     velocity_noise = "normal"  # ant_v4.py reset_model: qvel = init_qvel + s N(0, 1)
     reset_kinematics = True  # the torso's xipos
     host_fields = ("xipos",)
-
-    def default_params(self) -> AntVelocityParams:
-        return AntVelocityParams()
+    unobserved_positions = 2  # the torso's x and y; use_contact_forces=False: no contact forces
 
     def body_position(self, data):
         return data.xipos[_TORSO, :2]  # ant_v4.py: get_body_com("torso")[:2]
 
-    def cost_velocity(self, velocity):
-        return jnp.sqrt(jnp.sum(velocity * velocity))  # |(v_x, v_y)|
-
     def is_healthy(self, qpos, qvel, params):
         finite = jnp.all(jnp.isfinite(qpos)) & jnp.all(jnp.isfinite(qvel))
-        return finite & (qpos[2] >= params.healthy_z_min) & (qpos[2] <= params.healthy_z_max)
-
-    def reward(self, velocity, ctrl, qpos, qvel, params):
-        healthy = self.is_healthy(qpos, qvel, params) | params.terminate_when_unhealthy
-        return (params.forward_reward_weight * velocity[0] + params.healthy_reward * healthy.astype(jnp.float32)
-                - params.ctrl_cost_weight * jnp.sum(ctrl * ctrl))
-
-    def terminated(self, qpos, qvel, params):
-        if not params.terminate_when_unhealthy:
-            return jnp.zeros((), bool)
-        return ~self.is_healthy(qpos, qvel, params)
-
-    def observation(self, data):
-        return jnp.concatenate([data.qpos[2:], data.qvel])  # use_contact_forces=False
-
-    def observation_size(self) -> int:
-        return self.nq - 2 + self.nv
+        return finite & (qpos[2] >= params.healthy_z_min) & (qpos[2] <= params.healthy_z_max)  # inclusive bounds

@@ -3,8 +3,8 @@
 Safety-Gymnasium 1.0, ``safety_gymnasium/tasks/safe_velocity/safety_half_cheetah_velocity_v{0,1}.py``:
 ``SafetyHalfCheetahVelocityEnv`` subclasses Gymnasium's ``half_cheetah_v4.HalfCheetahEnv`` and
 overrides only ``step`` to add ``cost = float(x_velocity > 3.2096)`` (v1; v0's threshold was
-2.8795).  The shared machinery is :mod:`saferl.envs.velocity.locomotion`; this file holds the task's
-reward, cost velocity, termination and observation.
+2.8795).  The shared machinery, Gymnasium's v4 reward, termination and observation included, is
+:mod:`saferl.envs.velocity.locomotion`; this file holds the task's constants.
 
 What matches the original
 -------------------------
@@ -45,51 +45,28 @@ Where it differs, and why
 
 from __future__ import annotations
 
-import jax.numpy as jnp
-
-from saferl.foundation import struct
 from saferl.envs.base import register
 from saferl.envs.velocity.locomotion import LocomotionEnv, LocomotionParams
+from saferl.foundation import struct
 
 
 @struct.dataclass
 class HalfCheetahVelocityParams(LocomotionParams):
-    max_steps: int = struct.field(default=1000, kw_only=True)  # Safety-Gymnasium __init__.py
-    frame_skip: int = struct.field(static=True, default=5)  # half_cheetah_v4.py: MujocoEnv(..., 5)
-    reset_noise_scale: float = 0.1  # half_cheetah_v4.py
-    forward_reward_weight: float = 1.0  # half_cheetah_v4.py
-    ctrl_cost_weight: float = 0.1  # half_cheetah_v4.py
+    """half_cheetah_v4.py's defaults (frame skip 5, reset noise 0.1, forward weight 1, control cost 0.1: those of
+    :class:`~saferl.envs.velocity.locomotion.RobotParams`) and the v1 threshold."""
+
     velocity_threshold: float = 3.2096  # safety_half_cheetah_velocity_v1.py
 
 
-_DESCRIPTION = "Safety-Gymnasium HalfCheetahVelocity-v1: HalfCheetah-v4 (MuJoCo C or MJX), cost 1 when the x-velocity exceeds 3.2096"
-
-
-@register("SafetyHalfCheetahVelocity", _DESCRIPTION)
+@register("SafetyHalfCheetahVelocity")
 class HalfCheetahVelocity(LocomotionEnv):
-    """Safety-Gymnasium ``SafetyHalfCheetahVelocity-v1`` (see the module docstring)."""
+    """Safety-Gymnasium ``SafetyHalfCheetahVelocity-v1`` (see the module docstring): a planar robot that cannot
+    fall (``half_cheetah_v4.py``: ``terminated = False``), its cost on the signed x-velocity of ``rootx``."""
 
-    description = _DESCRIPTION
+    description = (
+        "Safety-Gymnasium HalfCheetahVelocity-v1: HalfCheetah-v4 (MuJoCo C or MJX), cost 1 when the "
+        "x-velocity exceeds 3.2096"
+    )
+    params_class = HalfCheetahVelocityParams
     asset = "half_cheetah.xml"
     velocity_noise = "normal"  # half_cheetah_v4.py reset_model: qvel = init_qvel + s N(0, 1)
-
-    def default_params(self) -> HalfCheetahVelocityParams:
-        return HalfCheetahVelocityParams()
-
-    def body_position(self, data):
-        return data.qpos[:1]  # rootx
-
-    def cost_velocity(self, velocity):
-        return velocity[0]  # signed x-velocity
-
-    def reward(self, velocity, ctrl, qpos, qvel, params):
-        return params.forward_reward_weight * velocity[0] - params.ctrl_cost_weight * jnp.sum(ctrl * ctrl)
-
-    def terminated(self, qpos, qvel, params):
-        return jnp.zeros((), bool)  # half_cheetah_v4.py: terminated = False
-
-    def observation(self, data):
-        return jnp.concatenate([data.qpos[1:], data.qvel])
-
-    def observation_size(self) -> int:
-        return self.nq - 1 + self.nv

@@ -3,9 +3,9 @@
 Safety-Gymnasium 1.0, ``safety_gymnasium/tasks/safe_velocity/safety_hopper_velocity_v{0,1}.py``:
 ``SafetyHopperVelocityEnv`` subclasses Gymnasium's ``hopper_v4.HopperEnv`` and overrides only
 ``step`` to add ``cost = float(x_velocity > 0.7402)`` (v1's threshold; v0's was 0.37315).  The
-shared machinery (model loading, frame skip, RK4, reset, action rescaling) is
-:mod:`saferl.envs.velocity.locomotion`; this file holds the task's reward, cost velocity, termination and
-observation.
+shared machinery (model loading, frame skip, RK4, reset, action rescaling, Gymnasium's v4 reward and
+termination) is :mod:`saferl.envs.velocity.locomotion`; this file holds the task's constants, its health test
+and its observation.
 
 What matches the original
 -------------------------
@@ -55,21 +55,20 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from saferl.foundation import struct
 from saferl.envs.base import register
-from saferl.envs.velocity.locomotion import LocomotionEnv, LocomotionParams
+from saferl.envs.velocity.locomotion import HealthParams, LocomotionEnv, LocomotionParams
+from saferl.foundation import struct
 
 
 @struct.dataclass
-class HopperVelocityParams(LocomotionParams):
-    max_steps: int = struct.field(default=1000, kw_only=True)  # Safety-Gymnasium __init__.py
+class HopperVelocityParams(LocomotionParams, HealthParams):
+    """hopper_v4.py's defaults (forward weight 1 and healthy reward 1 as in
+    :class:`~saferl.envs.velocity.locomotion.HealthParams`) and the v1 threshold."""
+
     frame_skip: int = struct.field(static=True, default=4)  # hopper_v4.py: MujocoEnv(..., 4)
     reset_noise_scale: float = 5e-3  # hopper_v4.py
-    forward_reward_weight: float = 1.0  # hopper_v4.py
     ctrl_cost_weight: float = 1e-3  # hopper_v4.py
     velocity_threshold: float = 0.7402  # safety_hopper_velocity_v1.py
-    healthy_reward: float = 1.0  # hopper_v4.py
-    terminate_when_unhealthy: bool = struct.field(static=True, default=True)  # hopper_v4.py
     healthy_z_min: float = 0.7  # hopper_v4.py healthy_z_range = (0.7, inf)
     healthy_z_max: float = float("inf")
     healthy_angle_min: float = -0.2  # hopper_v4.py healthy_angle_range
@@ -78,25 +77,17 @@ class HopperVelocityParams(LocomotionParams):
     healthy_state_max: float = 100.0
 
 
-_DESCRIPTION = "Safety-Gymnasium HopperVelocity-v1: Hopper-v4 (MuJoCo C or MJX), cost 1 when the x-velocity exceeds 0.7402"
-
-
-@register("SafetyHopperVelocity", _DESCRIPTION)
+@register("SafetyHopperVelocity")
 class HopperVelocity(LocomotionEnv):
-    """Safety-Gymnasium ``SafetyHopperVelocity-v1`` (see the module docstring)."""
+    """Safety-Gymnasium ``SafetyHopperVelocity-v1`` (see the module docstring): a planar robot, its cost on the
+    signed x-velocity of ``rootx``."""
 
-    description = _DESCRIPTION
+    description = (
+        "Safety-Gymnasium HopperVelocity-v1: Hopper-v4 (MuJoCo C or MJX), cost 1 when the x-velocity exceeds 0.7402"
+    )
+    params_class = HopperVelocityParams
     asset = "hopper.xml"
     velocity_noise = "uniform"  # hopper_v4.py reset_model: qvel = init_qvel + U(-s, s)
-
-    def default_params(self) -> HopperVelocityParams:
-        return HopperVelocityParams()
-
-    def body_position(self, data):
-        return data.qpos[:1]  # rootx
-
-    def cost_velocity(self, velocity):
-        return velocity[0]  # signed x-velocity
 
     def is_healthy(self, qpos, qvel, params):
         z, angle = qpos[1], qpos[2]
@@ -106,18 +97,5 @@ class HopperVelocity(LocomotionEnv):
         healthy_angle = (angle > params.healthy_angle_min) & (angle < params.healthy_angle_max)
         return healthy_state & healthy_z & healthy_angle
 
-    def reward(self, velocity, ctrl, qpos, qvel, params):
-        healthy = self.is_healthy(qpos, qvel, params) | params.terminate_when_unhealthy
-        return (params.forward_reward_weight * velocity[0] + params.healthy_reward * healthy.astype(jnp.float32)
-                - params.ctrl_cost_weight * jnp.sum(ctrl * ctrl))
-
-    def terminated(self, qpos, qvel, params):
-        if not params.terminate_when_unhealthy:
-            return jnp.zeros((), bool)
-        return ~self.is_healthy(qpos, qvel, params)
-
     def observation(self, data):
-        return jnp.concatenate([data.qpos[1:], jnp.clip(data.qvel, -10.0, 10.0)])
-
-    def observation_size(self) -> int:
-        return self.nq - 1 + self.nv
+        return jnp.concatenate([data.qpos[1:], jnp.clip(data.qvel, -10.0, 10.0)])  # hopper_v4.py _get_obs

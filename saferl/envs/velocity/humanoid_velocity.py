@@ -3,8 +3,9 @@
 Safety-Gymnasium 1.0, ``safety_gymnasium/tasks/safe_velocity/safety_humanoid_velocity_v{0,1}.py``:
 ``SafetyHumanoidVelocityEnv`` subclasses Gymnasium's ``humanoid_v4.HumanoidEnv`` and overrides
 only ``step`` to add ``cost = float(|(v_x, v_y)| > 1.4149)`` on the mass centre's velocity (v1;
-v0's threshold was 2.3475).  The shared machinery is :mod:`saferl.envs.velocity.locomotion`; this file
-holds the task's reward, cost velocity, termination and observation.
+v0's threshold was 2.3475).  The shared machinery, Gymnasium's v4 reward and
+termination included, is :mod:`saferl.envs.velocity.locomotion`; this file holds the task's constants, its
+solver, mass centre, health test and observation.
 
 What matches the original
 -------------------------
@@ -61,33 +62,33 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from saferl.foundation import struct
 from saferl.envs.base import register
-from saferl.envs.velocity.locomotion import LocomotionEnv, LocomotionParams
+from saferl.envs.velocity.locomotion import HealthParams, LocomotionEnv, LocomotionParams
+from saferl.foundation import struct
 
 
 @struct.dataclass
-class HumanoidVelocityParams(LocomotionParams):
-    max_steps: int = struct.field(default=1000, kw_only=True)  # Safety-Gymnasium __init__.py
-    frame_skip: int = struct.field(static=True, default=5)  # humanoid_v4.py: MujocoEnv(..., 5)
+class HumanoidVelocityParams(LocomotionParams, HealthParams):
+    """humanoid_v4.py's defaults (frame skip 5 and control cost 0.1 as in
+    :class:`~saferl.envs.velocity.locomotion.RobotParams`) and the v1 threshold."""
+
     reset_noise_scale: float = 1e-2  # humanoid_v4.py
     forward_reward_weight: float = 1.25  # humanoid_v4.py
-    ctrl_cost_weight: float = 0.1  # humanoid_v4.py
     velocity_threshold: float = 1.4149  # safety_humanoid_velocity_v1.py
     healthy_reward: float = 5.0  # humanoid_v4.py
-    terminate_when_unhealthy: bool = struct.field(static=True, default=True)  # humanoid_v4.py
     healthy_z_min: float = 1.0  # humanoid_v4.py healthy_z_range, exclusive
     healthy_z_max: float = 2.0
 
 
-_DESCRIPTION = "Safety-Gymnasium HumanoidVelocity-v1: Humanoid-v4 (MuJoCo C or MJX), cost 1 when the xy-speed exceeds 1.4149"
-
-
-@register("SafetyHumanoidVelocity", _DESCRIPTION)
+@register("SafetyHumanoidVelocity")
 class HumanoidVelocity(LocomotionEnv):
-    """Safety-Gymnasium ``SafetyHumanoidVelocity-v1`` (see the module docstring)."""
+    """Safety-Gymnasium ``SafetyHumanoidVelocity-v1`` (see the module docstring).  Its reward's control cost is
+    ``humanoid_v4.py``'s ``ctrl_cost_weight |data.ctrl|^2``, ``data.ctrl = 0.4 a`` as written (unclamped)."""
 
-    description = _DESCRIPTION
+    description = (
+        "Safety-Gymnasium HumanoidVelocity-v1: Humanoid-v4 (MuJoCo C or MJX), cost 1 when the xy-speed exceeds 1.4149"
+    )
+    params_class = HumanoidVelocityParams
     asset = "humanoid.xml"
     velocity_noise = "uniform"  # humanoid_v4.py reset_model: qvel = init_qvel + U(-s, s)
     reset_kinematics = True  # the mass centre, cinert and cvel
@@ -101,42 +102,27 @@ class HumanoidVelocity(LocomotionEnv):
         # convex problem (see the module docstring for the measured difference)
         mj_model.opt.solver = mujoco.mjtSolver.mjSOL_NEWTON
 
-    def default_params(self) -> HumanoidVelocityParams:
-        return HumanoidVelocityParams()
-
     def body_position(self, data):
         # humanoid_v4.py mass_center: the mass-weighted mean of every body's xipos (world body mass 0)
         mass = jnp.asarray(self.mj_model.body_mass, jnp.float32)
         return (mass @ data.xipos / jnp.sum(mass))[:2]
 
-    def cost_velocity(self, velocity):
-        return jnp.sqrt(jnp.sum(velocity * velocity))  # |(v_x, v_y)| of the mass centre
-
-    def is_healthy(self, qpos, params):
+    def is_healthy(self, qpos, qvel, params):
         return (qpos[2] > params.healthy_z_min) & (qpos[2] < params.healthy_z_max)
-
-    def reward(self, velocity, ctrl, qpos, qvel, params):
-        healthy = self.is_healthy(qpos, params) | params.terminate_when_unhealthy
-        # humanoid_v4.py control_cost: ctrl_cost_weight * |data.ctrl|^2, data.ctrl = 0.4 a as written (unclamped)
-        return (params.forward_reward_weight * velocity[0] + params.healthy_reward * healthy.astype(jnp.float32)
-                - params.ctrl_cost_weight * jnp.sum(ctrl * ctrl))
-
-    def terminated(self, qpos, qvel, params):
-        if not params.terminate_when_unhealthy:
-            return jnp.zeros((), bool)
-        return ~self.is_healthy(qpos, params)
 
     def observation(self, data):
         # humanoid_v4.py _get_obs: qpos[2:], qvel, cinert, cvel, qfrc_actuator, cfrc_ext (world body included)
         impl = getattr(data, "_impl", data)  # mjx.Data keeps cinert and cfrc_ext in its backend part
-        return jnp.concatenate([
-            data.qpos[2:],
-            data.qvel,
-            impl.cinert.ravel(),
-            data.cvel.ravel(),
-            data.qfrc_actuator,
-            impl.cfrc_ext.ravel(),
-        ])
+        return jnp.concatenate(
+            [
+                data.qpos[2:],
+                data.qvel,
+                impl.cinert.ravel(),
+                data.cvel.ravel(),
+                data.qfrc_actuator,
+                impl.cfrc_ext.ravel(),
+            ]
+        )
 
     def observation_size(self) -> int:
         nbody = self.mj_model.nbody

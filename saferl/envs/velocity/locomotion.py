@@ -5,10 +5,14 @@ safety_*_velocity_v{0,1}.py``) subclass Gymnasium's MuJoCo v4 environments
 (``gymnasium/envs/mujoco/<robot>_v4.py``), keep their reward, termination, observation and reset
 and add one cost: ``1`` on a step whose finite-difference velocity exceeds a threshold
 (``float(velocity > threshold)``).  The v1 classes only change the thresholds.  This module holds
-what the four tasks share; each task file (``ant_velocity.py``, ``half_cheetah_velocity.py``,
-``hopper_velocity.py``, ``humanoid_velocity.py``) holds only its reward, the velocity its cost
-compares, its termination and its observation.  Every constant, with its source, is in the spec
-sheet (``shared/specs/environments.md`` section 3.2).
+what the four tasks share, Gymnasium's v4 reward, termination and observation included, with the defaults
+the robots share (:class:`RobotParams`, :class:`HealthParams`); each task file (``ant_velocity.py``,
+``half_cheetah_velocity.py``, ``hopper_velocity.py``, ``humanoid_velocity.py``) holds the defaults it
+changes and what of its robot differs: the position its velocity is taken of, its health test, its
+observation.  Every constant comes from gymnasium 0.28.1 (the version safety-gymnasium 1.0.0 pins),
+``gymnasium/envs/mujoco/<robot>_v4.py`` (reward weights, health ranges, observation, reset noise, frame skip)
+and ``gymnasium/envs/mujoco/assets/<robot>.xml`` (timesteps, gears, control ranges), or from safety-gymnasium
+1.0.0's ``safety_*_velocity_v1.py`` (the cost thresholds); each parameter's declaration names its file.
 
 Physics
 -------
@@ -16,10 +20,11 @@ Physics
 observation, reset) is the same JAX code for both:
 
 * ``"mujoco"`` (the default): MuJoCo's C library on the host, reached from the compiled step by a callback
-  (:mod:`saferl.envs.velocity.mujoco_host`), on the model file as written -- float64, the file's own solver and iteration
-  limits, MuJoCo's contact frames: the engine Safety-Gymnasium runs, so the faithful choice, and on a CPU the
-  fast one (Hopper ~4x MJX's env-steps/s, Humanoid ~10x; docs/design.md, "Physics on the host").  The state is
-  carried between env steps in float32 (see that module).
+  (:mod:`saferl.envs.velocity.mujoco_host`), on the model file as written -- float64, the file's own solver and
+  iteration limits, MuJoCo's contact frames: the engine Safety-Gymnasium runs, so the faithful choice, and on a CPU the
+  fast one (Hopper ~4x MJX's env-steps/s, Humanoid ~10x; docs/results/measurements.md, "CPO on
+  SafetyHopperVelocity" and "Random-action rollouts").  The state is carried between env steps in float32 (see
+  that module).
 * ``"mjx"``: MJX, in JAX, for accelerators (the callback would move the batch to the host every step).  The
   items below that name MJX (its float32, solver caps, contact candidates and frames) describe this backend.
 
@@ -39,7 +44,7 @@ What matches the original
   step to the next, so ``p_before`` is exactly what Gymnasium's next ``step`` reads; at reset it is
   computed from fresh kinematics, as ``set_state``'s ``mj_forward`` leaves it.
 * Cost: ``1.0`` if the task's velocity is ``> velocity_threshold`` (strict), else ``0.0``.
-* Actions: the C-TRPO harness wraps each task in ``SafeRescaleAction(-1, 1)`` (spec 3.1; milosen/ctrpo
+* Actions: the C-TRPO harness wraps each task in ``SafeRescaleAction(-1, 1)`` (milosen/ctrpo
   ``algorithms/baselines/common/env.py``), so the action space here is ``[-1, 1]^nu`` and the action is mapped
   affinely onto the actuators' ``ctrlrange`` (the identity for Ant, HalfCheetah and Hopper; ``0.4 a`` for the
   Humanoid).  That wrapper does not clip, and the authors step their envs with the actor's Gaussian sample as
@@ -49,7 +54,7 @@ What matches the original
   here: ``clip_actions = False`` (the trainer does not clip, :mod:`saferl.envs.base`), the physics runs on the
   controls clamped to ``ctrlrange`` (:meth:`LocomotionEnv.ctrl_from_action`) and the reward's control cost is on
   the unclipped ones (:meth:`LocomotionEnv.controls_from_action`).  Until 2026-12-02 saferl clipped first, which
-  left exploration noise outside ``[-1, 1]`` unpenalised (docs/design.md, "The C-TRPO benchmark at --scale cpu").
+  left exploration noise outside ``[-1, 1]`` unpenalised (docs/decisions/058-ctrpo-harness-raw-actions-and-std.md).
 * Reset (``reset_model``): ``qpos = qpos0 + U(-s, s)`` (every coordinate, quaternions included and
   not renormalised, as ``set_state`` writes them) and ``qvel = s N(0, 1)`` (Ant, HalfCheetah) or
   ``U(-s, s)`` (Hopper, Humanoid); ``qpos0`` is the model's reference pose, Gymnasium's
@@ -102,8 +107,9 @@ Where it differs, and why
   its two geoms' margins; MuJoCo 4 and MJX give it their sum (``collision_driver.py``:
   ``geom_margin[g1] + geom_margin[g2]``), so with the file's margins a foot would feel the floor from
   twice the distance (Ant 2 cm instead of 1 cm, Hopper and Humanoid 2 mm instead of 1 mm).  Every
-  geom of each model has the same margin (HalfCheetah 0), so halving each (:func:`match_margin_rule`)
-  gives every pair exactly 2.3.3's margin.  Measured (``benchmarks/fidelity``, 100 fixed steps from
+  geom of each model has the same margin (HalfCheetah 0), so halving each
+  (:func:`~saferl.envs.velocity.gymnasium_models.match_margin_rule`) gives every pair exactly 2.3.3's margin.
+  Measured (``benchmarks/fidelity``, 100 fixed steps from
   one state against Safety-Gymnasium 1.0; docs/results/fidelity/safety_gymnasium.md): with the
   file's margins MJX parted from the original at step 10 (Hopper) and 11 (Humanoid) by more than
   1e-3 in the observation; MuJoCo 4.0 in float64 with halved margins matches 2.3.3's Hopper to the
@@ -119,95 +125,53 @@ Uniform random actions, episodes reset in place, one compiled ``vmap`` of a ``la
 the CPU (2 cores shared with other jobs); ``saferl bench --env TASK --env-grid 16x1`` measures it (until
 2026-12-02 a manual tool in this module did).  Default physics, MuJoCo C on the host, 16 envs x 500 steps
 at load 5: Hopper 4,800 env-steps/s (compile 4 s), HalfCheetah 8,300 (5 s), Ant 2,500 (14 s), Humanoid
-2,400 (22 s).  MJX
-physics, load average 4-5, compile time, then env-steps/s over two runs:
+2,400 (22 s).  MJX physics is several times slower on the CPU (:mod:`saferl.envs.velocity.mjx_physics`).
 
-==============  =========  ===============  ================
-task            compile    16 envs x 1000   128 envs x 125
-==============  =========  ===============  ================
-HalfCheetah     22-35 s    3500-3570        6100-6400
-Hopper          26-36 s    1920-2260        2550-3050
-Ant             31-43 s    650              730-810
-Humanoid        66-72 s    220              200-220
-==============  =========  ===============  ================
-
-The physics dominates: per env step Hopper runs 16 forward passes (4 sub-steps x 4 RK4 stages),
-the Ant 20 with 25 candidate contacts, the Humanoid 20 with 138.  The same machine under heavier
-load (average 12-15) measured 3-6x less and compile times of 4-8 minutes.
+Modules: the MJX backend is :mod:`saferl.envs.velocity.mjx_physics`, the MuJoCo C one
+:mod:`saferl.envs.velocity.mujoco_host`; both load the model files with :mod:`saferl.envs.velocity.gymnasium_models`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import importlib.util
-import io
-import re
-from pathlib import Path
 from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
 
-from saferl.foundation import struct
-from saferl.envs.base import Box, EnvParams, Environment
+from saferl.envs.base import Box, Environment, EnvParams
+from saferl.envs.velocity import mjx_physics
+from saferl.envs.velocity.gymnasium_models import gymnasium_asset, load_model, match_margin_rule
 from saferl.envs.velocity.mujoco_host import PHYSICS, HostPhysics
-from saferl.foundation.errors import MissingExtraError, require
-
-# mjtJoint
-_FREE, _BALL, _SLIDE, _HINGE = 0, 1, 2, 3
-# mjtIntegrator
-_EULER, _RK4 = 0, 1
-# RK4 stage offsets (the diagonal of MuJoCo's tableau A, with 0 for the first stage) and weights B
-_RK4_OFFSET = (0.0, 0.5, 0.5, 1.0)
-_RK4_WEIGHT = (1.0 / 6.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 6.0)
-
-
-def import_mjx(what: str):
-    """``(mujoco, mujoco.mjx)``, or :class:`MissingExtraError` naming the ``mjx`` extra."""
-    mujoco = require("mujoco", "mjx", what)
-    # mujoco.mjx prints "Failed to import warp" when the optional Warp backend is absent; the
-    # JAX backend is used here, so keep that message off stdout.
-    with contextlib.redirect_stdout(io.StringIO()):
-        mjx = require("mujoco.mjx", "mjx", what)
-    return mujoco, mjx
-
-
-def gymnasium_asset(filename: str) -> Path:
-    """The path of one of Gymnasium's MuJoCo model files (``gymnasium/envs/mujoco/assets/``),
-    found without importing gymnasium."""
-    spec = importlib.util.find_spec("gymnasium")
-    if spec is None or not spec.submodule_search_locations:
-        raise MissingExtraError(
-            f"the velocity tasks load Gymnasium's MuJoCo model {filename!r} (module 'gymnasium' is not "
-            "installed): pip install 'saferl[mjx,gym]'"
-        )
-    path = Path(list(spec.submodule_search_locations)[0]) / "envs" / "mujoco" / "assets" / filename
-    if not path.is_file():
-        raise MissingExtraError(f"the installed gymnasium has no MuJoCo model {filename!r} (looked for {path})")
-    return path
-
-
-def quat_integrate(quat: jax.Array, omega: jax.Array, h) -> jax.Array:
-    """MuJoCo's ``mju_quatIntegrate`` then normalise: rotate ``quat`` by the body-frame angular
-    velocity ``omega`` for time ``h`` (``quat * exp(omega h / 2)``)."""
-    angle = jnp.sqrt(jnp.sum(omega * omega)) * h
-    axis = omega / jnp.maximum(jnp.sqrt(jnp.sum(omega * omega)), 1e-30)
-    half = 0.5 * angle
-    w1, v1 = quat[0], quat[1:]
-    w2, v2 = jnp.cos(half), jnp.sin(half) * axis
-    out = jnp.concatenate([(w1 * w2 - jnp.dot(v1, v2))[None], w1 * v2 + w2 * v1 + jnp.cross(v1, v2)])
-    return out / jnp.sqrt(jnp.sum(out * out))
+from saferl.foundation import struct
 
 
 @struct.dataclass
-class LocomotionParams(EnvParams):
-    """What every velocity task has; the tasks add their health ranges and redeclare the defaults."""
+class RobotParams(EnvParams):
+    """The episode, step and reward weights of Gymnasium's MuJoCo robots (``gymnasium/envs/mujoco/<robot>_v4.py``),
+    with the defaults most of them share; a robot's parameters redeclare the ones it changes, with their source."""
 
-    max_steps: int = struct.field(default=1000, kw_only=True)  # Safety-Gymnasium __init__.py
-    frame_skip: int = struct.field(static=True, default=5)  # physics steps per env step
-    reset_noise_scale: float = 0.1
-    forward_reward_weight: float = 1.0
-    ctrl_cost_weight: float = 0.1
+    max_steps: int = struct.field(default=1000, kw_only=True)  # Safety-Gymnasium and Gymnasium: max_episode_steps
+    frame_skip: int = struct.field(static=True, default=5)  # physics steps per env step: the v4 robots but the Hopper
+    reset_noise_scale: float = 0.1  # ant_v4.py, half_cheetah_v4.py
+    forward_reward_weight: float = 1.0  # half_cheetah_v4.py, hopper_v4.py; ant_v4.py: forward_reward = x_velocity
+    ctrl_cost_weight: float = 0.1  # half_cheetah_v4.py, humanoid_v4.py
+
+
+@struct.dataclass
+class HealthParams(RobotParams):
+    """A robot that can fall (Gymnasium's Ant, Hopper, Humanoid): ``healthy_reward`` on healthy steps and, with
+    ``terminate_when_unhealthy``, the episode's end on an unhealthy one; the torso's height range is the Ant's."""
+
+    healthy_reward: float = 1.0  # ant_v4.py, hopper_v4.py
+    terminate_when_unhealthy: bool = struct.field(static=True, default=True)  # ant_v4.py, hopper_v4.py, humanoid_v4.py
+    healthy_z_min: float = 0.2  # ant_v4.py healthy_z_range
+    healthy_z_max: float = 1.0
+
+
+@struct.dataclass
+class LocomotionParams(RobotParams):
+    """What every velocity task has; the tasks that can fall add :class:`HealthParams`."""
+
     velocity_threshold: float = 1.0  # cost = 1 where the task's velocity exceeds it
     # the env step's physics: MuJoCo's C library on the host ("mujoco", what Safety-Gymnasium runs; the CPU's fast
     # path) or MJX ("mjx", for accelerators); see the module docstring
@@ -227,49 +191,27 @@ class LocomotionState:
     time: jax.Array  # () int32, steps taken in this episode
 
 
-def match_margin_rule(mj_model) -> None:
-    """Halve every geom margin in place, so that MuJoCo 4's and MJX's pair margin (the sum of the two) is MuJoCo
-    2.3.3's (the larger of the two); exact when every geom has the same margin, which ValueError demands."""
-    margins = mj_model.geom_margin
-    if margins.size and (margins != margins[0]).any():
-        raise ValueError(f"geom margins differ ({sorted(set(margins.tolist()))}): halving them would not give every "
-                         "pair the larger of its two margins, MuJoCo 2.3.3's rule")
-    mj_model.geom_margin[:] = margins / 2
-
-
-def load_model(mujoco, path: Path):
-    """The compiled ``MjModel`` of the XML file at ``path``.  A ``<compiler settotalmass="M">`` (Gymnasium's
-    half_cheetah.xml) is applied after compiling, with ``mj_setTotalmass`` and ``mj_setConst``, which is what
-    MuJoCo 4's compiler does with it while printing a deprecation warning on every load; every numeric array of
-    the model is the same either way (checked against ``from_xml_path`` in tests/envs/test_velocity.py)."""
-    xml = Path(path).read_text()
-    total = re.search(r'(<compiler\b[^>]*?)\s+settotalmass="([^"]+)"', xml)
-    if total is None:
-        return mujoco.MjModel.from_xml_path(str(path))
-    model = mujoco.MjModel.from_xml_string(xml[:total.start()] + total.group(1) + xml[total.end():])
-    mujoco.mj_setTotalmass(model, float(total.group(2)))
-    mujoco.mj_setConst(model, mujoco.MjData(model))
-    return model
-
-
 class LocomotionEnv(Environment):
     """A Gymnasium MuJoCo v4 robot in MJX with Safety-Gymnasium's velocity cost.
 
     ``solver_iterations`` and ``ls_iterations`` cap MJX's Newton solver (default 4 and 8; ``None``
     keeps the model file's own, MuJoCo's 100 and 50): see "Where it differs" above.
 
-    Subclasses set ``asset`` and ``velocity_noise`` and implement :meth:`default_params`,
-    :meth:`body_position`, :meth:`cost_velocity`, :meth:`reward`, :meth:`terminated`,
-    :meth:`observation` and :meth:`observation_size`; :meth:`configure_model` may change the
+    Subclasses set ``params_class``, ``asset`` and ``velocity_noise``; the hooks below give Gymnasium's v4 forms,
+    which a task overrides where its robot differs: :meth:`body_position` and :meth:`cost_velocity` (a planar
+    robot's x), :meth:`is_healthy` (a robot that cannot fall), :meth:`observation` and :meth:`observation_size`
+    (``qpos`` less the root's ``unobserved_positions``, then ``qvel``); :meth:`configure_model` may change the
     MuJoCo model before it goes to MJX.
     """
 
-    cost_shape = ()
     #: the raw sample reaches the task, whose control cost squares it (module docstring, "Actions")
     clip_actions: ClassVar[bool] = False
-    # the C-TRPO benchmark's cost limit (spec 3.1); 16 x 1000 steps per iteration as PointGoal1
-    config_defaults: ClassVar[dict] = {"num_envs": 16, "rollout_steps": 1000,
-                                       "constraint": {"type": "expected", "limit": 25.0}}
+    # the C-TRPO benchmark's cost limit (milosen/ctrpo runs' config.json); 16 x 1000 steps per iteration as PointGoal1
+    config_defaults: ClassVar[dict] = {
+        "num_envs": 16,
+        "rollout_steps": 1000,
+        "constraint": {"type": "expected", "limit": 25.0},
+    }
     #: model file in gymnasium/envs/mujoco/assets/
     asset: ClassVar[str] = ""
     #: reset noise of qvel: "normal" (s N(0, 1)) or "uniform" (U(-s, s))
@@ -281,9 +223,12 @@ class LocomotionEnv(Environment):
     #: the data fields :meth:`body_position` and :meth:`observation` read beyond ``qpos`` and ``qvel``
     #: (what the host physics returns; ``mujoco_host.FIELD_SHAPES``)
     host_fields: ClassVar[tuple[str, ...]] = ()
+    #: how many leading ``qpos`` entries, the root's position in the plane, the observation leaves out (Gymnasium's
+    #: ``exclude_current_positions_from_observation``): x for the planar robots, x and y for the others
+    unobserved_positions: ClassVar[int] = 1
 
     def __init__(self, solver_iterations: int | None = 4, ls_iterations: int | None = 8):
-        mujoco, mjx = import_mjx(f"{type(self).__name__} (MuJoCo MJX)")
+        mujoco, mjx = mjx_physics.import_mjx(f"{type(self).__name__} (MuJoCo MJX)")
         self._mjx = mjx
         self._mujoco = mujoco
         mj_model = load_model(mujoco, gymnasium_asset(self.asset))
@@ -294,31 +239,18 @@ class LocomotionEnv(Environment):
         match_margin_rule(self.host_model)
         self._host_physics = None
         self.configure_model(mj_model)
-        for name, value in (("solver_iterations", solver_iterations), ("ls_iterations", ls_iterations)):
-            if value is not None and (not isinstance(value, int) or value < 1):
-                raise ValueError(f"{name} must be a positive integer (or None for the model's own), got {value!r}")
-        if solver_iterations is not None:
-            mj_model.opt.iterations = solver_iterations
-        if ls_iterations is not None:
-            mj_model.opt.ls_iterations = ls_iterations
-        if mj_model.na:
-            raise ValueError(f"{self.asset}: actuator activations (na = {mj_model.na}) are not supported")
-        if int(mj_model.opt.integrator) not in (_EULER, _RK4):
-            raise ValueError(f"{self.asset}: integrator {int(mj_model.opt.integrator)} is not supported (Euler, RK4)")
+        mjx_physics.cap_solver(mj_model, self.asset, solver_iterations, ls_iterations)
         self.mj_model = mj_model
         self.model = mjx.put_model(mj_model)
         self._data0 = mjx.make_data(self.model)
         self.nq, self.nv, self.nu = mj_model.nq, mj_model.nv, mj_model.nu
         self.timestep = float(mj_model.opt.timestep)
-        self.rk4 = int(mj_model.opt.integrator) == _RK4
+        self.rk4 = mjx_physics.uses_rk4(mj_model)
         self._qpos0 = jnp.asarray(mj_model.qpos0, jnp.float32)
         ctrl_low, ctrl_high = mj_model.actuator_ctrlrange.T
         self._ctrl_mid = jnp.asarray((ctrl_high + ctrl_low) / 2.0, jnp.float32)
         self._ctrl_half = jnp.asarray((ctrl_high - ctrl_low) / 2.0, jnp.float32)
-        self._joints = [(int(t), int(q), int(d)) for t, q, d in zip(mj_model.jnt_type, mj_model.jnt_qposadr,
-                                                                        mj_model.jnt_dofadr)]
-        if any(t == _BALL for t, _, _ in self._joints):
-            raise ValueError(f"{self.asset}: ball joints are not supported")
+        self._joints = mjx_physics.model_joints(mj_model, self.asset)
 
     # ---------------------------------------------------------------- task hooks
 
@@ -326,25 +258,48 @@ class LocomotionEnv(Environment):
         """Change the MuJoCo model in place before it goes to MJX (default: nothing)."""
 
     def body_position(self, data) -> jax.Array:
-        """The position whose finite difference over one step is the task's velocity, ``(k,)``."""
-        raise NotImplementedError
+        """The position whose finite difference over one step is the task's velocity, ``(k,)``: the root's x
+        (``qpos[0]``, the ``rootx`` slide joint of the planar robots)."""
+        return data.qpos[:1]
 
     def cost_velocity(self, velocity: jax.Array) -> jax.Array:
-        """The scalar the cost compares with ``velocity_threshold``."""
-        raise NotImplementedError
+        """The scalar the cost compares with ``velocity_threshold``: the signed x-velocity of a position ``(x,)``,
+        the speed ``|(v_x, v_y)|`` of a position ``(x, y)`` (``safety_*_velocity_v1.py``)."""
+        if velocity.shape[-1] == 1:
+            return velocity[0]
+        return jnp.sqrt(jnp.sum(velocity * velocity))
+
+    def is_healthy(self, qpos, qvel, params) -> jax.Array | None:
+        """Gymnasium's ``is_healthy`` of a robot that can fall (its params a :class:`HealthParams`); ``None`` for
+        one that cannot (no healthy reward, no termination)."""
+        return None
 
     def reward(self, velocity, ctrl, qpos, qvel, params) -> jax.Array:
-        """The task's reward; ``ctrl`` is the unclipped controls (:meth:`controls_from_action`)."""
-        raise NotImplementedError
+        """Gymnasium's v4 reward: ``forward_reward_weight * v_x``, plus ``healthy_reward`` on a healthy step (on
+        every step with ``terminate_when_unhealthy``) for a robot that can fall, less ``ctrl_cost_weight |ctrl|^2``;
+        ``ctrl`` is the unclipped controls (:meth:`controls_from_action`)."""
+        reward = params.forward_reward_weight * velocity[0]
+        healthy = self.is_healthy(qpos, qvel, params)
+        if healthy is not None:
+            healthy = healthy | params.terminate_when_unhealthy
+            reward = reward + params.healthy_reward * healthy.astype(jnp.float32)
+        return reward - params.ctrl_cost_weight * jnp.sum(ctrl * ctrl)
 
     def terminated(self, qpos, qvel, params) -> jax.Array:
-        raise NotImplementedError
+        """Gymnasium's v4 termination: an unhealthy state, with ``terminate_when_unhealthy``; never for a robot
+        that cannot fall."""
+        healthy = self.is_healthy(qpos, qvel, params)
+        if healthy is None or not params.terminate_when_unhealthy:
+            return jnp.zeros((), bool)
+        return ~healthy
 
     def observation(self, data) -> jax.Array:
-        raise NotImplementedError
+        """Gymnasium's v4 observation of the robots without sensors: ``qpos`` less the root's
+        ``unobserved_positions``, then ``qvel``."""
+        return jnp.concatenate([data.qpos[self.unobserved_positions :], data.qvel])
 
     def observation_size(self) -> int:
-        raise NotImplementedError
+        return self.nq - self.unobserved_positions + self.nv
 
     # ---------------------------------------------------------------- spaces
 
@@ -384,7 +339,7 @@ class LocomotionEnv(Environment):
         fresh kinematics; zero actuator and contact forces, as after ``mj_resetData``)."""
         data = self._data0.replace(qpos=jnp.asarray(qpos, jnp.float32), qvel=jnp.asarray(qvel, jnp.float32))
         if self.reset_kinematics:
-            data = self._mjx.com_vel(self.model, self._mjx.com_pos(self.model, self._mjx.kinematics(self.model, data)))
+            data = mjx_physics.fresh_kinematics(self._mjx, self.model, data)
         state = LocomotionState(
             qpos=data.qpos,
             qvel=data.qvel,
@@ -404,8 +359,9 @@ class LocomotionEnv(Environment):
     def host_physics(self) -> HostPhysics:
         """The host-side stepper of :attr:`host_model` (built on first use)."""
         if self._host_physics is None:
-            self._host_physics = HostPhysics(self._mujoco, self.host_model, fields=self.host_fields,
-                                             contact_forces=self.needs_contact_forces)
+            self._host_physics = HostPhysics(
+                self._mujoco, self.host_model, fields=self.host_fields, contact_forces=self.needs_contact_forces
+            )
         return self._host_physics
 
     def simulate(self, state: LocomotionState, ctrl: jax.Array, params: LocomotionParams):
@@ -414,11 +370,16 @@ class LocomotionEnv(Environment):
         if params.physics == "mujoco":
             return self.host_physics(state.qpos, state.qvel, state.qacc_warmstart, ctrl, params.frame_skip)
         data = self._data0.replace(qpos=state.qpos, qvel=state.qvel, qacc_warmstart=state.qacc_warmstart, ctrl=ctrl)
-        substep = self._rk4_step if self.rk4 else (lambda d: self._mjx.step(self.model, d))
-        data, _ = jax.lax.scan(lambda d, _: (substep(d), None), data, None, length=params.frame_skip)
-        if self.needs_contact_forces:
-            data = self._mjx.rne_postconstraint(self.model, data)
-        return data
+        return mjx_physics.simulate(
+            self._mjx,
+            self.model,
+            data,
+            joints=self._joints,
+            rk4=self.rk4,
+            h=self.timestep,
+            frame_skip=params.frame_skip,
+            contact_forces=self.needs_contact_forces,
+        )
 
     def outcome(self, state: LocomotionState, data, ctrl: jax.Array, params: LocomotionParams):
         """``(state, obs, reward, cost, terminated, truncated, info)`` of the step from ``state`` that
@@ -458,33 +419,5 @@ class LocomotionEnv(Environment):
     # ---------------------------------------------------------------- RK4
 
     def integrate_pos(self, qpos: jax.Array, qvel: jax.Array, h) -> jax.Array:
-        """MuJoCo's ``mj_integratePos``: ``qpos`` moved by velocity ``qvel`` for time ``h``."""
-        parts = []
-        for joint_type, q, d in self._joints:
-            if joint_type == _FREE:
-                parts += [qpos[q:q + 3] + h * qvel[d:d + 3], quat_integrate(qpos[q + 3:q + 7], qvel[d + 3:d + 6], h)]
-            else:  # hinge, slide
-                parts.append(qpos[q:q + 1] + h * qvel[d:d + 1])
-        return jnp.concatenate(parts)
-
-    def _rk4_step(self, data):
-        """One ``mj_step`` with MuJoCo's RK4 (see the module docstring): one forward pass per stage,
-        in a ``lax.scan`` so that the pass is compiled once."""
-        mjx, h = self._mjx, self.timestep
-        qpos0, qvel0, time0 = data.qpos, data.qvel, data.time
-
-        def stage(carry, coefficients):
-            data, k_qvel, k_qacc, sum_qvel, sum_qacc = carry
-            offset, weight = coefficients
-            qpos = jnp.where(offset > 0.0, self.integrate_pos(qpos0, offset * k_qvel, h), qpos0)
-            data = data.replace(qpos=qpos, qvel=qvel0 + offset * h * k_qacc, time=time0 + offset * h)
-            data = mjx.forward(self.model, data)
-            carry = (data, data.qvel, data.qacc, sum_qvel + weight * data.qvel, sum_qacc + weight * data.qacc)
-            return carry, None
-
-        zeros = jnp.zeros_like(qvel0)
-        coefficients = (jnp.asarray(_RK4_OFFSET, jnp.float32), jnp.asarray(_RK4_WEIGHT, jnp.float32))
-        (data, _, _, sum_qvel, sum_qacc), _ = jax.lax.scan(stage, (data, zeros, zeros, zeros, zeros), coefficients)
-        # mj_advance: the next step's warm start is the last stage's qacc
-        return data.replace(qpos=self.integrate_pos(qpos0, sum_qvel, h), qvel=qvel0 + h * sum_qacc,
-                            qacc_warmstart=data.qacc, time=time0 + h)
+        """MuJoCo's ``mj_integratePos`` of this robot's joints (:func:`mjx_physics.integrate_pos`)."""
+        return mjx_physics.integrate_pos(self._joints, qpos, qvel, h)

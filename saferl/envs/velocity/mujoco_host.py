@@ -1,15 +1,15 @@
 """MuJoCo's C physics inside a compiled JAX program, through a host callback.
 
-The velocity tasks (:mod:`saferl.envs.velocity.locomotion`) step their robots either in MJX (``physics="mjx"``, JAX, what
-an accelerator runs) or in MuJoCo's C library (``physics="mujoco"``, the default): the env step stays a pure
+The velocity tasks (:mod:`saferl.envs.velocity.locomotion`) step their robots either in MJX (``physics="mjx"``,
+JAX, what an accelerator runs) or in MuJoCo's C library (``physics="mujoco"``, the default): the env step stays a pure
 function of JAX arrays, but its ``frame_skip`` calls of ``mj_step`` run on the host, reached from inside the
 compiled training loop by ``jax.pure_callback``.  Nothing else changes: the task's reward, cost, termination and
 observation are the same JAX code on both backends, the training loop is still one ``lax.scan`` over iterations,
 and the step still ``vmap``s (over seeds and environments: ``vmap_method="broadcast_all"`` hands the callback the
 whole batch at once, one call per env step of all environments).
 
-Why: MJX is built for accelerators.  On a CPU, MuJoCo C steps the Hopper ~9,600 env steps/s on one core (four
-RK4 ``mj_step``s per env step; measured in docs/design.md, "Physics on the host"), MJX ~2,900 on two, and the
+Why: MJX is built for accelerators.  On a CPU, MuJoCo C steps the Hopper ~9,400 env steps/s on one core (four
+RK4 ``mj_step``s per env step; docs/decisions/049-velocity-tasks-mujoco-on-host.md), MJX ~2,900 on two, and the
 gap is larger for the Ant and the Humanoid (MJX evaluates every candidate contact, MuJoCo only those within the
 margin).  It is also the engine Safety-Gymnasium runs, so it is the more faithful of the two:
 
@@ -17,7 +17,7 @@ margin).  It is also the engine Safety-Gymnasium runs, so it is the more faithfu
 * the model file's own solver settings: iterations, tolerance, and the Humanoid's PGS solver, which MJX lacks
   (the MJX model caps Newton at 4 iterations and switches the Humanoid to Newton; ``locomotion``);
 * MuJoCo's own contact frames (no MJX plane-capsule fallback, which moves the Ant's feet; ``locomotion``);
-* the geom margins halved as for MJX (``locomotion.match_margin_rule``): MuJoCo 4 adds a pair's two margins
+* the geom margins halved as for MJX (``gymnasium_models.match_margin_rule``): MuJoCo 4 adds a pair's two margins
   where the 2.3.3 that Safety-Gymnasium 1.0 pins takes the larger, so the halving is needed in C too.
 
 Where it differs from the original: the state lives in JAX between env steps, in float32 (x64 is off), so every
@@ -31,7 +31,7 @@ Each environment of the batch is stepped by its own row of inputs only (the scra
 with the whole integration state -- ``qpos``, ``qvel``, ``qacc_warmstart``, ``ctrl``, ``time`` -- before each
 row), so the results do not depend on the batch's size, order or split over threads (tested).  The rows are split
 over a thread pool: ``mj_step`` releases Python's GIL, so the threads step in parallel, except for the Python
-around each call (measured on the Hopper, docs/design.md "Physics on the host").
+around each call (measured on the Hopper: docs/results/measurements.md, "CPO on SafetyHopperVelocity").
 
 Threads: the rows are stepped on the pool's threads only, never on the thread that makes the callback.  XLA
 calls back from its own worker threads, under a Python thread state that exists for that one call, so the
@@ -140,8 +140,12 @@ class HostPhysics:
     def _step_rows(self, rows: range, qpos, qvel, warmstart, ctrl, frame_skip: int, out: dict) -> None:
         mujoco, model = self._mujoco, self.model
         data, views = self._scratch()
-        inputs = ((views["qpos"], qpos), (views["qvel"], qvel), (views["qacc_warmstart"], warmstart),
-                  (views["ctrl"], ctrl))
+        inputs = (
+            (views["qpos"], qpos),
+            (views["qvel"], qvel),
+            (views["qacc_warmstart"], warmstart),
+            (views["ctrl"], ctrl),
+        )
         outputs = [(out[name], views[name], self.shapes[name]) for name in self.fields]
         for i in rows:
             data.time = _START_TIME
@@ -168,8 +172,10 @@ class HostPhysics:
         # always on the pool's threads, even one job: module docstring, "Threads"
         threads = max(1, min(self.threads, n))
         bounds = np.linspace(0, n, threads + 1).astype(int)
-        jobs = [_pool(self.threads).submit(self._step_rows, range(lo, hi), *flat, frame_skip, out)
-                for lo, hi in zip(bounds[:-1], bounds[1:])]
+        jobs = [
+            _pool(self.threads).submit(self._step_rows, range(lo, hi), *flat, frame_skip, out)
+            for lo, hi in zip(bounds[:-1], bounds[1:])
+        ]
         for job in jobs:
             job.result()
         return {name: value.reshape(*batch, *self.shapes[name]) for name, value in out.items()}

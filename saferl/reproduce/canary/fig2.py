@@ -1,8 +1,8 @@
 """``canary-fig2``: relative variance of the VaR-surrogate estimators as epsilon -> 0 on IcyLake.
 
-Canary paper ("Constrained Policy Optimization with Cantelli-Bounded Value-at-Risk", arXiv:2601.22993), Sec. 5, Prop. 5.1, App. B and Fig. 2
-(Sec. 6.2): the relative variance kappa^2[m] = Var[m_hat] / ||m||^2 (eq. 39) of the constraint
-value and of the constraint gradient grows like 1/(pN) for the indicator (CPO-VaR) and 1/(eps N)
+Canary paper ("Constrained Policy Optimization with Cantelli-Bounded Value-at-Risk", arXiv:2601.22993), Sec. 5,
+Prop. 5.1, App. B and Fig. 2 (Sec. 6.2): the relative variance kappa^2[m] = Var[m_hat] / ||m||^2 (eq. 39) of the
+constraint value and of the constraint gradient grows like 1/(pN) for the indicator (CPO-VaR) and 1/(eps N)
 for CVaR, while Cantelli's stays O(1/((1-f)N)), flat in eps.  We measure it for the Monte-Carlo
 score-function estimators of App. B and for the GAE-critic advantage gradient of Sec. 6.2.
 
@@ -67,9 +67,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from saferl.analysis import plotting
 from saferl.core import risk
 from saferl.envs.icy_lake import DOWN, ICE, RIGHT, START, IcyLake, dynamics
-from saferl.analysis import plotting
 from saferl.reproduce.framework import Scale, target
 
 MAP = "8x8"
@@ -138,8 +138,9 @@ def expectation_gradients(theta, env_params, horizon: int, fs):
     """(pmf, grads): pmf = P(C = k) and grads[j] = grad_theta E[fs[j](C)] for fs (F, T+1), in float64
     (one reverse pass per function, batched)."""
     with jax.enable_x64(True):
-        pmf, grads = _pmf_and_gradients(jnp.asarray(np.asarray(theta), jnp.float64), env_params, horizon,
-                                        jnp.asarray(np.asarray(fs), jnp.float64))
+        pmf, grads = _pmf_and_gradients(
+            jnp.asarray(np.asarray(theta), jnp.float64), env_params, horizon, jnp.asarray(np.asarray(fs), jnp.float64)
+        )
         return np.asarray(pmf), np.asarray(grads)
 
 
@@ -160,16 +161,25 @@ def exact_truth(theta, env_params, horizon: int, epsilons) -> list[dict]:
         w_c, w_ct = risk.cantelli_gradient_weights(mu1, rho, eps)
         excess = pmf @ np.maximum(k - eta, 0.0) / eps
         cantelli = float(risk.cantelli_value(mu1, mu2, rho, eps))
-        out.append({
-            "rho": float(rho), "eta": eta, "p": float(tail[rho]), "mu": float(mu1), "sd": float(np.sqrt(mu2 - mu1**2)),
-            "zero_cost_fraction": float(pmf[0]),
-            "cantelli_bound": float(risk.cantelli_bound(mu1, mu2 - mu1**2, float(rho))),
-            "value": {"indicator": float(tail[rho]), "cvar": eta + excess, "cantelli": cantelli},
-            # what the estimator estimates (App. B.2, eq. 50 normalises CVaR by E[(C - eta*)^+] / eps)
-            "signal": {"indicator": float(tail[rho]), "cvar": excess, "cantelli": cantelli},
-            "gradient": {"indicator": grads[2 + 2 * i], "cvar": grads[3 + 2 * i],
-                         "cantelli": w_ct * grads[1] + w_c * grads[0]},
-        })
+        out.append(
+            {
+                "rho": float(rho),
+                "eta": eta,
+                "p": float(tail[rho]),
+                "mu": float(mu1),
+                "sd": float(np.sqrt(mu2 - mu1**2)),
+                "zero_cost_fraction": float(pmf[0]),
+                "cantelli_bound": float(risk.cantelli_bound(mu1, mu2 - mu1**2, float(rho))),
+                "value": {"indicator": float(tail[rho]), "cvar": eta + excess, "cantelli": cantelli},
+                # what the estimator estimates (App. B.2, eq. 50 normalises CVaR by E[(C - eta*)^+] / eps)
+                "signal": {"indicator": float(tail[rho]), "cvar": excess, "cantelli": cantelli},
+                "gradient": {
+                    "indicator": grads[2 + 2 * i],
+                    "cvar": grads[3 + 2 * i],
+                    "cantelli": w_ct * grads[1] + w_c * grads[0],
+                },
+            }
+        )
     return out
 
 
@@ -250,8 +260,13 @@ def batch_estimates(theta, batch, critic_batch, fill, rho, eta, eps, n_states: i
     n_y = horizon + 1
     C = costs.sum(-1)
     every = jnp.ones_like(C, bool)
-    values = jnp.stack([risk.cantelli_estimate(C, every, rho, eps), risk.violation_rate(C, every, rho),
-                        risk.cvar_estimate(C, every, eps, eta)])
+    values = jnp.stack(
+        [
+            risk.cantelli_estimate(C, every, rho, eps),
+            risk.violation_rate(C, every, rho),
+            risk.cvar_estimate(C, every, eps, eta),
+        ]
+    )
     mu1 = C.mean()
     w_c, w_ct = risk.cantelli_gradient_weights(mu1, rho, eps)
     f = jnp.stack([w_ct * C**2 + w_c * C, (C >= rho).astype(jnp.float32), jnp.maximum(C - eta, 0.0) / eps])
@@ -259,16 +274,23 @@ def batch_estimates(theta, batch, critic_batch, fill, rho, eta, eps, n_states: i
 
     def channels(costs):  # per-step costs [c, c~, indicator, cvar excess]
         y, y_next = accumulated(costs)
-        return jnp.stack([costs, risk.augmented_cost(costs, y, 1.0), risk.indicator_cost(y, y_next, rho),
-                          risk.cvar_excess_cost(y, y_next, eta)]), y
+        return jnp.stack(
+            [
+                costs,
+                risk.augmented_cost(costs, y, 1.0),
+                risk.indicator_cost(y, y_next, rho),
+                risk.cvar_excess_cost(y, y_next, eta),
+            ]
+        ), y
 
     def aug_cells(cells, y):
         return cells * n_y + jnp.clip(y, 0, horizon).astype(jnp.int32)
 
     c_cells, c_actions, c_costs, c_alive = critic_batch
     c_ch, c_y = channels(c_costs)
-    tables = jax.vmap(fit_critic, (None, None, 0, None, None))(aug_cells(c_cells, c_y), c_alive, c_ch, fill,
-                                                               n_states * n_y)
+    tables = jax.vmap(fit_critic, (None, None, 0, None, None))(
+        aug_cells(c_cells, c_y), c_alive, c_ch, fill, n_states * n_y
+    )
     ch, y = channels(costs)
     x = aug_cells(cells, y)
     x_next = jnp.concatenate([x[:, 1:], x[:, -1:]], 1)
@@ -308,37 +330,65 @@ def study(scale: str, key=None) -> dict:
     batches = draw(jax.random.split(key, K))
     critic_batches = draw(jax.random.split(jax.random.fold_in(key, 1), K))
     fills = jax.jit(jax.vmap(lambda b: critic_fill(b, n_states)))(critic_batches)
-    estimate = jax.jit(jax.vmap(
-        lambda b, cb, fl, rho, eta, eps: batch_estimates(theta, b, cb, fl, rho, eta, eps, n_states),
-        (0, 0, 0, None, None, None)))
+    estimate = jax.jit(
+        jax.vmap(
+            lambda b, cb, fl, rho, eta, eps: batch_estimates(theta, b, cb, fl, rho, eta, eps, n_states),
+            (0, 0, 0, None, None, None),
+        )
+    )
     rows, curves = [], {}
     for eps, truth in zip(cfg["epsilons"], truths):
-        values, grads = estimate(batches, critic_batches, fills, jnp.float32(truth["rho"]), jnp.float32(truth["eta"]),
-                                 jnp.float32(eps))
+        values, grads = estimate(
+            batches, critic_batches, fills, jnp.float32(truth["rho"]), jnp.float32(truth["eta"]), jnp.float32(eps)
+        )
         values, grads = np.asarray(values), np.asarray(grads)
         for j, sur in enumerate(SURROGATES):
-            kv, kv_sd, bv = relative_variance(values[:, j:j + 1], [truth["signal"][sur]], cfg["bootstrap"])
+            kv, kv_sd, bv = relative_variance(values[:, j : j + 1], [truth["signal"][sur]], cfg["bootstrap"])
             for e, est in enumerate(ESTIMATORS):
                 kg, kg_sd, bg = relative_variance(grads[:, e, j], truth["gradient"][sur], cfg["bootstrap"])
                 zero = float(np.mean(np.all(grads[:, e, j].reshape(K, -1) == 0, -1)))
-                rows.append({"surrogate": sur, "label": LABELS[sur], "estimator": est, "epsilon": eps,
-                             "rho": truth["rho"], "eta": truth["eta"], "p": truth["p"],
-                             "cantelli_bound": truth["cantelli_bound"], "true_value": truth["value"][sur],
-                             "true_gradient_norm": float(np.linalg.norm(truth["gradient"][sur])),
-                             "kappa2_value": kv, "kappa2_value_sd": kv_sd, "relative_bias2_value": bv,
-                             "kappa2_gradient": kg, "kappa2_gradient_sd": kg_sd, "relative_bias2_gradient": bg,
-                             "zero_gradient_batches": zero, "episodes": N, "seeds": K})
+                rows.append(
+                    {
+                        "surrogate": sur,
+                        "label": LABELS[sur],
+                        "estimator": est,
+                        "epsilon": eps,
+                        "rho": truth["rho"],
+                        "eta": truth["eta"],
+                        "p": truth["p"],
+                        "cantelli_bound": truth["cantelli_bound"],
+                        "true_value": truth["value"][sur],
+                        "true_gradient_norm": float(np.linalg.norm(truth["gradient"][sur])),
+                        "kappa2_value": kv,
+                        "kappa2_value_sd": kv_sd,
+                        "relative_bias2_value": bv,
+                        "kappa2_gradient": kg,
+                        "kappa2_gradient_sd": kg_sd,
+                        "relative_bias2_gradient": bg,
+                        "zero_gradient_batches": zero,
+                        "episodes": N,
+                        "seeds": K,
+                    }
+                )
                 curves.setdefault((sur, est), []).append((eps, kv, kv_sd, kg, kg_sd))
     eps = np.asarray(cfg["epsilons"])
     slopes = {sur: _slopes(curves, sur, eps >= 0) for sur in SURROGATES}
     tail = eps <= SMALL_EPS
     slopes_small_eps = {sur: _slopes(curves, sur, tail) for sur in SURROGATES} if tail.sum() >= 3 else None
-    meta = {"map": MAP, "max_steps": horizon, "gamma_c": 1.0, "policy": f"tabular softmax, logits {LOGIT_NOISE} N(0,1) "
-            f"(seed {POLICY_SEED}) + {GOAL_BIAS} on down/right", "gae_lambda": GAE_LAMBDA, **cfg,
-            "epsilons": list(cfg["epsilons"]), "cost_mean": truths[0]["mu"], "cost_sd": truths[0]["sd"],
-            "zero_cost_fraction": truths[0]["zero_cost_fraction"],
-            "critic": "tabular on (cell, y), per-cell mean cost-to-go on an independent batch, nearest-visited-y fill",
-            "value_estimator_gae": "Monte-Carlo (as Alg. 1)"}
+    meta = {
+        "map": MAP,
+        "max_steps": horizon,
+        "gamma_c": 1.0,
+        "policy": f"tabular softmax, logits {LOGIT_NOISE} N(0,1) (seed {POLICY_SEED}) + {GOAL_BIAS} on down/right",
+        "gae_lambda": GAE_LAMBDA,
+        **cfg,
+        "epsilons": list(cfg["epsilons"]),
+        "cost_mean": truths[0]["mu"],
+        "cost_sd": truths[0]["sd"],
+        "zero_cost_fraction": truths[0]["zero_cost_fraction"],
+        "critic": "tabular on (cell, y), per-cell mean cost-to-go on an independent batch, nearest-visited-y fill",
+        "value_estimator_gae": "Monte-Carlo (as Alg. 1)",
+    }
     return {"rows": rows, "slopes": slopes, "slopes_small_eps": slopes_small_eps, "curves": curves, "settings": meta}
 
 
@@ -359,8 +409,19 @@ def plot(curves: dict, path: Path) -> None:
                 if ax is axes[0] and est == "gae":
                     continue  # the same Monte-Carlo value estimate
                 label = f"{LABELS[sur]}" + ("" if ax is axes[0] else f", {est.upper()}")
-                plotting.band(ax, c[:, 0], c[:, col], c[:, col + 1], label=label, clip=(c[:, col] * 1e-2, None),
-                              color=COLORS[sur], alpha=0.15, style=style, marker="o", ms=3)
+                plotting.band(
+                    ax,
+                    c[:, 0],
+                    c[:, col],
+                    c[:, col + 1],
+                    label=label,
+                    clip=(c[:, col] * 1e-2, None),
+                    color=COLORS[sur],
+                    alpha=0.15,
+                    style=style,
+                    marker="o",
+                    ms=3,
+                )
     ref = np.asarray(curves[("indicator", "mc")])
     for ax, col, title in zip(axes, (1, 3), ("constraint value", "constraint gradient")):
         # a slope -1 guide through the indicator's smallest-eps point
@@ -380,7 +441,8 @@ def rows_slopes(rows: list[dict], small_eps: bool = False) -> dict:
     curves = {}
     for r in rows:
         curves.setdefault((r["surrogate"], r["estimator"]), []).append(
-            (r["epsilon"], r["kappa2_value"], r["kappa2_value_sd"], r["kappa2_gradient"], r["kappa2_gradient_sd"]))
+            (r["epsilon"], r["kappa2_value"], r["kappa2_value_sd"], r["kappa2_gradient"], r["kappa2_gradient_sd"])
+        )
     eps = np.asarray([e for e, *_ in curves[(SURROGATES[0], "mc")]])
     return {sur: _slopes(curves, sur, eps <= SMALL_EPS if small_eps else eps >= 0) for sur in SURROGATES}
 
@@ -390,12 +452,20 @@ def fig2_checks(rows: list[dict]) -> dict:
     (a more negative log-log slope) than Cantelli's, for the value and both gradient estimators;
     the slopes themselves are under "slopes"."""
     slopes = rows_slopes(rows)
-    return {f"{sur}_{key}_steeper_than_cantelli": bool(slopes[sur][key] < slopes["cantelli"][key])
-            for sur in ("indicator", "cvar") for key in slopes["cantelli"]}
+    return {
+        f"{sur}_{key}_steeper_than_cantelli": bool(slopes[sur][key] < slopes["cantelli"][key])
+        for sur in ("indicator", "cvar")
+        for key in slopes["cantelli"]
+    }
 
 
-@target("canary-fig2", "Canary Fig. 2: relative variance of Cantelli / indicator / CVaR constraint value and "
-        "gradient as eps -> 0 on IcyLake (MC score function and GAE critic)", scales=SCALES, checks=fig2_checks)
+@target(
+    "canary-fig2",
+    "Canary Fig. 2: relative variance of Cantelli / indicator / CVaR constraint value and "
+    "gradient as eps -> 0 on IcyLake (MC score function and GAE critic)",
+    scales=SCALES,
+    checks=fig2_checks,
+)
 def fig2(scale: Scale, out: Path) -> dict:
     result = study(scale.name)
     name = "canary_fig2_relative_variance.png"

@@ -34,14 +34,12 @@ from pathlib import Path
 
 import numpy as np
 
-from saferl.analysis import verdicts
-from saferl.training import config as configlib
-from saferl.analysis import metrics
-from saferl.analysis import plotting
-from saferl.training import runs
+from saferl.analysis import metrics, plotting, verdicts
 from saferl.reproduce import deep_rl
 from saferl.reproduce.deep_rl import SMALL_NETS, per_seed_series, train_or_resume
 from saferl.reproduce.framework import Scale, target
+from saferl.training import config as configlib
+from saferl.training import runs
 
 EPSILON = 0.05
 T_SAFE_EPISODES = 100
@@ -49,24 +47,38 @@ T_SAFE_EPISODES = 100
 # (deep_rl.units_label): the default rows use b per sample (OmniSafe units, as the public JAX VaR-CPO code), the
 # "Canary (J_c units)" row b in units of the Cantelli value (cost_scale: length;
 # docs/decisions/025-cost-surrogate-scale.md)
-TABLE1_METHODS = [("Canary", "canary", {}), ("Canary", "canary", {"hparams": {"cost_scale": "length"}}),
-                  ("PPO", "ppo", {}), ("CPO (VaR)", "cpo_var", {}), ("CPPO", "cppo", {}), ("CVaR-CPO", "cvar_cpo", {})]
+TABLE1_METHODS = [
+    ("Canary", "canary", {}),
+    ("Canary", "canary", {"hparams": {"cost_scale": "length"}}),
+    ("PPO", "ppo", {}),
+    ("CPO (VaR)", "cpo_var", {}),
+    ("CPPO", "cppo", {}),
+    ("CVaR-CPO", "cvar_cpo", {}),
+]
 TABLE1_ENVS = {"PointGoal1": {"rho": 100.0, "steps": 2_000_000}, "EcoAnt": {"rho": 150.0, "steps": 10_000_000}}
 #: The Canary paper (arXiv:2601.22993) Table 1: (P_hat, SE), P_hat_max, (t_safe, SE), (J, SE); 30 seeds, the
 #: paper's MJX PointGoal (a harsher task than Safety-Gymnasium's PointGoal1, whose port we train: its PPO returns
 #: 69) and EcoAnt at 2M and 10M steps with App. D networks.  Attached to the default rows.
 PAPER_TABLE1 = {
-    "EcoAnt": {"Canary": ((.006, .001), .022, (6, 2), (119, 5)), "PPO": ((.699, .002), .727, (100, 0), (1335, 9)),
-               "CPO (VaR)": ((.054, .001), .060, (98, 0), (245, 8)), "CPPO": ((.010, .001), .017, (43, 7), (59, 2)),
-               "CVaR-CPO": ((.042, .001), .059, (94, 2), (187, 12))},
-    "PointGoal1": {"Canary": ((.015, .002), .038, (29, 5), (12.8, 1.5)),
-                   "PPO": ((.518, .006), .579, (100, 0), (69.0, 0.0)),
-                   "CPO (VaR)": ((.098, .003), .138, (99, 1), (24.3, 1.8)),
-                   "CPPO": ((.025, .003), .073, (60, 4), (6.5, 1.0)),
-                   "CVaR-CPO": ((.026, .001), .047, (61, 6), (12.9, 2.5))},
+    "EcoAnt": {
+        "Canary": ((0.006, 0.001), 0.022, (6, 2), (119, 5)),
+        "PPO": ((0.699, 0.002), 0.727, (100, 0), (1335, 9)),
+        "CPO (VaR)": ((0.054, 0.001), 0.060, (98, 0), (245, 8)),
+        "CPPO": ((0.010, 0.001), 0.017, (43, 7), (59, 2)),
+        "CVaR-CPO": ((0.042, 0.001), 0.059, (94, 2), (187, 12)),
+    },
+    "PointGoal1": {
+        "Canary": ((0.015, 0.002), 0.038, (29, 5), (12.8, 1.5)),
+        "PPO": ((0.518, 0.006), 0.579, (100, 0), (69.0, 0.0)),
+        "CPO (VaR)": ((0.098, 0.003), 0.138, (99, 1), (24.3, 1.8)),
+        "CPPO": ((0.025, 0.003), 0.073, (60, 4), (6.5, 1.0)),
+        "CVaR-CPO": ((0.026, 0.001), 0.047, (61, 6), (12.9, 2.5)),
+    },
 }
-PAPER_SOURCE = ("Canary paper (arXiv:2601.22993) Table 1: mean +- SE over 30 seeds; PointGoal 2M steps (MJX PointGoal), "
-                "EcoAnt 10M steps, 3x256 networks")
+PAPER_SOURCE = (
+    "Canary paper (arXiv:2601.22993) Table 1: mean +- SE over 30 seeds; PointGoal 2M steps (MJX PointGoal), "
+    "EcoAnt 10M steps, 3x256 networks"
+)
 _POINTGOAL = {"envs": ["PointGoal1"], "network": SMALL_NETS}
 #: cpu: EcoAnt at the steps 2 cores train its six runs in about an hour (MJX Ant on CPU: ~2.3k env steps/s for
 #: Canary with 16 envs x 5 seeds, 64x64 networks, measured with `saferl bench --env EcoAnt`): 4% of the paper's budget
@@ -75,11 +87,22 @@ TABLE1_SCALES = deep_rl.scales(  # smoke (tests only): Canary, what the checks n
     runs=len(TABLE1_METHODS),
     smoke=dict(_POINTGOAL, methods=["Canary"], default_configs_only=True, runs=1, note="Canary only"),
     demo=_POINTGOAL,
-    cpu={"envs": ["PointGoal1", "EcoAnt"], "network": SMALL_NETS, "env_steps": {"EcoAnt": ECOANT_CPU_STEPS},
-         "wall_s": 4_400 + 3_600,
-         "note": f"PointGoal1 2M and EcoAnt {ECOANT_CPU_STEPS // 1000}k steps per seed, 64x64 networks"},
-    full={"envs": ["PointGoal1", "EcoAnt"], "network": None, "seeds": 30, "steps": None, "wall_s": None,
-          "note": "PointGoal1 2M and EcoAnt 10M steps per seed, App. D networks; EcoAnt needs the mjx extra"})
+    cpu={
+        "envs": ["PointGoal1", "EcoAnt"],
+        "network": SMALL_NETS,
+        "env_steps": {"EcoAnt": ECOANT_CPU_STEPS},
+        "wall_s": 4_400 + 3_600,
+        "note": f"PointGoal1 2M and EcoAnt {ECOANT_CPU_STEPS // 1000}k steps per seed, 64x64 networks",
+    },
+    full={
+        "envs": ["PointGoal1", "EcoAnt"],
+        "network": None,
+        "seeds": 30,
+        "steps": None,
+        "wall_s": None,
+        "note": "PointGoal1 2M and EcoAnt 10M steps per seed, App. D networks; EcoAnt needs the mjx extra",
+    },
+)
 
 
 def pooled_violation(violation, episodes, min_episodes: int = T_SAFE_EPISODES):
@@ -122,8 +145,15 @@ def risk_row(label: str, cfg: dict, run_dir: Path, summary: dict, default_config
     p_hat = metrics.breach_rate(violation, np.nan_to_num(episodes))
     t_safe = metrics.t_safe(pooled_violation(violation, episodes), eps)
     returns = summary["final"]["episode_return"]["per_seed"]
-    row = {"method": deep_rl.units_label(label, cfg), "label": label, "algo": cfg["algo"], "env": cfg["env"],
-           "rho": cfg["constraint"]["rho"], "epsilon": eps, "default_config": default_config}
+    row = {
+        "method": deep_rl.units_label(label, cfg),
+        "label": label,
+        "algo": cfg["algo"],
+        "env": cfg["env"],
+        "rho": cfg["constraint"]["rho"],
+        "epsilon": eps,
+        "default_config": default_config,
+    }
     row["P_hat"], row["P_hat_se"] = _mean_se(p_hat)
     _, row["P_hat_lo"], row["P_hat_hi"] = verdicts.bootstrap_mean(p_hat)
     row["safety"] = verdicts.safety_verdict(row["P_hat_lo"], row["P_hat_hi"], eps)
@@ -134,10 +164,21 @@ def risk_row(label: str, cfg: dict, run_dir: Path, summary: dict, default_config
     paper = PAPER_TABLE1.get(cfg["env"], {}).get(label) if default_config else None
     if paper is not None:
         (p, p_se), p_max, (t, t_se), (j, j_se) = paper
-        row.update(paper_P_hat=p, paper_P_hat_se=p_se, paper_P_hat_max=p_max, paper_t_safe=t, paper_t_safe_se=t_se,
-                   paper_J=j, paper_J_se=j_se)
-    row.update(seeds=cfg["seeds"], env_steps_per_seed=summary["env_steps"], wall_seconds=summary["wall_seconds"],
-               steps_per_second=summary["steps_per_second"])
+        row.update(
+            paper_P_hat=p,
+            paper_P_hat_se=p_se,
+            paper_P_hat_max=p_max,
+            paper_t_safe=t,
+            paper_t_safe_se=t_se,
+            paper_J=j,
+            paper_J_se=j_se,
+        )
+    row.update(
+        seeds=cfg["seeds"],
+        env_steps_per_seed=summary["env_steps"],
+        wall_seconds=summary["wall_seconds"],
+        steps_per_second=summary["steps_per_second"],
+    )
     return row
 
 
@@ -155,23 +196,32 @@ def table1_checks(rows: list[dict]) -> dict:
                 continue
             entry[row["method"]] = {
                 "satisfies": row["satisfied"],
-                "lowest_t_safe_among_satisfying": bool(row["satisfied"] and all(
-                    row["t_safe"] <= r["t_safe"] for r in satisfied)),
+                "lowest_t_safe_among_satisfying": bool(
+                    row["satisfied"] and all(row["t_safe"] <= r["t_safe"] for r in satisfied)
+                ),
             }
         entry["satisfying_by_return"] = [r["method"] for r in sorted(satisfied, key=lambda r: -r["J"])]
         checks[env] = entry
     return checks
 
 
-@target("canary-table1", "Canary vs PPO, CPO (VaR), CPPO, CVaR-CPO under P(C >= rho) <= 0.05 (Table 1)",
-        scales=TABLE1_SCALES, checks=table1_checks)
+@target(
+    "canary-table1",
+    "Canary vs PPO, CPO (VaR), CPPO, CVaR-CPO under P(C >= rho) <= 0.05 (Table 1)",
+    scales=TABLE1_SCALES,
+    checks=table1_checks,
+)
 def table1(scale: Scale, out: Path) -> dict:
     rows, figures = [], []
     for env in scale["envs"]:
         rho = TABLE1_ENVS[env]["rho"]
         steps = scale.get("env_steps", {}).get(env) or scale.steps or TABLE1_ENVS[env]["steps"]
-        base = {"env": env, **deep_rl.train_settings(scale), "total_steps": steps,
-                "constraint": {"type": "var", "rho": rho, "epsilon": EPSILON, "gamma_c": 1.0}}
+        base = {
+            "env": env,
+            **deep_rl.train_settings(scale),
+            "total_steps": steps,
+            "constraint": {"type": "var", "rho": rho, "epsilon": EPSILON, "gamma_c": 1.0},
+        }
         if scale["network"]:
             base["network"] = scale["network"]
         run_dirs = []
@@ -185,8 +235,18 @@ def table1(scale: Scale, out: Path) -> dict:
             run_dirs.append(run_dir)
         figure = plotting.plot_runs(run_dirs, out / f"canary_table1_{env}.png")
         figures.append(figure.name)
-    return {"rows": rows, "figures": figures,
-            "settings": {"epsilon": EPSILON, "gamma_c": 1.0, "t_safe_pooling_episodes": T_SAFE_EPISODES,
-                         "envs": {e: TABLE1_ENVS[e] for e in scale["envs"]}, "seeds": scale.seeds,
-                         "steps": scale.steps, "env_steps": scale.get("env_steps", {}),
-                         "network": scale["network"] or "per-algorithm defaults", "paper": PAPER_SOURCE}}
+    return {
+        "rows": rows,
+        "figures": figures,
+        "settings": {
+            "epsilon": EPSILON,
+            "gamma_c": 1.0,
+            "t_safe_pooling_episodes": T_SAFE_EPISODES,
+            "envs": {e: TABLE1_ENVS[e] for e in scale["envs"]},
+            "seeds": scale.seeds,
+            "steps": scale.steps,
+            "env_steps": scale.get("env_steps", {}),
+            "network": scale["network"] or "per-algorithm defaults",
+            "paper": PAPER_SOURCE,
+        },
+    }

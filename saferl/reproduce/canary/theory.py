@@ -3,7 +3,8 @@
 Canary ("Canary: Value-at-Risk constraints via Cantelli's inequality", arXiv:2601.22993) bounds the error of
 its linearised Cantelli constraint over one trust-region step (Theorem 4.2, eq. 33, App. A.5):
 
-    |J_C(pi_{k+1}) - L_C(pi_{k+1})| <= K (beta a~ + 2 rho a + (2 a / eps) M),   K = sqrt(2 delta) gamma_c / (1 - gamma_c)^2
+    |J_C(pi_{k+1}) - L_C(pi_{k+1})| <= K (beta a~ + 2 rho a + (2 a / eps) M),
+    K = sqrt(2 delta) gamma_c / (1 - gamma_c)^2
 
 Since L_C(pi_k) = J_C(pi_k), the left side is the measured change of J_C over the step minus the change L_C
 (eq. 31) predicts.  Per accepted update k this target takes
@@ -28,18 +29,20 @@ from pathlib import Path
 
 import numpy as np
 
-from saferl.training import config as configlib
-from saferl.analysis import plotting
-from saferl.training import runs
 from saferl.algos import cantelli_theory as theory
+from saferl.analysis import plotting
 from saferl.reproduce.deep_rl import SMALL_NETS, per_seed_series, train_or_resume
 from saferl.reproduce.framework import Scale, target
+from saferl.training import config as configlib
+from saferl.training import runs
 
 RHO, EPSILON, GAMMA_C = 15.0, 0.05, 0.99
 _ITERATION = 16 * 128  # IcyLake's num_envs x rollout_steps: env steps per iteration
 _UNIT = "env steps per seed"
 SCALES = {
-    "smoke": Scale(steps=12 * _ITERATION, seeds=1, wall_s=40, unit=_UNIT, params={"config": {"iterations_per_chunk": 4}}),
+    "smoke": Scale(
+        steps=12 * _ITERATION, seeds=1, wall_s=40, unit=_UNIT, params={"config": {"iterations_per_chunk": 4}}
+    ),
     "cpu": Scale(steps=150 * _ITERATION, seeds=4, wall_s=150, unit=_UNIT),
 }
 
@@ -56,7 +59,9 @@ def theorem42_checks(rows: list[dict]) -> dict:
         "largest |J_C(k+1) - L_C(k+1)| / bound": max(r["max_error_over_bound"] for r in rows),
         "J_C(k+1) <= bound on every step with L_C(k+1) <= 0": sum(r["literal_within"] for r in rows) == literal,
         "steps with L_C(k+1) <= 0": literal,
-        "Prop. 4.1 floor met, last 10% of iterations (fraction)": float(np.mean([r["final_floor_feasible"] for r in rows])),
+        "Prop. 4.1 floor met, last 10% of iterations (fraction)": float(
+            np.mean([r["final_floor_feasible"] for r in rows])
+        ),
     }
 
 
@@ -73,20 +78,37 @@ def step_table(progress: list[dict], seeds: list[int]) -> dict:
     measured = j_c[:, 1:] - j_c[:, :-1]
     keep = (accepted[:, :-1] > 0) & (episodes[:, :-1] > 0) & (episodes[:, 1:] > 0) & np.isfinite(measured)
     mask = lambda x: np.where(keep, x, np.nan)  # noqa: E731
-    return {"measured": mask(measured), "predicted": mask(predicted[:, :-1]),
-            "error": mask(measured - predicted[:, :-1]), "bound": mask(get("theorem42_bound")[:, :-1]),
-            "bound_max_adv": mask(get("theorem42_bound_max_adv")[:, :-1]),
-            "linearised": mask(j_c[:, :-1] + predicted[:, :-1]), "j_next": mask(j_c[:, 1:]),
-            "recovery": mask(get("recovery")[:, :-1]), "keep": keep}
+    return {
+        "measured": mask(measured),
+        "predicted": mask(predicted[:, :-1]),
+        "error": mask(measured - predicted[:, :-1]),
+        "bound": mask(get("theorem42_bound")[:, :-1]),
+        "bound_max_adv": mask(get("theorem42_bound_max_adv")[:, :-1]),
+        "linearised": mask(j_c[:, :-1] + predicted[:, :-1]),
+        "j_next": mask(j_c[:, 1:]),
+        "recovery": mask(get("recovery")[:, :-1]),
+        "keep": keep,
+    }
 
 
-@target("canary-theorem42", "Canary on IcyLake: measured change of J_C per accepted step vs Theorem 4.2's bound "
-        "(eq. 33, gamma_c = 0.99), and Prop. 4.1's variance floor", scales=SCALES, checks=theorem42_checks)
+@target(
+    "canary-theorem42",
+    "Canary on IcyLake: measured change of J_C per accepted step vs Theorem 4.2's bound "
+    "(eq. 33, gamma_c = 0.99), and Prop. 4.1's variance floor",
+    scales=SCALES,
+    checks=theorem42_checks,
+)
 def theorem42(scale: Scale, out: Path) -> dict:
     plt = plotting.pyplot()
-    user = {"algo": "canary", "env": "IcyLake", "total_steps": scale.steps, "seeds": scale.seeds,
-            "network": SMALL_NETS, "constraint": {"type": "var", "rho": RHO, "epsilon": EPSILON, "gamma_c": GAMMA_C},
-            **scale.get("config", {})}
+    user = {
+        "algo": "canary",
+        "env": "IcyLake",
+        "total_steps": scale.steps,
+        "seeds": scale.seeds,
+        "network": SMALL_NETS,
+        "constraint": {"type": "var", "rho": RHO, "epsilon": EPSILON, "gamma_c": GAMMA_C},
+        **scale.get("config", {}),
+    }
     cfg = configlib.resolve(user)
     run_dir = out / "runs" / "canary"
     train_or_resume(cfg, run_dir, show_progress=scale.name != "smoke")
@@ -104,32 +126,44 @@ def theorem42(scale: Scale, out: Path) -> dict:
         error, bound = np.abs(table["error"][i][keep]), table["bound"][i][keep]
         ratio = error / bound
         literal = keep & (table["linearised"][i] <= 0)
-        rows.append({
-            "seed": seed, "accepted_steps": int(keep.sum()),
-            "cantelli_mode_steps": int((keep & (table["recovery"][i] == 0)).sum()),
-            "within_bound": int((error <= bound).sum()),
-            "within_bound_max_adv": int((error <= table["bound_max_adv"][i][keep]).sum()),
-            "max_error_over_bound": float(np.max(ratio)) if ratio.size else float("nan"),
-            "median_error_over_bound": float(np.median(ratio)) if ratio.size else float("nan"),
-            "median_bound": float(np.median(bound)) if bound.size else float("nan"),
-            "median_abs_error": float(np.median(error)) if error.size else float("nan"),
-            "median_measured_change": float(np.median(table["measured"][i][keep])) if keep.any() else float("nan"),
-            "median_predicted_change": float(np.median(table["predicted"][i][keep])) if keep.any() else float("nan"),
-            "literal_steps": int(literal.sum()),
-            "literal_within": int((table["j_next"][i][literal] <= table["bound"][i][literal]).sum()),
-            "final_floor_feasible": float(np.nanmean(feasible[i, tail])),
-            "final_sd": float(np.sqrt(np.nanmean(variance[i, tail]))),
-            "sd_floor": float(theory.sd_floor(RHO, EPSILON)),
-            "final_violation_probability": float(np.nanmean(violation[i, tail])),
-        })
+        rows.append(
+            {
+                "seed": seed,
+                "accepted_steps": int(keep.sum()),
+                "cantelli_mode_steps": int((keep & (table["recovery"][i] == 0)).sum()),
+                "within_bound": int((error <= bound).sum()),
+                "within_bound_max_adv": int((error <= table["bound_max_adv"][i][keep]).sum()),
+                "max_error_over_bound": float(np.max(ratio)) if ratio.size else float("nan"),
+                "median_error_over_bound": float(np.median(ratio)) if ratio.size else float("nan"),
+                "median_bound": float(np.median(bound)) if bound.size else float("nan"),
+                "median_abs_error": float(np.median(error)) if error.size else float("nan"),
+                "median_measured_change": float(np.median(table["measured"][i][keep])) if keep.any() else float("nan"),
+                "median_predicted_change": float(np.median(table["predicted"][i][keep]))
+                if keep.any()
+                else float("nan"),
+                "literal_steps": int(literal.sum()),
+                "literal_within": int((table["j_next"][i][literal] <= table["bound"][i][literal]).sum()),
+                "final_floor_feasible": float(np.nanmean(feasible[i, tail])),
+                "final_sd": float(np.sqrt(np.nanmean(variance[i, tail]))),
+                "sd_floor": float(theory.sd_floor(RHO, EPSILON)),
+                "final_violation_probability": float(np.nanmean(violation[i, tail])),
+            }
+        )
         for k in np.flatnonzero(keep):
-            steps.append({"seed": seed, "iteration": int(k + 1), "measured_change": float(table["measured"][i][k]),
-                          "predicted_change": float(table["predicted"][i][k]), "bound": float(table["bound"][i][k]),
-                          "bound_max_adv": float(table["bound_max_adv"][i][k])})
+            steps.append(
+                {
+                    "seed": seed,
+                    "iteration": int(k + 1),
+                    "measured_change": float(table["measured"][i][k]),
+                    "predicted_change": float(table["predicted"][i][k]),
+                    "bound": float(table["bound"][i][k]),
+                    "bound_max_adv": float(table["bound_max_adv"][i][k]),
+                }
+            )
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
     iterations = np.arange(1, n_iter)
     for i, seed in enumerate(seeds):
-        line, = ax1.plot(iterations, np.abs(table["error"][i]), ".", ms=3, label=f"|error|, seed {seed}")
+        (line,) = ax1.plot(iterations, np.abs(table["error"][i]), ".", ms=3, label=f"|error|, seed {seed}")
         ax1.plot(iterations, table["bound"][i], "-", lw=1, color=line.get_color())
     ax1.set_yscale("log")
     ax1.set_xlabel("update k")
@@ -145,10 +179,23 @@ def theorem42(scale: Scale, out: Path) -> dict:
     ax2.legend(fontsize=7)
     name = "canary_theorem42.png"
     plotting.save_figure(fig, out / name, dpi=100)
-    return {"rows": rows, "figures": [name], "steps": steps,
-            "settings": {"rho": RHO, "epsilon": EPSILON, "gamma_c": GAMMA_C, "delta": cfg["hparams"]["target_kl"],
-                         "network": SMALL_NETS, "seeds": scale.seeds, "steps": scale.steps},
-            "note": ("error = measured change of J_C minus L_C's predicted change; the bound's a, a~ are estimated "
-                     "by max_t |(ratio_t - 1) A_t| over the batch (bound_max_adv: max_t |A_t|), A the GAE "
-                     "advantages; J_C of iteration k+1 is estimated from the episodes that finished in its batch, "
-                     "some begun under pi_k")}
+    return {
+        "rows": rows,
+        "figures": [name],
+        "steps": steps,
+        "settings": {
+            "rho": RHO,
+            "epsilon": EPSILON,
+            "gamma_c": GAMMA_C,
+            "delta": cfg["hparams"]["target_kl"],
+            "network": SMALL_NETS,
+            "seeds": scale.seeds,
+            "steps": scale.steps,
+        },
+        "note": (
+            "error = measured change of J_C minus L_C's predicted change; the bound's a, a~ are estimated "
+            "by max_t |(ratio_t - 1) A_t| over the batch (bound_max_adv: max_t |A_t|), A the GAE "
+            "advantages; J_C of iteration k+1 is estimated from the episodes that finished in its batch, "
+            "some begun under pi_k"
+        ),
+    }

@@ -17,8 +17,8 @@ Milosevic, Mueller, Scherf, "Embedding Safety into RL: A New Take on Trust Regio
   experiments", against the log barrier phi(x) = -log x (the paper shows no figure of it).
 
 beta, b_H and sigma are traced hyper-parameters: each sweep trains every value x every seed in one program
-(:mod:`saferl.training.in_program_sweep`), one run directory ``out/runs/<kind>_sweep``; a point's runners are what a separate run with
-that value trains.  phi and CPO's hysteresis are static (separate runs).  Fig. 10's and phi's runs use
+(:mod:`saferl.training.in_program_sweep`), one run directory ``out/runs/<kind>_sweep``; a point's runners are what a
+separate run with that value trains.  phi and CPO's hysteresis are static (separate runs).  Fig. 10's and phi's runs use
 ctrpo-table1's layout and budgets (``out/<task>/runs/<method>``, :func:`ctrpo_table1.task_base`), so their C-TRPO,
 CPO and PPO runs are ctrpo-table1's: run both targets into one ``--out`` and they are trained once.
 
@@ -41,7 +41,8 @@ Where it differs, and why
 -------------------------
 * Our C-TRPO, CPO and environments are saferl's, in the authors' harness (ctrpo-table1's docstring; its batch of
   10 envs x 2,000 steps since commit d92f081), "final" = the mean over the last 10% of iterations.  Intervals of a
-  sweep point are the 95% bootstrap interval of the mean over seeds (:func:`verdicts.bootstrap_mean`); Fig. 10's are IQMs over seeds x tasks as the authors'.
+  sweep point are the 95% bootstrap interval of the mean over seeds (:func:`verdicts.bootstrap_mean`); Fig. 10's are
+  IQMs over seeds x tasks as the authors'.
 * Our C-TRPO starts outside recovery (:mod:`saferl.algos.ctrpo`); the authors' starts in recovery.
 * The cost-value noise: see :mod:`saferl.algos.ctrpo` (each state's value corrupted once, as the authors'
   ``NoisyBuffer``; a terminal step's bootstrap differs).
@@ -56,15 +57,12 @@ from pathlib import Path
 import numpy as np
 import scipy.stats
 
-from saferl.analysis import verdicts
-from saferl.training import config as configlib
-from saferl.training import in_program_sweep
-from saferl.analysis import metrics
-from saferl.analysis import plotting
-from saferl.training import runs
-from saferl.reproduce.ctrpo import table1
+from saferl.analysis import metrics, plotting, verdicts
 from saferl.reproduce import deep_rl
+from saferl.reproduce.ctrpo import table1
 from saferl.reproduce.framework import Scale, target
+from saferl.training import config as configlib
+from saferl.training import in_program_sweep, runs
 
 LIMIT = table1.LIMIT  # 25, every task of the benchmark (the authors' cost_limit)
 ABLATION_TASK = "SafetyAntVelocity"  # App. D.1 and D.3: "the AntVelocity environment"
@@ -77,18 +75,31 @@ SWEEPS = {
     "cost_noise": ("hparams.cost_value_noise", (0.0, 0.05, 0.1, 0.2, 0.5), {"hysteresis": 1.0}, "Fig. 11"),
 }
 #: Fig. 10 (label, algorithm, overrides): our labels as in ctrpo-pointgoal; FIG10_NAMES the paper's
-FIG10_METHODS = [("C-TRPO", "ctrpo", {}),
-                 (table1.TABLE1_CTRPO, "ctrpo", {"hparams": {"hysteresis": 1.0}}),  # ctrpo-table1's run
-                 ("CPO", "cpo", {}), ("CPO (option: hysteresis)", "cpo", HYST), ("PPO", "ppo", {})]
-FIG10_NAMES = {"C-TRPO": "C-TRPO (hyst.)", table1.TABLE1_CTRPO: "C-TRPO (no hyst.)",
-               "CPO (option: hysteresis)": "CPO (hyst.)", "CPO": "CPO (no hyst.)"}
+FIG10_METHODS = [
+    ("C-TRPO", "ctrpo", {}),
+    (table1.TABLE1_CTRPO, "ctrpo", {"hparams": {"hysteresis": 1.0}}),  # ctrpo-table1's run
+    ("CPO", "cpo", {}),
+    ("CPO (option: hysteresis)", "cpo", HYST),
+    ("PPO", "ppo", {}),
+]
+FIG10_NAMES = {
+    "C-TRPO": "C-TRPO (hyst.)",
+    table1.TABLE1_CTRPO: "C-TRPO (no hyst.)",
+    "CPO (option: hysteresis)": "CPO (hyst.)",
+    "CPO": "CPO (no hyst.)",
+}
 PHI_METHODS = [("C-TRPO", "ctrpo", {}), ("C-TRPO (ablation: phi = -log x)", "ctrpo", {"hparams": {"phi": "neglog"}})]
 BOOTSTRAP_REPS = table1.BOOTSTRAP_REPS  # the authors' notebooks: 50,000 resamples
 
 # --------------------------------------------------------------------------- scales
 
-_SMOKE = {"env": "ToyReach", "num_envs": 4, "config": {"iterations_per_chunk": 1, "rollout_steps": 200},
-          "tasks": ["ToyReach"], "reps": 2000}
+_SMOKE = {
+    "env": "ToyReach",
+    "num_envs": 4,
+    "config": {"iterations_per_chunk": 1, "rollout_steps": 200},
+    "tasks": ["ToyReach"],
+    "reps": 2000,
+}
 #: cpu, the Ant sweeps (measured with 16 envs x 1000 steps per iteration and runner; the authors' 10 x 2000 since
 #: commit d92f081): env steps per second over all runners, over the whole training time of the committed cpu sweeps
 #: (2026-12-02: beta, 6 points x 3 seeds x 320k steps in 779 s; cost noise, 5 points in 617 s; MuJoCo C physics).
@@ -105,8 +116,10 @@ def _sweep_seconds(points: int) -> float:
 
 
 def _tasks_seconds(methods: list, tasks: list) -> float:
-    return sum(len(methods) * (table1.SEEDS * table1.CPU_STEPS[t] / table1.CPU_STEPS_PER_SECOND[t]
-                               + table1.COMPILE_SECONDS[t]) for t in tasks)
+    return sum(
+        len(methods) * (table1.SEEDS * table1.CPU_STEPS[t] / table1.CPU_STEPS_PER_SECOND[t] + table1.COMPILE_SECONDS[t])
+        for t in tasks
+    )
 
 
 def _scales(kind: str) -> dict[str, Scale]:
@@ -117,30 +130,70 @@ def _scales(kind: str) -> dict[str, Scale]:
     per_task = kind in ("hysteresis", "phi")
     sweep_note = f"{ABLATION_TASK} {CPU_SWEEP_STEPS // 1000}k steps x {CPU_SWEEP_SEEDS} seeds per value"
     tasks_note = f"{', '.join(CPU_TASKS)} at ctrpo-table1's cpu budgets x {table1.SEEDS} seeds"
-    wall = {"beta": _sweep_seconds(6), "hysteresis": _sweep_seconds(5) + _tasks_seconds(FIG10_METHODS, CPU_TASKS),
-            "cost_noise": _sweep_seconds(5), "phi": _tasks_seconds(PHI_METHODS, CPU_TASKS)}[kind]
-    cpu = {"env": ABLATION_TASK, "values": values, "sweep_steps": CPU_SWEEP_STEPS, "sweep_seeds": CPU_SWEEP_SEEDS,
-           "tasks": CPU_TASKS, "task_steps": dict(table1.CPU_STEPS), "num_envs": None, "config": {},
-           "reps": BOOTSTRAP_REPS}
-    cpu_note = {"beta": sweep_note, "cost_noise": sweep_note, "phi": tasks_note,
-                "hysteresis": f"Fig. 9: {sweep_note}; Fig. 10: {tasks_note}"}[kind]
-    full_note = {"beta": ABLATION_TASK, "cost_noise": ABLATION_TASK, "phi": "the eight tasks",
-                 "hysteresis": f"Fig. 9 on {ABLATION_TASK}, Fig. 10 on the eight tasks"}[kind]
+    wall = {
+        "beta": _sweep_seconds(6),
+        "hysteresis": _sweep_seconds(5) + _tasks_seconds(FIG10_METHODS, CPU_TASKS),
+        "cost_noise": _sweep_seconds(5),
+        "phi": _tasks_seconds(PHI_METHODS, CPU_TASKS),
+    }[kind]
+    cpu = {
+        "env": ABLATION_TASK,
+        "values": values,
+        "sweep_steps": CPU_SWEEP_STEPS,
+        "sweep_seeds": CPU_SWEEP_SEEDS,
+        "tasks": CPU_TASKS,
+        "task_steps": dict(table1.CPU_STEPS),
+        "num_envs": None,
+        "config": {},
+        "reps": BOOTSTRAP_REPS,
+    }
+    cpu_note = {
+        "beta": sweep_note,
+        "cost_noise": sweep_note,
+        "phi": tasks_note,
+        "hysteresis": f"Fig. 9: {sweep_note}; Fig. 10: {tasks_note}",
+    }[kind]
+    full_note = {
+        "beta": ABLATION_TASK,
+        "cost_noise": ABLATION_TASK,
+        "phi": "the eight tasks",
+        "hysteresis": f"Fig. 9 on {ABLATION_TASK}, Fig. 10 on the eight tasks",
+    }[kind]
     smoke_wall = {"beta": 30.0, "cost_noise": 40.0, "phi": 60.0, "hysteresis": 100.0}[kind]  # measured, load ~6
     return {
-        "smoke": Scale(steps=1_600, seeds=2, wall_s=smoke_wall,
-                       note=f"ToyReach; values {(values[0], values[-1])}" if values else "ToyReach",
-                       params={**_SMOKE, "values": (values[0], values[-1]) if values else ()}),
-        "cpu": Scale(steps=None if per_task else CPU_SWEEP_STEPS, seeds=table1.SEEDS if per_task else CPU_SWEEP_SEEDS,
-                     wall_s=wall, note=cpu_note, params=cpu),
-        "full": Scale(steps=table1.FULL_STEPS, seeds=table1.SEEDS, wall_s=None,
-                      note=f"the paper's budget, {full_note}: meant for an accelerator",
-                      params={"env": ABLATION_TASK, "values": values, "tasks": list(table1.TASKS), "num_envs": None,
-                              "config": {}, "reps": BOOTSTRAP_REPS}),
+        "smoke": Scale(
+            steps=1_600,
+            seeds=2,
+            wall_s=smoke_wall,
+            note=f"ToyReach; values {(values[0], values[-1])}" if values else "ToyReach",
+            params={**_SMOKE, "values": (values[0], values[-1]) if values else ()},
+        ),
+        "cpu": Scale(
+            steps=None if per_task else CPU_SWEEP_STEPS,
+            seeds=table1.SEEDS if per_task else CPU_SWEEP_SEEDS,
+            wall_s=wall,
+            note=cpu_note,
+            params=cpu,
+        ),
+        "full": Scale(
+            steps=table1.FULL_STEPS,
+            seeds=table1.SEEDS,
+            wall_s=None,
+            note=f"the paper's budget, {full_note}: meant for an accelerator",
+            params={
+                "env": ABLATION_TASK,
+                "values": values,
+                "tasks": list(table1.TASKS),
+                "num_envs": None,
+                "config": {},
+                "reps": BOOTSTRAP_REPS,
+            },
+        ),
     }
 
 
 # --------------------------------------------------------------------------- runs
+
 
 def sweep_config(kind: str, scale: Scale) -> dict:
     """The resolved config of a sweep target's one run: C-TRPO on the scale's env, every value in one program."""
@@ -148,8 +201,13 @@ def sweep_config(kind: str, scale: Scale) -> dict:
     values = list(scale["values"])
     settings = table1.harness_settings(scale)
     settings.update(total_steps=scale.get("sweep_steps", scale.steps), seeds=scale.get("sweep_seeds", scale.seeds))
-    user = {"algo": "ctrpo", "env": scale["env"], **settings, "constraint": {"type": "expected", "limit": LIMIT},
-            "hparams": dict(fixed)}
+    user = {
+        "algo": "ctrpo",
+        "env": scale["env"],
+        **settings,
+        "constraint": {"type": "expected", "limit": LIMIT},
+        "hparams": dict(fixed),
+    }
     if len(values) > 1:
         user["sweep"] = {key: values}
     else:
@@ -163,8 +221,11 @@ def plan_sweep(kind: str, scale: Scale, out: Path) -> list[tuple[Path, dict]]:
 
 def plan_tasks(methods: list, scale: Scale, out: Path) -> list[tuple[Path, dict]]:
     """ctrpo-table1's layout and per-task budgets: ``out/<task>/runs/<method>``, task by task."""
-    return [entry for task in scale["tasks"]
-            for entry in table1.plan_with_harness(methods, task, Path(out) / task, table1.task_base(scale, task))]
+    return [
+        entry
+        for task in scale["tasks"]
+        for entry in table1.plan_with_harness(methods, task, Path(out) / task, table1.task_base(scale, task))
+    ]
 
 
 def seed_values(rows: list[dict], final: dict, seeds: list[int], limit: float) -> dict[str, np.ndarray]:
@@ -190,8 +251,13 @@ def point_entries(run_dir: Path, cfg: dict, summary: dict) -> list[dict]:
     out = []
     for entry in summary["grid"]:
         point_rows = [r for r in rows if r.get(in_program_sweep.POINT_COLUMN) == entry["index"]]
-        out.append({"value": entry["point"][key], "rows": point_rows,
-                    "values": seed_values(point_rows, entry["final"], seeds, LIMIT)})
+        out.append(
+            {
+                "value": entry["point"][key],
+                "rows": point_rows,
+                "values": seed_values(point_rows, entry["final"], seeds, LIMIT),
+            }
+        )
     return out
 
 
@@ -206,14 +272,23 @@ def interval_row(values: dict[str, np.ndarray], limit: float = LIMIT) -> dict:
 
 def train_sweep(kind: str, scale: Scale, out: Path) -> tuple[list[dict], list[dict]]:
     """Train (or reuse) the sweep; its rows (one per value) and entries."""
-    (run_dir, cfg), = plan_sweep(kind, scale, out)
+    ((run_dir, cfg),) = plan_sweep(kind, scale, out)
     summary = deep_rl.train_or_resume(cfg, run_dir, show_progress=scale.name != "smoke")
     name = SWEEPS[kind][0].partition(".")[2]
     entries = point_entries(run_dir, cfg, summary)
     if entries[0]["value"] is None:
         entries[0]["value"] = cfg["hparams"][name]
-    rows = [{"figure": SWEEPS[kind][3], name: e["value"], "env": cfg["env"], **interval_row(e["values"]),
-             "seeds": cfg["seeds"], "env_steps_per_seed": summary["env_steps"]} for e in entries]
+    rows = [
+        {
+            "figure": SWEEPS[kind][3],
+            name: e["value"],
+            "env": cfg["env"],
+            **interval_row(e["values"]),
+            "seeds": cfg["seeds"],
+            "env_steps_per_seed": summary["env_steps"],
+        }
+        for e in entries
+    ]
     shown = {"hysteresis": "b_H / b", "cost_value_noise": "sigma"}.get(name, name)
     return rows, [{**e, "label": f"{shown} = {e['value']:g}", "seeds": runs.seed_ids(cfg)} for e in entries]
 
@@ -224,23 +299,42 @@ def train_tasks(methods: list, scale: Scale, out: Path) -> list[dict]:
     entries = []
     for label, (run_dir, cfg) in zip(labels, plan_tasks(methods, scale, out)):
         summary = deep_rl.train_or_resume(cfg, run_dir, show_progress=scale.name != "smoke")
-        entry, = point_entries(run_dir, cfg, summary)
-        entries.append({**entry, "task": cfg["env"], "label": label, "method": deep_rl.units_label(label, cfg),
-                        "seeds": runs.seed_ids(cfg), "env_steps": summary["env_steps"]})
+        (entry,) = point_entries(run_dir, cfg, summary)
+        entries.append(
+            {
+                **entry,
+                "task": cfg["env"],
+                "label": label,
+                "method": deep_rl.units_label(label, cfg),
+                "seeds": runs.seed_ids(cfg),
+                "env_steps": summary["env_steps"],
+            }
+        )
     return entries
 
 
 def task_rows(entries: list[dict], figure: str) -> list[dict]:
-    return [{"figure": figure, "env": e["task"], "method": e["method"], "label": e["label"],
-             **interval_row(e["values"]), "seeds": len(e["seeds"]), "env_steps_per_seed": e["env_steps"]}
-            for e in entries]
+    return [
+        {
+            "figure": figure,
+            "env": e["task"],
+            "method": e["method"],
+            "label": e["label"],
+            **interval_row(e["values"]),
+            "seeds": len(e["seeds"]),
+            "env_steps_per_seed": e["env_steps"],
+        }
+        for e in entries
+    ]
 
 
 # --------------------------------------------------------------------------- Fig. 10: IQM over seeds x tasks
 
-FIG10_SCORES = (("normalized_return", "final_return", "return / PPO's mean"),
-                ("normalized_cost", "final_cost", "cost / b"),
-                ("normalized_regret", "cost_regret", "cost regret / CPO's (no hyst.) mean"))
+FIG10_SCORES = (
+    ("normalized_return", "final_return", "return / PPO's mean"),
+    ("normalized_cost", "final_cost", "cost / b"),
+    ("normalized_regret", "cost_regret", "cost regret / CPO's (no hyst.) mean"),
+)
 
 
 def fig10_rows(entries: list[dict], reps: int = BOOTSTRAP_REPS) -> tuple[list[dict], dict]:
@@ -253,9 +347,11 @@ def fig10_rows(entries: list[dict], reps: int = BOOTSTRAP_REPS) -> tuple[list[di
     refs, left_out = {}, {}
     for task in tasks:
         ppo, cpo = cell.get((task, "PPO")), cell.get((task, "CPO"))
-        refs[task] = {"final_return": float(np.mean(ppo["final_return"])) if ppo is not None else np.nan,
-                      "final_cost": LIMIT,
-                      "cost_regret": float(np.mean(cpo["cost_regret"])) if cpo is not None else np.nan}
+        refs[task] = {
+            "final_return": float(np.mean(ppo["final_return"])) if ppo is not None else np.nan,
+            "final_cost": LIMIT,
+            "cost_regret": float(np.mean(cpo["cost_regret"])) if cpo is not None else np.nan,
+        }
     rows = []
     for label, name in FIG10_NAMES.items():
         row = {"figure": "Fig. 10", "method": name, "label": label}
@@ -264,8 +360,11 @@ def fig10_rows(entries: list[dict], reps: int = BOOTSTRAP_REPS) -> tuple[list[di
             for task in tasks:
                 ref, v = refs[task][value], cell.get((task, label), {}).get(value)
                 if v is None or not ref > 0 or not np.all(np.isfinite(v)):
-                    left_out.setdefault(name, {}).setdefault(field, {})[task] = "no run" if v is None else (
-                        f"reference {ref:.4g} is not > 0" if not ref > 0 else "a seed has no value")
+                    left_out.setdefault(name, {}).setdefault(field, {})[task] = (
+                        "no run"
+                        if v is None
+                        else (f"reference {ref:.4g} is not > 0" if not ref > 0 else "a seed has no value")
+                    )
                     continue
                 columns.append(np.asarray(v, float) / ref)
             if columns:
@@ -301,8 +400,10 @@ def _sweep_rows(rows: list[dict], figure: str, name: str) -> list[dict]:
 def _safety(rows: list[dict], field: str, shown: str) -> dict:
     """Each swept value's verdict, and whether the constraint bound anywhere in the sweep: with no cost regret at
     any value (cost below the limit throughout), the sweep cannot show what the swept setting does to safety."""
-    return {"safety": {f"{shown}={r[field]:g}": r["safety"] for r in rows},
-            BOUND: any(r["cost_regret_hi"] > 0 for r in rows) if rows else None}
+    return {
+        "safety": {f"{shown}={r[field]:g}": r["safety"] for r in rows},
+        BOUND: any(r["cost_regret_hi"] > 0 for r in rows) if rows else None,
+    }
 
 
 def beta_checks(rows: list[dict]) -> dict:
@@ -314,16 +415,18 @@ def beta_checks(rows: list[dict]) -> dict:
     upto = [r for r in rows if r["beta"] <= 1.0 and r is not low]
     orders = [verdicts.interval_order(r, low, "final_return") for r in upto]
     checks = _safety(rows, "beta", "beta")
-    checks["return up to beta = 1 not below the smallest beta's"] = (None if not upto or None in orders
-                                                                     else all(o != "below" for o in orders))
+    checks["return up to beta = 1 not below the smallest beta's"] = (
+        None if not upto or None in orders else all(o != "below" for o in orders)
+    )
     above = high if high is not None and high["beta"] > 1.0 else None
     order = verdicts.interval_order(above, one, "final_return")
     checks["return at the largest beta below beta = 1's"] = None if order is None else order == "below"
     for name in ("final_cost", "cost_regret"):
         order = verdicts.interval_order(high, low, name) if high is not low else None
         checks[f"{name} at the largest beta below the smallest beta's"] = None if order is None else order == "below"
-        checks[f"rank correlation of beta and {name}"] = rank_correlation([r["beta"] for r in rows],
-                                                                          [r[name] for r in rows])
+        checks[f"rank correlation of beta and {name}"] = rank_correlation(
+            [r["beta"] for r in rows], [r[name] for r in rows]
+        )
     return checks
 
 
@@ -338,16 +441,21 @@ def hysteresis_checks(rows: list[dict]) -> dict:
     order = verdicts.interval_order(by.get(0.8), none, "cost_regret")
     checks["Fig. 9: regret at b_H = 0.8 b below b_H = b"] = None if order is None else order == "below"
     orders = [verdicts.interval_order(r, none, "cost_regret") for r in sweep if r["hysteresis"] < 1.0]
-    checks["Fig. 9: no b_H < b has regret above b_H = b"] = (None if not orders or None in orders
-                                                            else all(o != "above" for o in orders))
+    checks["Fig. 9: no b_H < b has regret above b_H = b"] = (
+        None if not orders or None in orders else all(o != "above" for o in orders)
+    )
     fig10 = {r["method"]: r for r in rows if r.get("figure") == "Fig. 10"}
     for algo in ("C-TRPO", "CPO"):
-        order = verdicts.interval_order(fig10.get(f"{algo} (hyst.)"), fig10.get(f"{algo} (no hyst.)"), "normalized_regret")
+        order = verdicts.interval_order(
+            fig10.get(f"{algo} (hyst.)"), fig10.get(f"{algo} (no hyst.)"), "normalized_regret"
+        )
         checks[f"Fig. 10: hysteresis lowers {algo}'s cost regret"] = None if order is None else order == "below"
     hyst, plain = fig10.get("C-TRPO (hyst.)"), fig10.get("C-TRPO (no hyst.)")
     checks["Fig. 10: hysteresis lowers C-TRPO's return (IQM)"] = (
-        None if hyst is None or plain is None or not np.isfinite(hyst["normalized_return"] - plain["normalized_return"])
-        else bool(hyst["normalized_return"] < plain["normalized_return"]))
+        None
+        if hyst is None or plain is None or not np.isfinite(hyst["normalized_return"] - plain["normalized_return"])
+        else bool(hyst["normalized_return"] < plain["normalized_return"])
+    )
     order = verdicts.interval_order(plain, fig10.get("CPO (hyst.)"), "normalized_regret")
     checks["Fig. 10: C-TRPO (no hyst.) regret below CPO (hyst.)"] = None if order is None else order == "below"
     task_rows_ = [r for r in rows if r.get("figure") == "Fig. 10 (per task)"]
@@ -364,12 +472,15 @@ def cost_noise_checks(rows: list[dict]) -> dict:
     checks = _safety(rows, "cost_value_noise", "sigma")
     order = verdicts.interval_order(high, low, "cost_regret")
     checks["regret at the largest sigma above the smallest sigma's"] = None if order is None else order == "above"
-    checks["rank correlation of sigma and cost_regret"] = rank_correlation([r["cost_value_noise"] for r in rows],
-                                                                           [r["cost_regret"] for r in rows])
+    checks["rank correlation of sigma and cost_regret"] = rank_correlation(
+        [r["cost_value_noise"] for r in rows], [r["cost_regret"] for r in rows]
+    )
     checks["return at the largest sigma below the smallest sigma's (means)"] = (
-        None if low is None else bool(high["final_return"] < low["final_return"]))
-    checks["return at the largest sigma vs the smallest sigma's (intervals)"] = verdicts.interval_order(high, low,
-                                                                                               "final_return")
+        None if low is None else bool(high["final_return"] < low["final_return"])
+    )
+    checks["return at the largest sigma vs the smallest sigma's (intervals)"] = verdicts.interval_order(
+        high, low, "final_return"
+    )
     return checks
 
 
@@ -380,9 +491,15 @@ def phi_checks(rows: list[dict]) -> dict:
     for task in dict.fromkeys(r["env"] for r in rows):
         by = {r["label"]: r for r in rows if r["env"] == task}
         xlogx, neglog = by.get(PHI_METHODS[0][0]), by.get(PHI_METHODS[1][0])
-        ret, reg = verdicts.interval_order(xlogx, neglog, "final_return"), verdicts.interval_order(xlogx, neglog, "cost_regret")
-        checks[task] = {"x log x vs -log x, return": ret, "x log x vs -log x, cost regret": reg,
-                        "safety": {r["method"]: r["safety"] for r in by.values()}}
+        ret, reg = (
+            verdicts.interval_order(xlogx, neglog, "final_return"),
+            verdicts.interval_order(xlogx, neglog, "cost_regret"),
+        )
+        checks[task] = {
+            "x log x vs -log x, return": ret,
+            "x log x vs -log x, cost regret": reg,
+            "safety": {r["method"]: r["safety"] for r in by.values()},
+        }
         worse += int(ret == "below" or reg == "above")
     checks["tasks where x log x is worse (return below or regret above)"] = worse
     return checks
@@ -399,9 +516,11 @@ def plot_curves(groups: list[dict], path: Path, title: str) -> Path:
     for group in groups:
         steps = np.asarray(sorted({r["env_steps"] for r in group["rows"]}), float)
         costs = deep_rl.per_seed_series(group["rows"], "episode_cost", group["seeds"])
-        series = [deep_rl.per_seed_series(group["rows"], "episode_return", group["seeds"]), costs,
-                  np.stack([metrics.cost_regret(c, LIMIT, cumulative=True) for c in np.where(np.isnan(costs), LIMIT,
-                                                                                                costs)])]
+        series = [
+            deep_rl.per_seed_series(group["rows"], "episode_return", group["seeds"]),
+            costs,
+            np.stack([metrics.cost_regret(c, LIMIT, cumulative=True) for c in np.where(np.isnan(costs), LIMIT, costs)]),
+        ]
         for ax, y in zip(axes, series):
             plotting.band(ax, steps, np.nanmean(y, axis=0), np.nanstd(y, axis=0), label=group["label"])
     axes[1].axhline(LIMIT, color="k", ls="--", lw=1, label="cost limit")
@@ -440,23 +559,42 @@ def _sweep_result(kind: str, scale: Scale, out: Path) -> dict:
     rows, entries = train_sweep(kind, scale, out)
     key, values, fixed, figure = SWEEPS[kind]
     name = f"ctrpo_{kind}_sweep.png"
-    plot_curves(entries, Path(out) / name, f"C-TRPO on {rows[0]['env']} ({figure}), {scale.seeds} seeds "
-                                           f"(mean +- SD), limit {LIMIT:g}")
-    settings = {"env": rows[0]["env"], "swept": key, "values": list(scale["values"]), "hparams": fixed,
-                "limit": LIMIT, "steps": scale.steps, "seeds": rows[0]["seeds"]}
+    plot_curves(
+        entries,
+        Path(out) / name,
+        f"C-TRPO on {rows[0]['env']} ({figure}), {scale.seeds} seeds (mean +- SD), limit {LIMIT:g}",
+    )
+    settings = {
+        "env": rows[0]["env"],
+        "swept": key,
+        "values": list(scale["values"]),
+        "hparams": fixed,
+        "limit": LIMIT,
+        "steps": scale.steps,
+        "seeds": rows[0]["seeds"],
+    }
     return {"rows": rows, "figures": [name], "settings": settings}
 
 
-@target("ctrpo-beta", "C-TRPO on AntVelocity for several beta (App. D.1, Fig. 8): final return, cost, cost regret",
-        scales=_scales("beta"), checks=beta_checks, plan=lambda scale, out: plan_sweep("beta", scale, out))
+@target(
+    "ctrpo-beta",
+    "C-TRPO on AntVelocity for several beta (App. D.1, Fig. 8): final return, cost, cost regret",
+    scales=_scales("beta"),
+    checks=beta_checks,
+    plan=lambda scale, out: plan_sweep("beta", scale, out),
+)
 def run_beta(scale: Scale, out: Path) -> dict:
     return _sweep_result("beta", scale, out)
 
 
-@target("ctrpo-cost-noise", "C-TRPO on AntVelocity with white noise of std sigma on the cost value estimates "
-        "(App. D.3, Fig. 11): final return, cost, cost regret per sigma",
-        scales=_scales("cost_noise"), checks=cost_noise_checks,
-        plan=lambda scale, out: plan_sweep("cost_noise", scale, out))
+@target(
+    "ctrpo-cost-noise",
+    "C-TRPO on AntVelocity with white noise of std sigma on the cost value estimates "
+    "(App. D.3, Fig. 11): final return, cost, cost regret per sigma",
+    scales=_scales("cost_noise"),
+    checks=cost_noise_checks,
+    plan=lambda scale, out: plan_sweep("cost_noise", scale, out),
+)
 def run_cost_noise(scale: Scale, out: Path) -> dict:
     return _sweep_result("cost_noise", scale, out)
 
@@ -465,26 +603,43 @@ def plan_hysteresis(scale: Scale, out: Path) -> list[tuple[Path, dict]]:
     return plan_sweep("hysteresis", scale, out) + plan_tasks(FIG10_METHODS, scale, out)
 
 
-@target("ctrpo-hysteresis", "C-TRPO's hysteresis fraction b_H on AntVelocity (App. D.1, Fig. 9) and C-TRPO / CPO with "
-        "and without hysteresis, IQM over tasks (App. D.2, Fig. 10)",
-        scales=_scales("hysteresis"), checks=hysteresis_checks, plan=plan_hysteresis)
+@target(
+    "ctrpo-hysteresis",
+    "C-TRPO's hysteresis fraction b_H on AntVelocity (App. D.1, Fig. 9) and C-TRPO / CPO with "
+    "and without hysteresis, IQM over tasks (App. D.2, Fig. 10)",
+    scales=_scales("hysteresis"),
+    checks=hysteresis_checks,
+    plan=plan_hysteresis,
+)
 def run_hysteresis(scale: Scale, out: Path) -> dict:
     result = _sweep_result("hysteresis", scale, out)
     entries = train_tasks(FIG10_METHODS, scale, out)
     aggregate, left_out = fig10_rows(entries, reps=scale["reps"])
     name = "ctrpo_fig10_ablation.png"
-    plot_fig10(aggregate, Path(out) / name, f"C-TRPO / CPO with and without hysteresis (Fig. 10): IQM over "
-                                            f"{len(scale['tasks'])} task(s) x seeds, 95% stratified bootstrap")
+    plot_fig10(
+        aggregate,
+        Path(out) / name,
+        f"C-TRPO / CPO with and without hysteresis (Fig. 10): IQM over "
+        f"{len(scale['tasks'])} task(s) x seeds, 95% stratified bootstrap",
+    )
     result["rows"] += task_rows(entries, "Fig. 10 (per task)") + aggregate
     result["figures"].append(name)
-    result["settings"]["fig10"] = {"tasks": {t: table1.task_steps(scale, t) for t in scale["tasks"]},
-                                   "methods": dict(FIG10_NAMES), "left_out": left_out,
-                                   "bootstrap_resamples": scale["reps"]}
+    result["settings"]["fig10"] = {
+        "tasks": {t: table1.task_steps(scale, t) for t in scale["tasks"]},
+        "methods": dict(FIG10_NAMES),
+        "left_out": left_out,
+        "bootstrap_resamples": scale["reps"],
+    }
     return result
 
 
-@target("ctrpo-phi", "C-TRPO with phi = x log x against phi = -log x per task (Sec. 5, App. B.2.1)",
-        scales=_scales("phi"), checks=phi_checks, plan=lambda scale, out: plan_tasks(PHI_METHODS, scale, out))
+@target(
+    "ctrpo-phi",
+    "C-TRPO with phi = x log x against phi = -log x per task (Sec. 5, App. B.2.1)",
+    scales=_scales("phi"),
+    checks=phi_checks,
+    plan=lambda scale, out: plan_tasks(PHI_METHODS, scale, out),
+)
 def run_phi(scale: Scale, out: Path) -> dict:
     entries = train_tasks(PHI_METHODS, scale, out)
     figures = []
@@ -492,6 +647,10 @@ def run_phi(scale: Scale, out: Path) -> dict:
         groups = [{**e, "label": e["method"]} for e in entries if e["task"] == task]
         path = plot_curves(groups, Path(out) / task / "ctrpo_phi.png", f"C-TRPO, phi = x log x vs -log x, on {task}")
         figures.append(str(path.relative_to(out)))
-    settings = {"tasks": {t: table1.task_steps(scale, t) for t in scale["tasks"]}, "seeds": scale.seeds,
-                "limit": LIMIT, "methods": {label: overrides for label, _, overrides in PHI_METHODS}}
+    settings = {
+        "tasks": {t: table1.task_steps(scale, t) for t in scale["tasks"]},
+        "seeds": scale.seeds,
+        "limit": LIMIT,
+        "methods": {label: overrides for label, _, overrides in PHI_METHODS},
+    }
     return {"rows": task_rows(entries, "phi"), "figures": figures, "settings": settings}

@@ -37,8 +37,9 @@ N_INITS = 10
 TOL = 1e-3  # "converged" when |V_r - V*| < TOL
 # One batch of (beta, eta, phi), run in one compiled call: beta = 0 is unconstrained Kakade NPG
 # (eq. 8), the reference; then C-NPG with our phi; then x log x at our step and at a 100x smaller one.
-CONFIGS = ([(0.0, ETA, PHI)] + [(b, ETA, PHI) for b in BETAS]
-           + [(b, eta, "xlogx") for eta in (ETA, ETA / 100) for b in BETAS])
+CONFIGS = (
+    [(0.0, ETA, PHI)] + [(b, ETA, PHI) for b in BETAS] + [(b, eta, "xlogx") for eta in (ETA, ETA / 100) for b in BETAS]
+)
 
 
 _INITS = f"{N_INITS} safe initialisations in one compiled call"
@@ -75,8 +76,9 @@ def _summary(out: dict, i: int, m: C.DiscountedCMDP, lp: dict) -> dict:
         "final |V_r - V*| (mean over inits)": float(gap[:, -1].mean()),
         "final V_c (mean over inits)": float(V_c[:, -1].mean()),
         "final max |pi - pi_LP|": float(np.abs(pi[:, -1] - lp["pi"]).max()),
-        f"iterations to stay within {TOL:g} of V* (max over inits)":
-            None if any(s is None for s in settled) else max(settled),
+        f"iterations to stay within {TOL:g} of V* (max over inits)": None
+        if any(s is None for s in settled)
+        else max(settled),
     }
 
 
@@ -124,8 +126,12 @@ def checks(rows: list[dict]) -> dict:
     return out
 
 
-@target("ctrpo-fig2", "C-NPG (eqs. 13, 79) on a 2-state 2-action CMDP: 10 safe inits, beta in {1e-2, 1} (Fig. 2)",
-        scales=SCALES, checks=checks)
+@target(
+    "ctrpo-fig2",
+    "C-NPG (eqs. 13, 79) on a 2-state 2-action CMDP: 10 safe inits, beta in {1e-2, 1} (Fig. 2)",
+    scales=SCALES,
+    checks=checks,
+)
 def fig2(scale: Scale, out: Path) -> dict:
     iters = scale.steps
     m = C.figure2_cmdp()
@@ -133,15 +139,31 @@ def fig2(scale: Scale, out: Path) -> dict:
     theta0 = safe_initialisations(m)
     beta, eta, phi = zip(*CONFIGS)
     res = C.run_cnpg(m, theta0, beta, eta, iters, phi)
-    rows = [{"beta": beta[k], "phi": PHI, "eta": ETA, "iterations": iters, "initialisations": N_INITS,
-             **_summary(res, k, m, lp)} for k in (1, 2)]
+    rows = [
+        {
+            "beta": beta[k],
+            "phi": PHI,
+            "eta": ETA,
+            "iterations": iters,
+            "initialisations": N_INITS,
+            **_summary(res, k, m, lp),
+        }
+        for k in (1, 2)
+    ]
     reference = {"beta": 0.0, "eta": ETA, "iterations": iters, **_summary(res, 0, m, lp)}
-    comparison = [{"beta": beta[k], "phi": phi[k], "eta": eta[k], "iterations": iters, **_summary(res, k, m, lp)}
-                  for k in range(3, len(CONFIGS))]
+    comparison = [
+        {"beta": beta[k], "phi": phi[k], "eta": eta[k], "iterations": iters, **_summary(res, k, m, lp)}
+        for k in range(3, len(CONFIGS))
+    ]
     fig_name = "ctrpo_fig2_cnpg.png"
-    _figure(out / fig_name, m, lp,
-            [(f"C-NPG beta = {beta[k]:g}, phi = -log x", res, k) for k in (1, 2)]
-            + [("NPG (beta = 0), unconstrained", res, 0)], iters)
+    _figure(
+        out / fig_name,
+        m,
+        lp,
+        [(f"C-NPG beta = {beta[k]:g}, phi = -log x", res, k) for k in (1, 2)]
+        + [("NPG (beta = 0), unconstrained", res, 0)],
+        iters,
+    )
     return {
         "rows": rows,
         "figures": [fig_name],
@@ -153,7 +175,10 @@ def fig2(scale: Scale, out: Path) -> dict:
             "cmdp": {"P": m.P, "r": m.r, "c": m.c, "b": m.b, "gamma": m.gamma, "mu": m.mu},
             "policy_plane": "x = pi(move | s0), y = pi(stay | s1)",
             "initial_policies_pi_stay": np.exp(theta0)[:, :, 0],
-            "betas": list(BETAS), "phi": PHI, "eta": ETA, "iterations": iters,
+            "betas": list(BETAS),
+            "phi": PHI,
+            "eta": ETA,
+            "iterations": iters,
             "not_in_paper": "toy CMDP, phi for Fig. 2, step size and iteration counts are our choices",
         },
     }

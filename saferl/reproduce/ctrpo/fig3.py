@@ -38,17 +38,17 @@ from pathlib import Path
 
 import numpy as np
 
-from saferl.analysis import verdicts
-from saferl.analysis import metrics
-from saferl.analysis import plotting
+from saferl.analysis import metrics, plotting, verdicts
 from saferl.reproduce.ctrpo import table1
 from saferl.reproduce.ctrpo.table1 import AS_RUN, LIMIT, REFERENCES
 from saferl.reproduce.framework import Scale, target
 
 #: (row field, per-run value it normalises, the figure's panel title)
-SCORES = (("normalized_final_cost", "final_cost", "final cost, (V_c - b) / b"),
-          ("normalized_return", "final_return", "return / PPO's"),
-          ("normalized_regret", "cost_regret", "cost regret / CPO's"))
+SCORES = (
+    ("normalized_final_cost", "final_cost", "final cost, (V_c - b) / b"),
+    ("normalized_return", "final_return", "return / PPO's"),
+    ("normalized_regret", "cost_regret", "cost regret / CPO's"),
+)
 GROUP_ORDER = ("probably_safe", "undecided", "probably_unsafe")
 #: The paper's Fig. 3 (see the module docstring): per method (IQM, lower, upper) of the normalised final cost,
 #: return and regret over 5 seeds x 8 tasks at 10M steps; PCPO, FOCOPS and IPO are carried by the rows of
@@ -65,10 +65,13 @@ PAPER_FIG3 = {
     "PPO-Lag": ((0.0254, -0.0979, 0.1552), (0.4712, 0.4166, 0.5139), (2.4105, 2.2289, 2.5962)),
     "IPO": ((0.0334, -0.0238, 0.1028), (0.4265, 0.3697, 0.4876), (1.5257, 1.2845, 1.7733)),
 }
-PAPER_GROUPS = {m: "probably_safe" if m in ("C-TRPO", "TRPO-Lag", "P3O", "PCPO") else "probably_unsafe"
-                for m in PAPER_FIG3}
-PAPER_SOURCE = ("C-TRPO paper (arXiv:2411.02957) Fig. 3: IQM over 5 seeds x 8 tasks at 10M steps, stratified "
-                "bootstrap 95% intervals (numbers from the authors' plots/plots_benchmark.ipynb)")
+PAPER_GROUPS = {
+    m: "probably_safe" if m in ("C-TRPO", "TRPO-Lag", "P3O", "PCPO") else "probably_unsafe" for m in PAPER_FIG3
+}
+PAPER_SOURCE = (
+    "C-TRPO paper (arXiv:2411.02957) Fig. 3: IQM over 5 seeds x 8 tasks at 10M steps, stratified "
+    "bootstrap 95% intervals (numbers from the authors' plots/plots_benchmark.ipynb)"
+)
 
 
 def normalisers(entries: list[dict]) -> dict[str, dict]:
@@ -78,12 +81,15 @@ def normalisers(entries: list[dict]) -> dict[str, dict]:
         by = {e["label"]: e for e in entries if e["task"] == task}
         missing = [m for m in ("PPO", "CPO") if m not in by]
         if missing:
-            raise ValueError(f"ctrpo-fig3 normalises by PPO's return and CPO's regret; {task} lacks "
-                             f"{' and '.join(missing)}")
+            raise ValueError(
+                f"ctrpo-fig3 normalises by PPO's return and CPO's regret; {task} lacks {' and '.join(missing)}"
+            )
         ppo = by["PPO"]["values"]["final_return"]
         cpo = by["CPO"]["values"]["cost_regret"]
-        out[task] = {"ppo_return": float(np.mean(ppo)) if np.all(np.isfinite(ppo)) else float("nan"),
-                     "cpo_regret": metrics.iqm(cpo)}
+        out[task] = {
+            "ppo_return": float(np.mean(ppo)) if np.all(np.isfinite(ppo)) else float("nan"),
+            "cpo_regret": metrics.iqm(cpo),
+        }
     return out
 
 
@@ -178,34 +184,45 @@ def fig3_claims(rows: list[dict]) -> dict:
     safe = [label for label, r in by.items() if r["group"] == "probably_safe"]
     claims = {}
     if has("C-TRPO", "CPO", "CUP"):  # "safe on the last iterate as opposed to CPO and CUP"
-        claims["C-TRPO probably safe, CPO and CUP not"] = (by["C-TRPO"]["group"] == "probably_safe"
-                                                           and by["CPO"]["group"] != "probably_safe"
-                                                           and by["CUP"]["group"] != "probably_safe")
+        claims["C-TRPO probably safe, CPO and CUP not"] = (
+            by["C-TRPO"]["group"] == "probably_safe"
+            and by["CPO"]["group"] != "probably_safe"
+            and by["CUP"]["group"] != "probably_safe"
+        )
     others = [r for label, r in by.items() if label != "C-TRPO" and np.isfinite(r["normalized_return"])]
     if has("C-TRPO") and others:  # "competitive with the leading algorithms ... in terms of expected return"
         best = max(others, key=lambda r: r["normalized_return"])
         order = verdicts.interval_order(by["C-TRPO"], best, "normalized_return")
         claims["C-TRPO's return not below the best other method's"] = None if order is None else order != "below"
         # "notably lower cost regret throughout training than the high-return algorithms"
-        comparable = [r for r in others if verdicts.interval_order(r, by["C-TRPO"], "normalized_return") in ("overlapping",
-                                                                                                   "above")]
+        comparable = [
+            r
+            for r in others
+            if verdicts.interval_order(r, by["C-TRPO"], "normalized_return") in ("overlapping", "above")
+        ]
         orders = [verdicts.interval_order(by["C-TRPO"], r, "normalized_regret") for r in comparable]
         claims["C-TRPO's regret below every method of comparable return"] = (
-            None if not comparable or None in orders else all(o == "below" for o in orders))
+            None if not comparable or None in orders else all(o == "below" for o in orders)
+        )
     if has("TRPO-Lag"):  # "TRPO-Lag., which is also safe at convergence, has notably higher cost regret"
         rest = [by[label] for label in safe if label != "TRPO-Lag"]
         orders = [verdicts.interval_order(by["TRPO-Lag"], r, "normalized_regret") for r in rest]
         claims["TRPO-Lag probably safe, its regret above the other safe methods'"] = (
-            by["TRPO-Lag"]["group"] == "probably_safe" and bool(rest) and all(o == "above" for o in orders))
+            by["TRPO-Lag"]["group"] == "probably_safe" and bool(rest) and all(o == "above" for o in orders)
+        )
     if has("C-TRPO", "TRPO-Lag", "FOCOPS", "CUP"):  # Lagrangian-style methods "poorly in terms of cost regret"
-        orders = [verdicts.interval_order(by[m], by["C-TRPO"], "normalized_regret") for m in ("TRPO-Lag", "FOCOPS", "CUP")]
-        claims["TRPO-Lag, FOCOPS and CUP: regret above C-TRPO's"] = None if None in orders else all(
-            o == "above" for o in orders)
+        orders = [
+            verdicts.interval_order(by[m], by["C-TRPO"], "normalized_regret") for m in ("TRPO-Lag", "FOCOPS", "CUP")
+        ]
+        claims["TRPO-Lag, FOCOPS and CUP: regret above C-TRPO's"] = (
+            None if None in orders else all(o == "above" for o in orders)
+        )
     if has("C-TRPO", "PCPO", "P3O"):  # "comparable to the more conservative PCPO ..., not as low as that of P3O"
         pcpo = verdicts.interval_order(by["C-TRPO"], by["PCPO"], "normalized_regret")
         p3o = verdicts.interval_order(by["C-TRPO"], by["P3O"], "normalized_regret")
         claims["C-TRPO's regret overlaps PCPO's and is above P3O's"] = (
-            None if None in (pcpo, p3o) else pcpo == "overlapping" and p3o == "above")
+            None if None in (pcpo, p3o) else pcpo == "overlapping" and p3o == "above"
+        )
         # "The low cost regret achieved by P3O comes at the price of expected reward"
         order = verdicts.interval_order(by["P3O"], by["C-TRPO"], "normalized_return")
         claims["P3O's return below C-TRPO's"] = None if order is None else order == "below"
@@ -218,7 +235,7 @@ def paper_rows() -> list[dict]:
     for method in PAPER_FIG3:
         row = {"label": method}
         attach_paper(row, method)
-        rows.append({"label": method, **{key[len("paper_"):]: value for key, value in row.items() if key != "label"}})
+        rows.append({"label": method, **{key[len("paper_") :]: value for key, value in row.items() if key != "label"}})
     return rows
 
 
@@ -236,8 +253,11 @@ def fig3_checks(rows: list[dict]) -> dict:
 # --------------------------------------------------------------------------- the figure
 
 GROUP_COLOURS = {"probably_safe": "#4c9a5b", "undecided": "#9a9a9a", "probably_unsafe": "#c0504d"}
-REFERENCE_LINES = {"normalized_final_cost": (0.0, "limit"), "normalized_return": (1.0, "PPO"),
-                   "normalized_regret": (1.0, "CPO")}
+REFERENCE_LINES = {
+    "normalized_final_cost": (0.0, "limit"),
+    "normalized_return": (1.0, "PPO"),
+    "normalized_regret": (1.0, "CPO"),
+}
 
 
 def plot_fig3(rows: list[dict], path: Path, title: str) -> Path:
@@ -252,13 +272,20 @@ def plot_fig3(rows: list[dict], path: Path, title: str) -> Path:
         for i, row in enumerate(rows):
             if np.isfinite(row.get(field, np.nan)):
                 value, lo, hi = row[field], row[f"{field}_lo"], row[f"{field}_hi"]
-                ax.bar(i - 0.15, value, width=0.5, color=GROUP_COLOURS[row["group"]],
-                       hatch="//" if row["label"] in REFERENCES else None, edgecolor="white")
+                ax.bar(
+                    i - 0.15,
+                    value,
+                    width=0.5,
+                    color=GROUP_COLOURS[row["group"]],
+                    hatch="//" if row["label"] in REFERENCES else None,
+                    edgecolor="white",
+                )
                 ax.errorbar(i - 0.15, value, yerr=[[value - lo], [hi - value]], color="black", capsize=3, lw=1)
             if f"paper_{field}" in row:
                 value, lo, hi = row[f"paper_{field}"], row[f"paper_{field}_lo"], row[f"paper_{field}_hi"]
-                ax.errorbar(i + 0.25, value, yerr=[[value - lo], [hi - value]], fmt="D", color="black", ms=5,
-                            capsize=2, lw=0.8)
+                ax.errorbar(
+                    i + 0.25, value, yerr=[[value - lo], [hi - value]], fmt="D", color="black", ms=5, capsize=2, lw=0.8
+                )
         level, label = REFERENCE_LINES[field]
         ax.axhline(level, color="black", ls="--", lw=1)
         ax.text(len(rows) - 0.55, level, label, ha="right", va="bottom", fontsize=8)
@@ -267,17 +294,24 @@ def plot_fig3(rows: list[dict], path: Path, title: str) -> Path:
     axes[-1].set_xticks(x)
     axes[-1].set_xticklabels([row["method"] for row in rows], rotation=35, ha="right", fontsize=8)
     handles = [Patch(color=colour, label=group.replace("_", " ")) for group, colour in GROUP_COLOURS.items()]
-    handles += [Patch(facecolor="white", edgecolor="grey", hatch="//", label="unconstrained reference"),
-                plt.Line2D([], [], marker="D", color="black", ls="", label="paper, 5 seeds x 8 tasks, 10M steps")]
+    handles += [
+        Patch(facecolor="white", edgecolor="grey", hatch="//", label="unconstrained reference"),
+        plt.Line2D([], [], marker="D", color="black", ls="", label="paper, 5 seeds x 8 tasks, 10M steps"),
+    ]
     fig.suptitle(title, fontsize=10)
     fig.legend(handles=handles, fontsize=8, ncol=5, loc="upper center", bbox_to_anchor=(0.5, 0.955))
     fig.tight_layout(rect=(0.0, 0.0, 1.0, 0.94))
     return plotting.save_figure(fig, path, dpi=110, tight=False)
 
 
-@target("ctrpo-fig3", "C-TRPO Fig. 3: IQM over tasks x seeds of threshold-normalised final cost, PPO-normalised return "
-        "and CPO-normalised cost regret; methods sorted into probably safe / undecided / probably unsafe",
-        scales=table1.SCALES, checks=fig3_checks, plan=table1.plan)
+@target(
+    "ctrpo-fig3",
+    "C-TRPO Fig. 3: IQM over tasks x seeds of threshold-normalised final cost, PPO-normalised return "
+    "and CPO-normalised cost regret; methods sorted into probably safe / undecided / probably unsafe",
+    scales=table1.SCALES,
+    checks=fig3_checks,
+    plan=table1.plan,
+)
 def run_fig3(scale: Scale, out: Path) -> dict:
     # Fig. 3's C-TRPO is the authors' b_H = 0.8 b runs (our "C-TRPO"); the b_H = b row is Table 1's only
     entries = [e for e in table1.train_grid(scale, out) if e["label"] != table1.TABLE1_CTRPO]
@@ -285,11 +319,19 @@ def run_fig3(scale: Scale, out: Path) -> dict:
     scores, excluded = normalized_scores(entries, refs)
     rows = fig3_rows(entries, scores)
     tasks = table1.tasks_at(scale)
-    title = (f"C-TRPO Fig. 3 at scale {scale.name}: IQM over {scale.seeds} seeds x {len(tasks)} tasks with its "
-             "stratified-bootstrap 95% interval\ngrouped by the final-cost interval against the limit, by return "
-             "within a group")
+    title = (
+        f"C-TRPO Fig. 3 at scale {scale.name}: IQM over {scale.seeds} seeds x {len(tasks)} tasks with its "
+        "stratified-bootstrap 95% interval\ngrouped by the final-cost interval against the limit, by return "
+        "within a group"
+    )
     figure = plot_fig3(rows, Path(out) / "ctrpo_fig3.png", title)
-    settings = {"limit": LIMIT, "tasks": {task: table1.task_steps(scale, task) for task in tasks},
-                "seeds": scale.seeds, "normalisers": refs, "excluded_tasks": excluded,
-                "bootstrap_resamples": table1.BOOTSTRAP_REPS, "paper": PAPER_SOURCE}
+    settings = {
+        "limit": LIMIT,
+        "tasks": {task: table1.task_steps(scale, task) for task in tasks},
+        "seeds": scale.seeds,
+        "normalisers": refs,
+        "excluded_tasks": excluded,
+        "bootstrap_resamples": table1.BOOTSTRAP_REPS,
+        "paper": PAPER_SOURCE,
+    }
     return {"rows": rows, "figures": [figure.name], "settings": settings}

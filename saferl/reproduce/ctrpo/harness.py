@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from saferl.training import config as configlib
-from saferl.reproduce import deep_rl
 import saferl.algos  # noqa: F401  (registers every algorithm)
 from saferl.algos import base as algos
 from saferl.algos.ppo import PPO
 from saferl.algos.second_order import TrustRegionAlgorithm
+from saferl.reproduce import deep_rl
+from saferl.training import config as configlib
 
 PAPER_STEPS = 10_000_000  # the paper's runs (Sec. 5)
 
@@ -47,8 +47,14 @@ AUTHORS_CRITIC_L2 = 1e-3
 #: update; one backward of loss_pi + loss_r + loss_c and ``clip_grad_norm_(policy.parameters(), 40)`` over the actor
 #: and both critics together.  saferl's defaults: 10 epochs, PPO's rule (the minibatch mean against 1.5 target_kl),
 #: a constant rate, separate clips.
-AUTHORS_FIRST_ORDER = {"epochs": 40, "target_kl": 0.02, "kl_stop_estimate": "full_batch", "kl_stop_factor": 1.0,
-                       "lr_schedule": "linear", "grad_clip_scope": "joint"}
+AUTHORS_FIRST_ORDER = {
+    "epochs": 40,
+    "target_kl": 0.02,
+    "kl_stop_estimate": "full_batch",
+    "kl_stop_factor": 1.0,
+    "lr_schedule": "linear",
+    "grad_clip_scope": "joint",
+}
 #: Samples per minibatch of the authors' first-order methods (``batch_size`` 64 in their default_cfg)
 AUTHORS_FIRST_ORDER_MINIBATCH = 64
 #: J_c as every method of the authors' code reads it (``logger.get_stats("Metrics/EpCost")``): the epoch's mean of
@@ -69,10 +75,18 @@ AUTHORS_TRUST_REGION = {"kl_reduction": "mean_over_action_dims"}
 #: (pcpo.py), FOCOPS's surrogate scaled by the in-bound fraction (the (B, 1) - (B,) broadcast of focops.py), IPO's
 #: feasible-side term mean(r A_c) / (t (J_c - b)) of the opposite sign (ipo.py); ctrpo_table1.AS_RUN labels those rows.
 AUTHORS_METHOD_HPARAMS = {
-    "ppo_lag": {"lagrange_init": 0.001}, "trpo_lag": {"lagrange_init": 0.001}, "cppo_pid": {"lagrange_init": 0.001},
-    "pcpo": {"reward_direction": "fisher_product"}, "ipo": {"barrier_form": "reversed_sign"},
-    "focops": {"lagrange_init": 0.001, "lagrange_optimizer": "adam", "lagrange_lr": 0.035,
-               "advantage_scaling": "one_plus_nu", "indicator_scope": "in_bound_fraction"},
+    "ppo_lag": {"lagrange_init": 0.001},
+    "trpo_lag": {"lagrange_init": 0.001},
+    "cppo_pid": {"lagrange_init": 0.001},
+    "pcpo": {"reward_direction": "fisher_product"},
+    "ipo": {"barrier_form": "reversed_sign"},
+    "focops": {
+        "lagrange_init": 0.001,
+        "lagrange_optimizer": "adam",
+        "lagrange_lr": 0.035,
+        "advantage_scaling": "one_plus_nu",
+        "indicator_scope": "in_bound_fraction",
+    },
     "cup": {"lagrange_init": 0.001, "multiplier_max": 0.2, "projection_epochs": 40},
     "p3o": {"kappa": 10.0, "cost_advantage": "centred"},
 }
@@ -96,16 +110,24 @@ def authors_harness(cfg: dict) -> dict:
     algo = algos.get(cfg["algo"])
     batch = int(cfg["num_envs"]) * int(cfg["rollout_steps"])
     if issubclass(algo, TrustRegionAlgorithm):
-        hparams.update(AUTHORS_TRUST_REGION, fvp_subsample=1,
-                       critic_minibatches=max(1, batch // AUTHORS_CRITIC_MINIBATCH))
+        hparams.update(
+            AUTHORS_TRUST_REGION, fvp_subsample=1, critic_minibatches=max(1, batch // AUTHORS_CRITIC_MINIBATCH)
+        )
     elif issubclass(algo, PPO):
         # the rate decays over the paper's 10M-step runs at every scale: a shorter run is their first iterations
         iterations = -(-PAPER_STEPS // batch)
-        hparams.update(AUTHORS_FIRST_ORDER, minibatches=max(1, batch // AUTHORS_FIRST_ORDER_MINIBATCH),
-                       lr_decay_steps=iterations)
+        hparams.update(
+            AUTHORS_FIRST_ORDER, minibatches=max(1, batch // AUTHORS_FIRST_ORDER_MINIBATCH), lr_decay_steps=iterations
+        )
     hparams.update(AUTHORS_METHOD_HPARAMS.get(cfg["algo"], {}))
-    return configlib.resolve({**cfg, "network": {**cfg["network"], **HARNESS_NETWORK}, "hparams": hparams,
-                              "constraint": {**cfg["constraint"], **AUTHORS_COST_ESTIMATE}})
+    return configlib.resolve(
+        {
+            **cfg,
+            "network": {**cfg["network"], **HARNESS_NETWORK},
+            "hparams": hparams,
+            "constraint": {**cfg["constraint"], **AUTHORS_COST_ESTIMATE},
+        }
+    )
 
 
 def harness_settings(scale) -> dict:

@@ -39,17 +39,27 @@ MARGIN = {"hparams": {"cost_margin_lr": 0.05}}
 SGD_DUAL = {"hparams": {"lagrange_optimizer": "sgd", "lagrange_lr": 0.005}}
 HYST = {"hparams": {"hysteresis": 0.8}}
 LENGTH_UNITS = {"hparams": {"cost_scale": "length"}}
-POINTGOAL_METHODS = [("C-TRPO", "ctrpo", {}),
-                     ("C-TRPO (ablation: no hysteresis)", "ctrpo", {"hparams": {"hysteresis": 1.0}}),
-                     ("CPO", "cpo", {}), ("CPO", "cpo", LENGTH_UNITS), ("CPO (option: hysteresis)", "cpo", HYST),
-                     ("CPO (option: learned margin)", "cpo", MARGIN),
-                     ("PCPO", "pcpo", {}), ("PCPO", "pcpo", LENGTH_UNITS),
-                     ("PCPO (option: learned margin)", "pcpo", MARGIN), ("TRPO-Lag", "trpo_lag", {}),
-                     ("TRPO-Lag (option: SGD dual)", "trpo_lag", SGD_DUAL),
-                     ("TRPO-Lag (option: PID dual)", "trpo_lag", {"hparams": {"lagrange_optimizer": "pid"}}),
-                     ("PPO-Lag", "ppo_lag", {}), ("CPPO-PID", "cppo_pid", {}), ("FOCOPS", "focops", {}),
-                     ("IPO (not the C-TRPO authors' IPO)", "ipo", {}), ("P3O", "p3o", {}), ("CUP", "cup", {}),
-                     ("TRPO", "trpo", {})]
+POINTGOAL_METHODS = [
+    ("C-TRPO", "ctrpo", {}),
+    ("C-TRPO (ablation: no hysteresis)", "ctrpo", {"hparams": {"hysteresis": 1.0}}),
+    ("CPO", "cpo", {}),
+    ("CPO", "cpo", LENGTH_UNITS),
+    ("CPO (option: hysteresis)", "cpo", HYST),
+    ("CPO (option: learned margin)", "cpo", MARGIN),
+    ("PCPO", "pcpo", {}),
+    ("PCPO", "pcpo", LENGTH_UNITS),
+    ("PCPO (option: learned margin)", "pcpo", MARGIN),
+    ("TRPO-Lag", "trpo_lag", {}),
+    ("TRPO-Lag (option: SGD dual)", "trpo_lag", SGD_DUAL),
+    ("TRPO-Lag (option: PID dual)", "trpo_lag", {"hparams": {"lagrange_optimizer": "pid"}}),
+    ("PPO-Lag", "ppo_lag", {}),
+    ("CPPO-PID", "cppo_pid", {}),
+    ("FOCOPS", "focops", {}),
+    ("IPO (not the C-TRPO authors' IPO)", "ipo", {}),
+    ("P3O", "p3o", {}),
+    ("CUP", "cup", {}),
+    ("TRPO", "trpo", {}),
+]
 
 #: The C-TRPO paper (Milosevic et al., arXiv:2411.02957), Table 1, PointGoal column: (V_r, V_c, Reg+), each as
 #: (value, minus, plus) -- the IQM over 5 seeds with its confidence interval, after 10M steps (ours: the scale's
@@ -96,17 +106,23 @@ def pointgoal_checks(rows: list[dict]) -> dict:
     ctrpo = default.get("C-TRPO")
     pairs = [(ctrpo, r) for label, r in default.items() if label != "C-TRPO"]
     pairs += [(ctrpo, r) for r in rows if r["label"].startswith("CPO (option")]
-    pairs += [(r, o) for r in rows if r["label"] == "C-TRPO (ablation: no hysteresis)"
-              for o in rows if o["label"] == "CPO (option: hysteresis)"]  # the paper's ablation claim (App. D.2)
+    pairs += [
+        (r, o)
+        for r in rows
+        if r["label"] == "C-TRPO (ablation: no hysteresis)"
+        for o in rows
+        if o["label"] == "CPO (option: hysteresis)"
+    ]  # the paper's ablation claim (App. D.2)
     for ours, other in pairs:
         if ours is None or other is None or ours["method"] not in by:
             continue
         key = f"{ours['method']} vs {other['method']}"
-        checks[key] = {"regret_lower": bool(ours["cost_regret"] < other["cost_regret"]),
-                       "return_ratio": (ours["final_return"] / other["final_return"]
-                                        if other["final_return"] > 0 else None),
-                       "regret_interval": verdicts.interval_order(ours, other, "cost_regret"),
-                       "return_interval": verdicts.interval_order(ours, other, "final_return")}
+        checks[key] = {
+            "regret_lower": bool(ours["cost_regret"] < other["cost_regret"]),
+            "return_ratio": (ours["final_return"] / other["final_return"] if other["final_return"] > 0 else None),
+            "regret_interval": verdicts.interval_order(ours, other, "cost_regret"),
+            "return_interval": verdicts.interval_order(ours, other, "final_return"),
+        }
     return checks
 
 
@@ -116,16 +132,23 @@ def plan_pointgoal(scale: Scale, out: Path) -> list[tuple[Path, dict]]:
     return deep_rl.plan_runs(deep_rl.methods_at(POINTGOAL_METHODS, scale), "PointGoal1", out, base)
 
 
-@target("ctrpo-pointgoal", "C-TRPO (with and without hysteresis) vs CPO (plain, with hysteresis, with a learned "
-        "margin), PCPO (plain, margin), TRPO-Lag (Adam, SGD, PID dual), PPO-Lag, CPPO-PID, FOCOPS, IPO, P3O, CUP, "
-        "TRPO on PointGoal1, cost limit 25 (+ cost regret)",
-        scales=deep_rl.scales(runs=len(POINTGOAL_METHODS), smoke=SMOKE), checks=pointgoal_checks, plan=plan_pointgoal)
+@target(
+    "ctrpo-pointgoal",
+    "C-TRPO (with and without hysteresis) vs CPO (plain, with hysteresis, with a learned "
+    "margin), PCPO (plain, margin), TRPO-Lag (Adam, SGD, PID dual), PPO-Lag, CPPO-PID, FOCOPS, IPO, P3O, CUP, "
+    "TRPO on PointGoal1, cost limit 25 (+ cost regret)",
+    scales=deep_rl.scales(runs=len(POINTGOAL_METHODS), smoke=SMOKE),
+    checks=pointgoal_checks,
+    plan=plan_pointgoal,
+)
 def run_pointgoal(scale: Scale, out: Path) -> dict:
     base = {"constraint": {"type": "expected", "limit": 25.0}, **deep_rl.train_settings(scale)}
     methods = deep_rl.methods_at(POINTGOAL_METHODS, scale)
     result = deep_rl.compare_algorithms(methods, "PointGoal1", out, base, show_progress=scale.name != "smoke")
     attach_paper_numbers(result["rows"], base["constraint"]["limit"])
-    result["settings"] = {**base, "methods": {row["method"]: overrides
-                                              for row, (_, _, overrides) in zip(result["rows"], methods)},
-                          "paper": PAPER_SOURCE}
+    result["settings"] = {
+        **base,
+        "methods": {row["method"]: overrides for row, (_, _, overrides) in zip(result["rows"], methods)},
+        "paper": PAPER_SOURCE,
+    }
     return result

@@ -78,28 +78,62 @@ from pathlib import Path
 
 import numpy as np
 
-from saferl.analysis import verdicts
-from saferl.analysis import metrics
-from saferl.analysis import plotting
-from saferl.training import runs
+from saferl.analysis import metrics, plotting, verdicts
 from saferl.reproduce import deep_rl
 from saferl.reproduce.ctrpo.harness import (  # noqa: F401  (the harness's names, as the targets read them)
-    AUTHORS_BATCH, AUTHORS_COST_ESTIMATE, AUTHORS_FIRST_ORDER, AUTHORS_METHOD_HPARAMS, AUTHORS_TRUST_REGION,
-    HARNESS_NETWORK, PAPER_STEPS, authors_harness, harness_settings, plan_with_harness)
+    AUTHORS_BATCH,
+    AUTHORS_COST_ESTIMATE,
+    AUTHORS_FIRST_ORDER,
+    AUTHORS_METHOD_HPARAMS,
+    AUTHORS_TRUST_REGION,
+    HARNESS_NETWORK,
+    PAPER_STEPS,
+    authors_harness,
+    harness_settings,
+    plan_with_harness,
+)
 from saferl.reproduce.framework import Scale, target
+from saferl.training import runs
 
 LIMIT = 25.0  # cost_limit 25.0 for all eight tasks (milosen/ctrpo, every stored run's config.json)
 #: saferl's names of the eight tasks, in the order of the paper's Table 1 columns
-TASKS = ("SafetyAntVelocity", "SafetyHalfCheetahVelocity", "SafetyHumanoidVelocity", "SafetyHopperVelocity",
-         "CarButton1", "PointGoal1", "RacecarCircle1", "PointPush1")
-PAPER_COLUMNS = ("AntVelocity", "HalfCheetahVelocity", "HumanoidVelocity", "HopperVelocity", "CarButton",
-                 "PointGoal", "RacecarCircle", "PointPush")
+TASKS = (
+    "SafetyAntVelocity",
+    "SafetyHalfCheetahVelocity",
+    "SafetyHumanoidVelocity",
+    "SafetyHopperVelocity",
+    "CarButton1",
+    "PointGoal1",
+    "RacecarCircle1",
+    "PointPush1",
+)
+PAPER_COLUMNS = (
+    "AntVelocity",
+    "HalfCheetahVelocity",
+    "HumanoidVelocity",
+    "HopperVelocity",
+    "CarButton",
+    "PointGoal",
+    "RacecarCircle",
+    "PointPush",
+)
 #: (label, algorithm, config overrides): every method's default configuration; the labels of the paper's methods
 #: are the paper's names, those of :data:`AS_RUN` say what the paper's runs of PCPO, FOCOPS and IPO were
-METHODS = [("C-TRPO", "ctrpo", {}), ("C-TRPO (b_H = b)", "ctrpo", {"hparams": {"hysteresis": 1.0}}), ("CPO", "cpo", {}), ("PCPO (step along g)", "pcpo", {}), ("CPPO-PID", "cppo_pid", {}),
-           ("PPO-Lag", "ppo_lag", {}), ("TRPO-Lag", "trpo_lag", {}), ("FOCOPS (in-bound fraction)", "focops", {}), ("CUP", "cup", {}),
-           ("IPO (reversed barrier)", "ipo", {}), ("P3O", "p3o", {}), ("PPO", "ppo", {}),
-           ("TRPO", "trpo", {})]
+METHODS = [
+    ("C-TRPO", "ctrpo", {}),
+    ("C-TRPO (b_H = b)", "ctrpo", {"hparams": {"hysteresis": 1.0}}),
+    ("CPO", "cpo", {}),
+    ("PCPO (step along g)", "pcpo", {}),
+    ("CPPO-PID", "cppo_pid", {}),
+    ("PPO-Lag", "ppo_lag", {}),
+    ("TRPO-Lag", "trpo_lag", {}),
+    ("FOCOPS (in-bound fraction)", "focops", {}),
+    ("CUP", "cup", {}),
+    ("IPO (reversed barrier)", "ipo", {}),
+    ("P3O", "p3o", {}),
+    ("PPO", "ppo", {}),
+    ("TRPO", "trpo", {}),
+]
 #: The row of ours that carries the paper's Table 1 C-TRPO numbers: C-TRPO without hysteresis.  The paper's text
 #: fixes b_H = 0.8 b "across all experiments" (Sec. 5), but its Table 1 is the authors' ``c-trpo`` runs (hyst_frac 1.0,
 #: milosen/ctrpo data/runs/ablation/*/c-trpo/*/config.json: their final IQMs are Table 1's C-TRPO entries, e.g. Ant
@@ -131,8 +165,10 @@ def _read_paper_table1(path: Path) -> dict[str, dict[str, list[tuple[float, floa
 
 
 PAPER_TABLE1 = _read_paper_table1(PAPER_TABLE1_FILE)
-PAPER_SOURCE = ("C-TRPO paper (arXiv:2411.02957) App. D.4 Table 1: per task the IQM over 5 seeds at 10M steps with "
-                "its 95% bootstrap interval; Fig. 3 its aggregates over the 8 tasks")
+PAPER_SOURCE = (
+    "C-TRPO paper (arXiv:2411.02957) App. D.4 Table 1: per task the IQM over 5 seeds at 10M steps with "
+    "its 95% bootstrap interval; Fig. 3 its aggregates over the 8 tasks"
+)
 BOOTSTRAP_REPS = 50_000  # the authors' notebooks: rly.get_interval_estimates(..., reps=50000)
 
 # --------------------------------------------------------------------------- scales
@@ -142,28 +178,50 @@ BOOTSTRAP_REPS = 50_000  # the authors' notebooks: rly.get_interval_estimates(..
 #: 2026-12-02; `python benchmarks/job_rates.py docs/results/ctrpo-table1-cpu/results.json`).  Each rate is over the
 #: run's whole wall time, compile included, so adding COMPILE_SECONDS below errs long.  Until then these were one
 #: timed iteration under load 5-9, 2-4x lower (docs/cluster.md, "How long the full benchmark takes").
-CPU_STEPS_PER_SECOND = {"PointGoal1": 49_900, "PointPush1": 37_400, "CarButton1": 33_400, "RacecarCircle1": 59_300,
-                        "SafetyHalfCheetahVelocity": 13_500, "SafetyHopperVelocity": 14_000, "SafetyAntVelocity": 3_520,
-                        "SafetyHumanoidVelocity": 4_860}
-COMPILE_SECONDS = {"PointGoal1": 22, "PointPush1": 31, "CarButton1": 44, "RacecarCircle1": 41,
-                   "SafetyHalfCheetahVelocity": 28, "SafetyHopperVelocity": 25, "SafetyAntVelocity": 42,
-                   "SafetyHumanoidVelocity": 55}
+CPU_STEPS_PER_SECOND = {
+    "PointGoal1": 49_900,
+    "PointPush1": 37_400,
+    "CarButton1": 33_400,
+    "RacecarCircle1": 59_300,
+    "SafetyHalfCheetahVelocity": 13_500,
+    "SafetyHopperVelocity": 14_000,
+    "SafetyAntVelocity": 3_520,
+    "SafetyHumanoidVelocity": 4_860,
+}
+COMPILE_SECONDS = {
+    "PointGoal1": 22,
+    "PointPush1": 31,
+    "CarButton1": 44,
+    "RacecarCircle1": 41,
+    "SafetyHalfCheetahVelocity": 28,
+    "SafetyHopperVelocity": 25,
+    "SafetyAntVelocity": 42,
+    "SafetyHumanoidVelocity": 55,
+}
 #: cpu: env steps per seed per task, in whole 20,000-step updates (the authors' epochs), chosen so that the methods x
 #: 8 tasks x 5 seeds fit a night on 2 cores: the navigation tasks 800k (40 updates, 8% of the paper's 10M), the
 #: velocity tasks HalfCheetah 16 updates, Hopper 12, Ant 6, Humanoid 5 (1-3% of the paper's budget: early-training
 #: rows, not converged ones).  Before commit d92f081 (16,000-step iterations) Ant had 112k and Humanoid 96k; until
 #: 2026-12-02 (MJX physics) the velocity tasks had 10, 5, 4 and 2 iterations.
-CPU_STEPS = {"PointGoal1": 800_000, "PointPush1": 800_000, "CarButton1": 800_000, "RacecarCircle1": 800_000,
-             "SafetyHalfCheetahVelocity": 320_000, "SafetyHopperVelocity": 240_000, "SafetyAntVelocity": 120_000,
-             "SafetyHumanoidVelocity": 100_000}
+CPU_STEPS = {
+    "PointGoal1": 800_000,
+    "PointPush1": 800_000,
+    "CarButton1": 800_000,
+    "RacecarCircle1": 800_000,
+    "SafetyHalfCheetahVelocity": 320_000,
+    "SafetyHopperVelocity": 240_000,
+    "SafetyAntVelocity": 120_000,
+    "SafetyHumanoidVelocity": 100_000,
+}
 SEEDS = 5  # the paper's (Sec. 5)
 FULL_STEPS = PAPER_STEPS  # the paper's (Sec. 5)
 
 
 def expected_seconds(steps: dict[str, int], methods: int = len(METHODS), seeds: int = SEEDS) -> dict[str, float]:
     """Per task: ``methods`` x (``seeds`` x steps / the measured throughput + one compile), in seconds."""
-    return {task: methods * (seeds * n / CPU_STEPS_PER_SECOND[task] + COMPILE_SECONDS[task])
-            for task, n in steps.items()}
+    return {
+        task: methods * (seeds * n / CPU_STEPS_PER_SECOND[task] + COMPILE_SECONDS[task]) for task, n in steps.items()
+    }
 
 
 CPU_SECONDS = expected_seconds(CPU_STEPS)
@@ -174,16 +232,32 @@ SMOKE_TASKS = ["PointGoal1", "RacecarCircle1"]  # the two cheapest compiles
 SMOKE_METHODS = ["C-TRPO", TABLE1_CTRPO, "CPO", "PPO"]
 _SMOKE = deep_rl.SCALES["smoke"]  # 2 iterations of 4 envs x 1000 steps, 2 seeds (for intervals)
 SCALES = {  # smoke's wall time measured (ctrpo-table1, load 7-9: 337 s; ctrpo-fig3 into the same --out then 3 s)
-    "smoke": Scale(steps=_SMOKE["steps"], seeds=_SMOKE["seeds"], wall_s=340.0,
-                   note=f"tests only: {' and '.join(SMOKE_TASKS)}; {', '.join(SMOKE_METHODS)}",
-                   params={"tasks": SMOKE_TASKS, "methods": SMOKE_METHODS, "num_envs": _SMOKE["num_envs"],
-                           "config": dict(_SMOKE["config"])}),
-    "cpu": Scale(steps=None, seeds=SEEDS, wall_s=float(sum(CPU_SECONDS.values())),
-                 note="steps per seed: " + ", ".join(f"{t} {n // 1000}k" for t, n in CPU_STEPS.items()),
-                 params={"task_steps": CPU_STEPS, "num_envs": None, "config": {}}),
-    "full": Scale(steps=FULL_STEPS, seeds=SEEDS, wall_s=None,
-                  note=f"the paper's budget: ~{FULL_DAYS:.0f} days on 2 CPU cores, meant for an accelerator",
-                  params={"num_envs": None, "config": {}}),
+    "smoke": Scale(
+        steps=_SMOKE["steps"],
+        seeds=_SMOKE["seeds"],
+        wall_s=340.0,
+        note=f"tests only: {' and '.join(SMOKE_TASKS)}; {', '.join(SMOKE_METHODS)}",
+        params={
+            "tasks": SMOKE_TASKS,
+            "methods": SMOKE_METHODS,
+            "num_envs": _SMOKE["num_envs"],
+            "config": dict(_SMOKE["config"]),
+        },
+    ),
+    "cpu": Scale(
+        steps=None,
+        seeds=SEEDS,
+        wall_s=float(sum(CPU_SECONDS.values())),
+        note="steps per seed: " + ", ".join(f"{t} {n // 1000}k" for t, n in CPU_STEPS.items()),
+        params={"task_steps": CPU_STEPS, "num_envs": None, "config": {}},
+    ),
+    "full": Scale(
+        steps=FULL_STEPS,
+        seeds=SEEDS,
+        wall_s=None,
+        note=f"the paper's budget: ~{FULL_DAYS:.0f} days on 2 CPU cores, meant for an accelerator",
+        params={"num_envs": None, "config": {}},
+    ),
 }
 
 
@@ -198,16 +272,22 @@ def task_steps(scale: Scale, task: str) -> int:
 
 def task_base(scale: Scale, task: str) -> dict:
     """The config every method trains with on ``task`` at ``scale`` (before its own overrides)."""
-    return {**harness_settings(scale), "total_steps": task_steps(scale, task),
-            "constraint": {"type": "expected", "limit": LIMIT}}
+    return {
+        **harness_settings(scale),
+        "total_steps": task_steps(scale, task),
+        "constraint": {"type": "expected", "limit": LIMIT},
+    }
 
 
 def plan(scale: Scale, out: Path) -> list[tuple[Path, dict]]:
     """Every run (directory, resolved config) the benchmark trains at ``scale``: ``out/<task>/runs/<method>``, task
     by task; both ctrpo-table1 and ctrpo-fig3 train (or reuse) exactly these (framework ``plan``)."""
     methods = deep_rl.methods_at(METHODS, scale)
-    return [entry for task in tasks_at(scale)
-            for entry in plan_with_harness(methods, task, Path(out) / task, task_base(scale, task))]
+    return [
+        entry
+        for task in tasks_at(scale)
+        for entry in plan_with_harness(methods, task, Path(out) / task, task_base(scale, task))
+    ]
 
 
 # --------------------------------------------------------------------------- per-seed values, rows
@@ -225,8 +305,10 @@ def seed_values(run_dir: Path, cfg: dict, summary: dict) -> dict[str, np.ndarray
     (eq. 2 over the training iterations, on :func:`regret_cost_column`; an iteration without a cost estimate counts as
     no violation)."""
     final = summary["final"]
-    values = {name: np.array([np.nan if v is None else v for v in final[key]["per_seed"]], float)
-              for name, key in (("final_return", "episode_return"), ("final_cost", "episode_cost"))}
+    values = {
+        name: np.array([np.nan if v is None else v for v in final[key]["per_seed"]], float)
+        for name, key in (("final_return", "episode_return"), ("final_cost", "episode_cost"))
+    }
     limit = cfg["constraint"]["limit"]
     rows = runs.read_progress(run_dir)
     costs = deep_rl.per_seed_series(rows, regret_cost_column(rows), runs.seed_ids(cfg))
@@ -242,9 +324,17 @@ def train_grid(scale: Scale, out: Path) -> list[dict]:
     entries = []
     for label, (run_dir, cfg) in zip(labels, plan(scale, out)):
         summary = deep_rl.train_or_resume(cfg, run_dir, show_progress=scale.name != "smoke")
-        entries.append({"task": cfg["env"], "label": label, "method": deep_rl.units_label(label, cfg),
-                        "algo": cfg["algo"], "run_dir": run_dir, "seeds": cfg["seeds"],
-                        "values": seed_values(run_dir, cfg, summary)})
+        entries.append(
+            {
+                "task": cfg["env"],
+                "label": label,
+                "method": deep_rl.units_label(label, cfg),
+                "algo": cfg["algo"],
+                "run_dir": run_dir,
+                "seeds": cfg["seeds"],
+                "values": seed_values(run_dir, cfg, summary),
+            }
+        )
     return entries
 
 
@@ -256,7 +346,9 @@ def table_rows(entries: list[dict]) -> list[dict]:
         for entry in (e for e in entries if e["task"] == task):
             row = {"method": entry["method"], "env": task, "label": entry["label"], "algo": entry["algo"]}
             for name in QUANTITIES:
-                row[name], row[f"{name}_lo"], row[f"{name}_hi"] = verdicts.iqm_interval(entry["values"][name], BOOTSTRAP_REPS)
+                row[name], row[f"{name}_lo"], row[f"{name}_hi"] = verdicts.iqm_interval(
+                    entry["values"][name], BOOTSTRAP_REPS
+                )
             row["safety"] = verdicts.safety_verdict(row["final_cost_lo"], row["final_cost_hi"], LIMIT)
             row["seeds"] = entry["seeds"]
             paper_method = PAPER_METHOD_OF.get(entry["label"], entry["label"])
@@ -333,8 +425,11 @@ def table1_checks(rows: list[dict]) -> dict:
         ours = [row for row in rows if row["env"] == task and "final_cost" in row]
         entry = {"safety": {row["method"]: row["safety"] for row in ours}}
         # the claims on the methods the paper's Table 1 ran, under the paper's names (C-TRPO = its b_H = b runs)
-        named = [{**row, "label": PAPER_METHOD_OF.get(row["label"], row["label"])} for row in ours
-                 if PAPER_METHOD_OF.get(row["label"], row["label"]) is not None]
+        named = [
+            {**row, "label": PAPER_METHOD_OF.get(row["label"], row["label"])}
+            for row in ours
+            if PAPER_METHOD_OF.get(row["label"], row["label"]) is not None
+        ]
         ours_claims, paper_claims = task_claims(named), task_claims(paper_rows(task))
         for name, value in ours_claims.items():
             entry[name] = {"ours": value, "paper": paper_claims.get(name), "agree": value == paper_claims.get(name)}
@@ -342,17 +437,26 @@ def table1_checks(rows: list[dict]) -> dict:
     return checks
 
 
-@target("ctrpo-table1", "C-TRPO vs CPO, PCPO, CPPO-PID, PPO-Lag, TRPO-Lag, FOCOPS, CUP, IPO, P3O (+ PPO, TRPO) on the "
-        "eight Safety-Gymnasium tasks, cost limit 25: per-task V_r, V_c, cost regret (Table 1)",
-        scales=SCALES, checks=table1_checks, plan=plan)
+@target(
+    "ctrpo-table1",
+    "C-TRPO vs CPO, PCPO, CPPO-PID, PPO-Lag, TRPO-Lag, FOCOPS, CUP, IPO, P3O (+ PPO, TRPO) on the "
+    "eight Safety-Gymnasium tasks, cost limit 25: per-task V_r, V_c, cost regret (Table 1)",
+    scales=SCALES,
+    checks=table1_checks,
+    plan=plan,
+)
 def run_table1(scale: Scale, out: Path) -> dict:
     entries = train_grid(scale, out)
     figures = []
     for task in tasks_at(scale):
         run_dirs = [e["run_dir"] for e in entries if e["task"] == task]
         figures.append(str(plotting.plot_runs(run_dirs, out / task / "curves.png").relative_to(out)))
-    settings = {"limit": LIMIT, "tasks": {task: task_steps(scale, task) for task in tasks_at(scale)},
-                "seeds": scale.seeds, "methods": [m[0] for m in deep_rl.methods_at(METHODS, scale)],
-                "statistic": f"IQM over seeds, 95% percentile bootstrap ({BOOTSTRAP_REPS} resamples)",
-                "paper": PAPER_SOURCE}
+    settings = {
+        "limit": LIMIT,
+        "tasks": {task: task_steps(scale, task) for task in tasks_at(scale)},
+        "seeds": scale.seeds,
+        "methods": [m[0] for m in deep_rl.methods_at(METHODS, scale)],
+        "statistic": f"IQM over seeds, 95% percentile bootstrap ({BOOTSTRAP_REPS} resamples)",
+        "paper": PAPER_SOURCE,
+    }
     return {"rows": table_rows(entries), "figures": figures, "settings": settings}

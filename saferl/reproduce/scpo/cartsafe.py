@@ -43,14 +43,19 @@ from saferl.reproduce.scpo.fig5 import (
 )
 
 TASK = "CartSafe"
-_F22 = ("Figure 13 demonstrates the ability of SCPO to quickly find a safe policy and simultaneously improve the "
-        "return.", "App. F.2.2, on Fig. 13")
+_F22 = (
+    "Figure 13 demonstrates the ability of SCPO to quickly find a safe policy and simultaneously improve the return.",
+    "App. F.2.2, on Fig. 13",
+)
 CARTSAFE_CLAIMS = {
     "final_cost_safe": _F22,
     "safe_no_later": _F22,
     "return_improves": _F22,
-    "random_policy_unsafe": ("Unlike the other environments, a randomly initialized policy violates the safety "
-                             "constraint with high probability", "App. F.2.2"),
+    "random_policy_unsafe": (
+        "Unlike the other environments, a randomly initialized policy violates the safety "
+        "constraint with high probability",
+        "App. F.2.2",
+    ),
 }
 
 
@@ -58,7 +63,7 @@ def cartsafe_columns(cost, ret) -> dict:
     """``first_cost`` and ``return_gain`` (module docstring) from per-seed curves (seeds, K)."""
     out = {}
     out["first_cost"], out["first_cost_lo"], out["first_cost_hi"] = verdicts.bootstrap_mean(cost[:, 0])
-    final = np.nanmean(ret[:, -final_window(ret.shape[1]):], axis=1)
+    final = np.nanmean(ret[:, -final_window(ret.shape[1]) :], axis=1)
     out["return_gain"], out["return_gain_lo"], out["return_gain_hi"] = verdicts.bootstrap_mean(final - ret[:, 0])
     return out
 
@@ -81,20 +86,41 @@ def cartsafe_checks(rows: list[dict]) -> dict:
     limit = scpo["cost_limit"]
     return {
         **checks,
-        "final_cost_safe": claim("final_cost_safe", "SCPO's final-cost interval at or below the limit", {
-            "verdict": verdicts.safety_as_claim(scpo), "final_cost": [scpo["final_cost"], scpo["final_cost_lo"],
-                                                             scpo["final_cost_hi"]], "limit": limit},
-            CARTSAFE_CLAIMS),
-        "safe_no_later": claim("safe_no_later", SAFE_NO_LATER,
-                               {f"vs {o['method']}": safe_no_later_entry(scpo, o) for o in others}, CARTSAFE_CLAIMS),
-        "random_policy_unsafe": claim("random_policy_unsafe", "SCPO's first-iteration cost interval above the limit", {
-            "verdict": _above(scpo["first_cost_lo"], scpo["first_cost_hi"], limit),
-            "first_cost": [scpo["first_cost"], scpo["first_cost_lo"], scpo["first_cost_hi"]], "limit": limit},
-            CARTSAFE_CLAIMS),
-        "return_improves": claim("return_improves", "SCPO's final minus first-iteration return: interval above 0", {
-            "verdict": _above(scpo["return_gain_lo"], scpo["return_gain_hi"], 0.0),
-            "return_gain": [scpo["return_gain"], scpo["return_gain_lo"], scpo["return_gain_hi"]]},
-            CARTSAFE_CLAIMS),
+        "final_cost_safe": claim(
+            "final_cost_safe",
+            "SCPO's final-cost interval at or below the limit",
+            {
+                "verdict": verdicts.safety_as_claim(scpo),
+                "final_cost": [scpo["final_cost"], scpo["final_cost_lo"], scpo["final_cost_hi"]],
+                "limit": limit,
+            },
+            CARTSAFE_CLAIMS,
+        ),
+        "safe_no_later": claim(
+            "safe_no_later",
+            SAFE_NO_LATER,
+            {f"vs {o['method']}": safe_no_later_entry(scpo, o) for o in others},
+            CARTSAFE_CLAIMS,
+        ),
+        "random_policy_unsafe": claim(
+            "random_policy_unsafe",
+            "SCPO's first-iteration cost interval above the limit",
+            {
+                "verdict": _above(scpo["first_cost_lo"], scpo["first_cost_hi"], limit),
+                "first_cost": [scpo["first_cost"], scpo["first_cost_lo"], scpo["first_cost_hi"]],
+                "limit": limit,
+            },
+            CARTSAFE_CLAIMS,
+        ),
+        "return_improves": claim(
+            "return_improves",
+            "SCPO's final minus first-iteration return: interval above 0",
+            {
+                "verdict": _above(scpo["return_gain_lo"], scpo["return_gain_hi"], 0.0),
+                "return_gain": [scpo["return_gain"], scpo["return_gain_lo"], scpo["return_gain_hi"]],
+            },
+            CARTSAFE_CLAIMS,
+        ),
     }
 
 
@@ -102,20 +128,48 @@ CARTSAFE_FULL_STEPS = 3_200_000
 _FULL_NOTE = "100 iterations of 32000: RL-Safety-Algorithms' SafetyBallRun budget; the paper states none"
 CARTSAFE_SCALES = deep_rl.scales(
     runs=len(METHODS),
-    smoke={"steps": 2_400, "seeds": 2, "runs": 1, "wall_s": 25, "methods": ["SCPO"], "env_steps": {TASK: 2_400},
-           "shrink": {**SMOKE_SHRINK, "rollout_steps": 300},
-           "note": "SCPO only, 2 iterations of 4 x 300 steps, minibatches 8 (the tests; one compiled program)"},
+    smoke={
+        "steps": 2_400,
+        "seeds": 2,
+        "runs": 1,
+        "wall_s": 25,
+        "methods": ["SCPO"],
+        "env_steps": {TASK: 2_400},
+        "shrink": {**SMOKE_SHRINK, "rollout_steps": 300},
+        "note": "SCPO only, 2 iterations of 4 x 300 steps, minibatches 8 (the tests; one compiled program)",
+    },
     demo={"steps": 640_000, "seeds": 4, "wall_s": 900, "env_steps": {TASK: 640_000}, "note": "20 iterations"},
-    cpu={"steps": CARTSAFE_FULL_STEPS, "seeds": 4, "wall_s": 4_000, "env_steps": {TASK: CARTSAFE_FULL_STEPS},
-         "note": f"the full budget ({_FULL_NOTE}); ~2.5 h wall at load 12"},
-    full={"steps": CARTSAFE_FULL_STEPS, "seeds": 4, "wall_s": 4_000, "env_steps": {TASK: CARTSAFE_FULL_STEPS},
-          "note": _FULL_NOTE},
+    cpu={
+        "steps": CARTSAFE_FULL_STEPS,
+        "seeds": 4,
+        "wall_s": 4_000,
+        "env_steps": {TASK: CARTSAFE_FULL_STEPS},
+        "note": f"the full budget ({_FULL_NOTE}); ~2.5 h wall at load 12",
+    },
+    full={
+        "steps": CARTSAFE_FULL_STEPS,
+        "seeds": 4,
+        "wall_s": 4_000,
+        "env_steps": {TASK: CARTSAFE_FULL_STEPS},
+        "note": _FULL_NOTE,
+    },
 )
 
 
-@target("scpo-cartsafe", "SCPO vs TRPO, TRPO-L, CPO, PDO, PCPO on CartSafe, cost limit 1 (App. F.2.2, Fig. 13)",
-        scales=CARTSAFE_SCALES, checks=cartsafe_checks)
+@target(
+    "scpo-cartsafe",
+    "SCPO vs TRPO, TRPO-L, CPO, PDO, PCPO on CartSafe, cost limit 1 (App. F.2.2, Fig. 13)",
+    scales=CARTSAFE_SCALES,
+    checks=cartsafe_checks,
+)
 def cartsafe(scale: Scale, out: Path) -> dict:
-    return run_one_task(METHODS, TASK, scale, out, "scpo_cartsafe.png",
-                        f"SCPO paper Fig. 13 (CartSafe): {scale.seeds} seeds, mean +- SD", cartsafe_columns,
-                        "SCPO paper (arXiv:2311.00880) App. F.2.2 / Fig. 13: claims in checks")
+    return run_one_task(
+        METHODS,
+        TASK,
+        scale,
+        out,
+        "scpo_cartsafe.png",
+        f"SCPO paper Fig. 13 (CartSafe): {scale.seeds} seeds, mean +- SD",
+        cartsafe_columns,
+        "SCPO paper (arXiv:2311.00880) App. F.2.2 / Fig. 13: claims in checks",
+    )

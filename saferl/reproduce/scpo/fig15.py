@@ -54,16 +54,26 @@ TASK = "SafetyBallRun"
 AUGMENTED, PLAIN = "SCPO", "SCPO (ablation: no cumulative-cost state)"
 ABLATION_METHODS = [(AUGMENTED, "scpo", {}), (PLAIN, "scpo", {"hparams": {"cost_state": False}})]
 FIG15_CLAIMS = {
-    "converges_faster": ("The policy trained with augmented states converges faster to the maximum return and "
-                         "requires [fewer] training samples, as shown in figure 15.", "App. F.3, on Fig. 15"),
-    "similar_return": ("While both policies achieve a similar return, they exhibit different behavior.",
-                       "App. F.3, on Fig. 15"),
-    "velocity": ("The policy trained with augmented states maintains constant velocity after accelerating. [...] "
-                 "The policy trained with normal states accelerates then decelerates.", "App. F.3"),
+    "converges_faster": (
+        "The policy trained with augmented states converges faster to the maximum return and "
+        "requires [fewer] training samples, as shown in figure 15.",
+        "App. F.3, on Fig. 15",
+    ),
+    "similar_return": (
+        "While both policies achieve a similar return, they exhibit different behavior.",
+        "App. F.3, on Fig. 15",
+    ),
+    "velocity": (
+        "The policy trained with augmented states maintains constant velocity after accelerating. [...] "
+        "The policy trained with normal states accelerates then decelerates.",
+        "App. F.3",
+    ),
 }
-VELOCITY_NOT_CHECKED = ("runs record per-iteration episode statistics (return, cost, length) only, not the ball's "
-                        "speed within an episode; recording it needs an evaluation rollout (another compiled "
-                        "program per run)")
+VELOCITY_NOT_CHECKED = (
+    "runs record per-iteration episode statistics (return, cost, length) only, not the ball's "
+    "speed within an episode; recording it needs an evaluation rollout (another compiled "
+    "program per run)"
+)
 
 
 def return_t90(mean_curves) -> np.ndarray:
@@ -71,7 +81,7 @@ def return_t90(mean_curves) -> np.ndarray:
     (the mean of the last 10% of iterations): ``mean_curves`` (R, K) -> (R,); NaN where final <= first."""
     m = np.asarray(mean_curves, float)
     k = m.shape[-1]
-    first, final = m[..., 0], np.mean(m[..., -final_window(k):], axis=-1)
+    first, final = m[..., 0], np.mean(m[..., -final_window(k) :], axis=-1)
     reached = m >= (first + 0.9 * (final - first))[..., None]
     return np.where(final > first, np.argmax(reached, axis=-1) / k, math.nan)
 
@@ -85,21 +95,39 @@ def fig15_checks(rows: list[dict]) -> dict:
     """App. F.3's claims: the augmented policy converges faster, both reach a similar return; velocity unchecked."""
     here = by_task(rows).get(TASK, {})
     aug, plain = here.get(AUGMENTED), here.get(PLAIN)
-    pair = {} if aug is None or plain is None else {
-        "converges_faster": {"verdict": verdicts.compare(aug, plain, "return_t90", "<"),
-                             "return_t90": {r["method"]: [r["return_t90"], r["return_t90_lo"], r["return_t90_hi"]]
-                                            for r in (aug, plain)}},
-        "similar_return": {"verdict": similar(aug, plain),
-                           "final_return": {r["method"]: [r["final_return"], r["final_return_lo"],
-                                                          r["final_return_hi"]] for r in (aug, plain)}},
-    }
+    pair = (
+        {}
+        if aug is None or plain is None
+        else {
+            "converges_faster": {
+                "verdict": verdicts.compare(aug, plain, "return_t90", "<"),
+                "return_t90": {
+                    r["method"]: [r["return_t90"], r["return_t90_lo"], r["return_t90_hi"]] for r in (aug, plain)
+                },
+            },
+            "similar_return": {
+                "verdict": similar(aug, plain),
+                "final_return": {
+                    r["method"]: [r["final_return"], r["final_return_lo"], r["final_return_hi"]] for r in (aug, plain)
+                },
+            },
+        }
+    )
     return {
         **deep_rl.safety_checks(rows),
-        "converges_faster": claim("converges_faster", "return_t90 (fraction of training to 90% of the way to the "
-                                  "final return): the augmented run's interval below the other's",
-                                  pair.get("converges_faster", {}), FIG15_CLAIMS),
-        "similar_return": claim("similar_return", "final-return intervals overlap or lie within 10% of each other",
-                                pair.get("similar_return", {}), FIG15_CLAIMS),
+        "converges_faster": claim(
+            "converges_faster",
+            "return_t90 (fraction of training to 90% of the way to the "
+            "final return): the augmented run's interval below the other's",
+            pair.get("converges_faster", {}),
+            FIG15_CLAIMS,
+        ),
+        "similar_return": claim(
+            "similar_return",
+            "final-return intervals overlap or lie within 10% of each other",
+            pair.get("similar_return", {}),
+            FIG15_CLAIMS,
+        ),
         "velocity": claim("velocity", "not checked", {"checked": False, "why": VELOCITY_NOT_CHECKED}, FIG15_CLAIMS),
     }
 
@@ -107,20 +135,48 @@ def fig15_checks(rows: list[dict]) -> dict:
 FIG15_STEPS = 3_200_000  # RL-Safety-Algorithms experiments/benchmark_run_tasks.py: 100 epochs x 32000
 FIG15_SCALES = deep_rl.scales(
     runs=len(ABLATION_METHODS),
-    smoke={"steps": 2_000, "seeds": 2, "runs": 1, "wall_s": 25, "methods": [PLAIN], "env_steps": {TASK: 2_000},
-           "shrink": SMOKE_SHRINK, "note": "the ablated run only, 2 iterations of 4 x 250 steps, minibatches 8 "
-                                           "(the tests; one compiled program)"},
+    smoke={
+        "steps": 2_000,
+        "seeds": 2,
+        "runs": 1,
+        "wall_s": 25,
+        "methods": [PLAIN],
+        "env_steps": {TASK: 2_000},
+        "shrink": SMOKE_SHRINK,
+        "note": "the ablated run only, 2 iterations of 4 x 250 steps, minibatches 8 (the tests; one compiled program)",
+    },
     demo={"steps": 640_000, "seeds": 4, "wall_s": 260, "env_steps": {TASK: 640_000}, "note": "20 iterations"},
-    cpu={"steps": FIG15_STEPS, "seeds": 4, "wall_s": 1_200, "env_steps": {TASK: FIG15_STEPS},
-         "note": "Fig. 5's SafetyBallRun budget (the paper states none for Fig. 15); ~50 min wall at load 12"},
-    full={"steps": FIG15_STEPS, "seeds": 4, "wall_s": 1_200, "env_steps": {TASK: FIG15_STEPS},
-          "note": "Fig. 5's SafetyBallRun budget (the paper states none for Fig. 15)"},
+    cpu={
+        "steps": FIG15_STEPS,
+        "seeds": 4,
+        "wall_s": 1_200,
+        "env_steps": {TASK: FIG15_STEPS},
+        "note": "Fig. 5's SafetyBallRun budget (the paper states none for Fig. 15); ~50 min wall at load 12",
+    },
+    full={
+        "steps": FIG15_STEPS,
+        "seeds": 4,
+        "wall_s": 1_200,
+        "env_steps": {TASK: FIG15_STEPS},
+        "note": "Fig. 5's SafetyBallRun budget (the paper states none for Fig. 15)",
+    },
 )
 
 
-@target("scpo-fig15", "SCPO on SafetyBallRun with and without the cumulative-cost state (App. F.3, Fig. 15)",
-        scales=FIG15_SCALES, checks=fig15_checks)
+@target(
+    "scpo-fig15",
+    "SCPO on SafetyBallRun with and without the cumulative-cost state (App. F.3, Fig. 15)",
+    scales=FIG15_SCALES,
+    checks=fig15_checks,
+)
 def fig15(scale: Scale, out: Path) -> dict:
-    return run_one_task(ABLATION_METHODS, TASK, scale, out, "scpo_fig15.png",
-                        f"SCPO paper Fig. 15 (augmented-state ablation): {scale.seeds} seeds, mean +- SD",
-                        fig15_columns, "SCPO paper (arXiv:2311.00880) App. F.3 / Fig. 15: claims in checks")
+    return run_one_task(
+        ABLATION_METHODS,
+        TASK,
+        scale,
+        out,
+        "scpo_fig15.png",
+        f"SCPO paper Fig. 15 (augmented-state ablation): {scale.seeds} seeds, mean +- SD",
+        fig15_columns,
+        "SCPO paper (arXiv:2311.00880) App. F.3 / Fig. 15: claims in checks",
+    )

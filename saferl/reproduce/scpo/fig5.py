@@ -83,29 +83,50 @@ from pathlib import Path
 
 import numpy as np
 
-from saferl.analysis import verdicts
-from saferl.training import config as configlib
-from saferl.analysis import plotting
-from saferl.training import runs
+from saferl.analysis import plotting, verdicts
 from saferl.reproduce import deep_rl
 from saferl.reproduce.deep_rl import per_seed_series
 from saferl.reproduce.framework import Scale, target
+from saferl.training import config as configlib
+from saferl.training import runs
 
 BALL_TASKS = ("SafetyBallRun", "SafetyBallCircle", "SafetyBallGather", "SafetyBallReach")
 #: App. G Table 1 (CartSafe: the paper's 1; the authors' utils/env_info.py says 0.5)
-COST_LIMITS = {"SafetyBallRun": 25.0, "SafetyBallCircle": 25.0, "SafetyBallGather": 0.2, "SafetyBallReach": 10.0,
-               "CartSafe": 1.0}
+COST_LIMITS = {
+    "SafetyBallRun": 25.0,
+    "SafetyBallCircle": 25.0,
+    "SafetyBallGather": 0.2,
+    "SafetyBallReach": 10.0,
+    "CartSafe": 1.0,
+}
 #: RL-Safety-Algorithms experiments/benchmark_*_tasks.py: epochs of 32000 steps
 BENCHMARK_EPOCHS = {"SafetyBallRun": 100, "SafetyBallCircle": 500, "SafetyBallGather": 500, "SafetyBallReach": 500}
 BASELINE_BATCH = 32_000
 
 _GRONAUER = {  # the settings every baseline shares (module docstring, with their files)
-    "num_envs": 16, "rollout_steps": 2000,
-    "network": {"actor_hidden": [64, 64], "critic_hidden": [64, 64], "activation": "tanh",
-                "init_log_std": math.log(0.5), "value_normalization": False},
-    "hparams": {"gamma": 0.99, "cost_gamma": 0.99, "gae_lambda": 0.95, "critic_lr": 1e-3, "critic_epochs": 5,
-                "critic_minibatches": 16, "max_grad_norm": 0.0, "cg_iters": 10, "cg_damping": 0.1,
-                "backtracks": 15, "decay": 0.8, "fvp_subsample": 4},
+    "num_envs": 16,
+    "rollout_steps": 2000,
+    "network": {
+        "actor_hidden": [64, 64],
+        "critic_hidden": [64, 64],
+        "activation": "tanh",
+        "init_log_std": math.log(0.5),
+        "value_normalization": False,
+    },
+    "hparams": {
+        "gamma": 0.99,
+        "cost_gamma": 0.99,
+        "gae_lambda": 0.95,
+        "critic_lr": 1e-3,
+        "critic_epochs": 5,
+        "critic_minibatches": 16,
+        "max_grad_norm": 0.0,
+        "cg_iters": 10,
+        "cg_damping": 0.1,
+        "backtracks": 15,
+        "decay": 0.8,
+        "fvp_subsample": 4,
+    },
 }
 
 
@@ -126,18 +147,29 @@ METHODS = [
 CONSTRAINED = ("TRPO-L", "CPO", "PDO", "PCPO")  # the labels SCPO's safety claims compare with, TRPO-L first
 
 _SEC5 = "Sec. 5, on Fig. 5"
-_SPREAD = ("Furthermore, the cost and cost standard deviation of SCPO are consistently lower than the other "
-           "algorithms during training.", _SEC5)
-_RETURNS = ("Although the final return is similar for most tasks, SCPO significantly outperforms in the "
-            "SafetyBallGather task.", _SEC5)
+_SPREAD = (
+    "Furthermore, the cost and cost standard deviation of SCPO are consistently lower than the other "
+    "algorithms during training.",
+    _SEC5,
+)
+_RETURNS = (
+    "Although the final return is similar for most tasks, SCPO significantly outperforms in the SafetyBallGather task.",
+    _SEC5,
+)
 #: the paper's statements each check encodes: the sentence and where it is
 PAPER_CLAIMS = {
-    "final_cost_safe": ("The cost promptly drops below the threshold without compromising the improvement of "
-                        "the return.", _SEC5),
-    "safe_no_later": ("SCPO is capable of finding a safe policy at a faster rate compared to the other "
-                      "algorithms.", _SEC5 + " (Sec. 6: \"It also converges to a safe policy faster\")"),
-    "training_cost_lower": _SPREAD, "training_cost_sd_lower": _SPREAD,
-    "final_return_similar": _RETURNS, "gather_return_higher": _RETURNS,
+    "final_cost_safe": (
+        "The cost promptly drops below the threshold without compromising the improvement of the return.",
+        _SEC5,
+    ),
+    "safe_no_later": (
+        "SCPO is capable of finding a safe policy at a faster rate compared to the other algorithms.",
+        _SEC5 + ' (Sec. 6: "It also converges to a safe policy faster")',
+    ),
+    "training_cost_lower": _SPREAD,
+    "training_cost_sd_lower": _SPREAD,
+    "final_return_similar": _RETURNS,
+    "gather_return_higher": _RETURNS,
 }
 #: "comparable" / "similar" return: within 10% of the other method's |mean final return| (our choice)
 RETURN_MARGIN = 0.1
@@ -199,7 +231,8 @@ def curve_columns(cost, limit: float, steps_per_iteration: int) -> dict:
     """A row's training-curve columns from its per-seed cost curves (seeds, K)."""
     out = {}
     out["training_cost"], out["training_cost_lo"], out["training_cost_hi"] = verdicts.bootstrap_mean(
-        np.nanmean(cost, axis=1))
+        np.nanmean(cost, axis=1)
+    )
     out["training_cost_sd"], out["training_cost_sd_lo"], out["training_cost_sd_hi"] = mean_seed_sd(cost)
     out["safe_from"], out["safe_from_lo"], out["safe_from_hi"] = curve_bootstrap(cost, lambda m: safe_from(m, limit))
     first = out["safe_from"] * cost.shape[1]
@@ -234,9 +267,6 @@ def similar(a: dict, b: dict) -> str:
     return "reproduced" if gap <= _margin(b) else "not_reproduced"
 
 
-
-
-
 def _span(row: dict, key: str) -> list:
     return [row.get(key), row.get(f"{key}_lo"), row.get(f"{key}_hi")]
 
@@ -249,10 +279,13 @@ def claim(key: str, reading: str, entries: dict, claims: dict = PAPER_CLAIMS) ->
 
 def safe_no_later_entry(scpo: dict, other: dict) -> dict:
     parts = {"no_later": verdicts.compare(scpo, other, "safe_from", "<="), "comparable_return": comparable(scpo, other)}
-    return {"verdict": verdicts.both(*parts.values()), **parts,
-            "safe_from": {scpo["method"]: _span(scpo, "safe_from"), other["method"]: _span(other, "safe_from")},
-            "safe_from_iteration": {r["method"]: r.get("safe_from_iteration") for r in (scpo, other)},
-            "final_return": {r["method"]: _span(r, "final_return") for r in (scpo, other)}}
+    return {
+        "verdict": verdicts.both(*parts.values()),
+        **parts,
+        "safe_from": {scpo["method"]: _span(scpo, "safe_from"), other["method"]: _span(other, "safe_from")},
+        "safe_from_iteration": {r["method"]: r.get("safe_from_iteration") for r in (scpo, other)},
+        "final_return": {r["method"]: _span(r, "final_return") for r in (scpo, other)},
+    }
 
 
 def by_task(rows: list[dict]) -> dict:
@@ -263,9 +296,11 @@ def by_task(rows: list[dict]) -> dict:
     return out
 
 
-SAFE_NO_LATER = ("the first iteration from which the across-seed mean cost stays <= the limit, as a fraction of "
-                 "training; SCPO's interval at or below the other's, and SCPO's final return not below the other's by "
-                 f"more than {RETURN_MARGIN:.0%} (intervals)")
+SAFE_NO_LATER = (
+    "the first iteration from which the across-seed mean cost stays <= the limit, as a fraction of "
+    "training; SCPO's interval at or below the other's, and SCPO's final return not below the other's by "
+    f"more than {RETURN_MARGIN:.0%} (intervals)"
+)
 
 
 def fig5_checks(rows: list[dict]) -> dict:
@@ -276,35 +311,66 @@ def fig5_checks(rows: list[dict]) -> dict:
     everyone = {task: [r for label, r in here.items() if label != "SCPO"] for task, here in tasks.items()}
     return {
         **deep_rl.safety_checks(rows),
-        "final_cost_safe": claim("final_cost_safe", "SCPO's final-cost interval at or below the limit", {
-            task: {"verdict": verdicts.safety_as_claim(s), "final_cost": _span(s, "final_cost"), "limit": s["cost_limit"]}
-            for task, s in scpo.items()}),
-        "safe_no_later": claim("safe_no_later", SAFE_NO_LATER, {
-            task: {f"vs {o['method']}": safe_no_later_entry(s, o) for o in others[task]} for task, s in scpo.items()}),
-        "training_cost_lower": claim("training_cost_lower", "mean episode cost over training: SCPO's interval "
-                                     "below the other's", {
-            task: {f"vs {o['method']}": verdicts.compare(s, o, "training_cost", "<") for o in everyone[task]}
-            for task, s in scpo.items()}),
-        "training_cost_sd_lower": claim("training_cost_sd_lower", "across-seed SD of the cost, averaged over "
-                                        "training: SCPO's interval below the other's", {
-            task: {f"vs {o['method']}": verdicts.compare(s, o, "training_cost_sd", "<") for o in everyone[task]}
-            for task, s in scpo.items()}),
-        "final_return_similar": claim("final_return_similar", "Run, Circle, Reach: final-return intervals overlap or "
-                                      f"lie within {RETURN_MARGIN:.0%} of each other", {
-            task: {f"vs {o['method']}": similar(s, o) for o in others[task]}
-            for task, s in scpo.items() if task != "SafetyBallGather"}),
-        "gather_return_higher": claim("gather_return_higher", "Gather: SCPO's final-return interval above the "
-                                      "other's", {
-            task: {f"vs {o['method']}": verdicts.compare(s, o, "final_return", ">") for o in others[task]}
-            for task, s in scpo.items() if task == "SafetyBallGather"}),
+        "final_cost_safe": claim(
+            "final_cost_safe",
+            "SCPO's final-cost interval at or below the limit",
+            {
+                task: {
+                    "verdict": verdicts.safety_as_claim(s),
+                    "final_cost": _span(s, "final_cost"),
+                    "limit": s["cost_limit"],
+                }
+                for task, s in scpo.items()
+            },
+        ),
+        "safe_no_later": claim(
+            "safe_no_later",
+            SAFE_NO_LATER,
+            {task: {f"vs {o['method']}": safe_no_later_entry(s, o) for o in others[task]} for task, s in scpo.items()},
+        ),
+        "training_cost_lower": claim(
+            "training_cost_lower",
+            "mean episode cost over training: SCPO's interval below the other's",
+            {
+                task: {f"vs {o['method']}": verdicts.compare(s, o, "training_cost", "<") for o in everyone[task]}
+                for task, s in scpo.items()
+            },
+        ),
+        "training_cost_sd_lower": claim(
+            "training_cost_sd_lower",
+            "across-seed SD of the cost, averaged over training: SCPO's interval below the other's",
+            {
+                task: {f"vs {o['method']}": verdicts.compare(s, o, "training_cost_sd", "<") for o in everyone[task]}
+                for task, s in scpo.items()
+            },
+        ),
+        "final_return_similar": claim(
+            "final_return_similar",
+            f"Run, Circle, Reach: final-return intervals overlap or lie within {RETURN_MARGIN:.0%} of each other",
+            {
+                task: {f"vs {o['method']}": similar(s, o) for o in others[task]}
+                for task, s in scpo.items()
+                if task != "SafetyBallGather"
+            },
+        ),
+        "gather_return_higher": claim(
+            "gather_return_higher",
+            "Gather: SCPO's final-return interval above the other's",
+            {
+                task: {f"vs {o['method']}": verdicts.compare(s, o, "final_return", ">") for o in others[task]}
+                for task, s in scpo.items()
+                if task == "SafetyBallGather"
+            },
+        ),
     }
 
 
 # --------------------------------------------------------------------------- training and tabulating
 
 
-def train_task(methods: list[tuple], task: str, out: Path, scale: Scale, limit: float,
-               extra_columns=None) -> tuple[list[dict], list]:
+def train_task(
+    methods: list[tuple], task: str, out: Path, scale: Scale, limit: float, extra_columns=None
+) -> tuple[list[dict], list]:
     """Train ``methods`` on ``task`` (deep_rl.compare_algorithms, the scale's shrink applied last) and add the
     curve columns (and ``extra_columns(cost, ret)``'s, curves (seeds, K)); returns the rows and each run's
     (row, cost curves, return curves) for the figure."""
@@ -343,8 +409,9 @@ def curves_figure(curves_by_task: dict, path: Path, title: str) -> str:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
                 line = plotting.band(axes[0, col], x, np.nanmean(ret, axis=0), _seed_sd(ret), label=row["method"])
-                plotting.band(axes[1, col], x, np.nanmean(cost, axis=0), _seed_sd(cost), color=line.get_color(),
-                              clip=(0.0, None))
+                plotting.band(
+                    axes[1, col], x, np.nanmean(cost, axis=0), _seed_sd(cost), color=line.get_color(), clip=(0.0, None)
+                )
                 axes[2, col].plot(x, _seed_sd(cost), color=line.get_color())
         axes[1, col].axhline(COST_LIMITS[task], color="k", ls="--", lw=1)
         axes[0, col].set_title(task)
@@ -358,8 +425,9 @@ def curves_figure(curves_by_task: dict, path: Path, title: str) -> str:
     return path.name
 
 
-def run_comparison(methods: list[tuple], tasks, scale: Scale, out: Path, figure: str, title: str,
-                   extra_columns=None) -> dict:
+def run_comparison(
+    methods: list[tuple], tasks, scale: Scale, out: Path, figure: str, title: str, extra_columns=None
+) -> dict:
     """Every task of ``tasks`` in turn; the rows, the combined figure and each task's curves.png."""
     rows, curves, figures = [], {}, []
     for task in tasks:
@@ -370,8 +438,9 @@ def run_comparison(methods: list[tuple], tasks, scale: Scale, out: Path, figure:
     return {"rows": rows, "figures": figures}
 
 
-def run_one_task(methods: list[tuple], task: str, scale: Scale, out: Path, figure: str, title: str,
-                 extra_columns, paper: str) -> dict:
+def run_one_task(
+    methods: list[tuple], task: str, scale: Scale, out: Path, figure: str, title: str, extra_columns, paper: str
+) -> dict:
     """:func:`run_comparison` on one task, its result's ``settings`` naming the paper's figure (``paper``)."""
     result = run_comparison(methods, [task], scale, Path(out), figure, title, extra_columns=extra_columns)
     result["settings"] = {**settings(methods, scale, [task]), "paper": paper}
@@ -379,11 +448,16 @@ def run_one_task(methods: list[tuple], task: str, scale: Scale, out: Path, figur
 
 
 def settings(methods: list[tuple], scale: Scale, tasks) -> dict:
-    return {"tasks": {t: {"cost_limit": COST_LIMITS[t], "env_steps": scale["env_steps"][t]} for t in tasks},
-            "seeds": scale.seeds, "methods": {label: {"algo": algo, "overrides": over}
-                                              for label, algo, over in deep_rl.methods_at(methods, scale)},
-            "shrink": scale.get("shrink", {}), "return_margin": RETURN_MARGIN,
-            "paper": "SCPO paper (arXiv:2311.00880) Fig. 5 / App. F.2: curves only, claims in checks"}
+    return {
+        "tasks": {t: {"cost_limit": COST_LIMITS[t], "env_steps": scale["env_steps"][t]} for t in tasks},
+        "seeds": scale.seeds,
+        "methods": {
+            label: {"algo": algo, "overrides": over} for label, algo, over in deep_rl.methods_at(methods, scale)
+        },
+        "shrink": scale.get("shrink", {}),
+        "return_margin": RETURN_MARGIN,
+        "paper": "SCPO paper (arXiv:2311.00880) Fig. 5 / App. F.2: curves only, claims in checks",
+    }
 
 
 #: smoke (tests only): SCPO alone, 2 seeds x 2 iterations of 4 x 250 steps (one episode each), minibatches 8
@@ -391,30 +465,74 @@ SMOKE_SHRINK = {"num_envs": 4, "rollout_steps": 250, "iterations_per_chunk": 1, 
 SMOKE_NOTE = "SCPO only, 2 iterations of 4 x 250 steps, minibatches 8 (the tests; one compiled program)"
 #: cpu: per-task steps per seed: Run half its full budget (50 baseline iterations), the others 30 iterations
 #: (6% of their 16M); the wall time (module docstring, "Measured rates") is ~2.6 h of CPU time
-CPU_STEPS = {"SafetyBallRun": 1_600_000, "SafetyBallCircle": 960_000, "SafetyBallGather": 960_000,
-             "SafetyBallReach": 960_000}
-CPU_NOTE = ("Run 1.6M, Circle/Gather/Reach 960k steps per seed; ~2.6 h of CPU time from the measured rates "
-            "(module docstring), ~7.5 h wall at load 12 on 2 cores")
+CPU_STEPS = {
+    "SafetyBallRun": 1_600_000,
+    "SafetyBallCircle": 960_000,
+    "SafetyBallGather": 960_000,
+    "SafetyBallReach": 960_000,
+}
+CPU_NOTE = (
+    "Run 1.6M, Circle/Gather/Reach 960k steps per seed; ~2.6 h of CPU time from the measured rates "
+    "(module docstring), ~7.5 h wall at load 12 on 2 cores"
+)
 FULL_STEPS = {task: epochs * BASELINE_BATCH for task, epochs in BENCHMARK_EPOCHS.items()}
 FIG5_SCALES = deep_rl.scales(
     runs=len(METHODS) * len(BALL_TASKS),
-    smoke={"steps": 2_000, "seeds": 2, "runs": 1, "wall_s": 25, "methods": ["SCPO"], "tasks": ["SafetyBallRun"],
-           "env_steps": {"SafetyBallRun": 2_000}, "shrink": SMOKE_SHRINK, "note": SMOKE_NOTE},
-    demo={"steps": 640_000, "seeds": 4, "runs": len(METHODS), "wall_s": 1_000, "tasks": ["SafetyBallRun"],
-          "env_steps": {"SafetyBallRun": 640_000}, "note": "SafetyBallRun only, 20 iterations"},
-    cpu={"steps": None, "seeds": 4, "wall_s": 9_500, "tasks": list(BALL_TASKS), "env_steps": CPU_STEPS,
-         "note": CPU_NOTE},
-    full={"steps": None, "seeds": 4, "wall_s": None, "tasks": list(BALL_TASKS), "env_steps": FULL_STEPS,
-          "note": "Run 3.2M, Circle/Gather/Reach 16M steps per seed (RL-Safety-Algorithms' benchmark epochs x 32000); "
-                  "~31 h of CPU time at the measured rates: meant for an accelerator"},
+    smoke={
+        "steps": 2_000,
+        "seeds": 2,
+        "runs": 1,
+        "wall_s": 25,
+        "methods": ["SCPO"],
+        "tasks": ["SafetyBallRun"],
+        "env_steps": {"SafetyBallRun": 2_000},
+        "shrink": SMOKE_SHRINK,
+        "note": SMOKE_NOTE,
+    },
+    demo={
+        "steps": 640_000,
+        "seeds": 4,
+        "runs": len(METHODS),
+        "wall_s": 1_000,
+        "tasks": ["SafetyBallRun"],
+        "env_steps": {"SafetyBallRun": 640_000},
+        "note": "SafetyBallRun only, 20 iterations",
+    },
+    cpu={
+        "steps": None,
+        "seeds": 4,
+        "wall_s": 9_500,
+        "tasks": list(BALL_TASKS),
+        "env_steps": CPU_STEPS,
+        "note": CPU_NOTE,
+    },
+    full={
+        "steps": None,
+        "seeds": 4,
+        "wall_s": None,
+        "tasks": list(BALL_TASKS),
+        "env_steps": FULL_STEPS,
+        "note": "Run 3.2M, Circle/Gather/Reach 16M steps per seed (RL-Safety-Algorithms' benchmark epochs x 32000); "
+        "~31 h of CPU time at the measured rates: meant for an accelerator",
+    },
 )
 
 
-@target("scpo-fig5", "SCPO vs TRPO, TRPO-L, CPO, PDO, PCPO on SafetyBallRun/Circle/Gather/Reach: final return and "
-        "cost, cost and its spread over training, when the cost falls below the limit (Fig. 5)",
-        scales=FIG5_SCALES, checks=fig5_checks)
+@target(
+    "scpo-fig5",
+    "SCPO vs TRPO, TRPO-L, CPO, PDO, PCPO on SafetyBallRun/Circle/Gather/Reach: final return and "
+    "cost, cost and its spread over training, when the cost falls below the limit (Fig. 5)",
+    scales=FIG5_SCALES,
+    checks=fig5_checks,
+)
 def fig5(scale: Scale, out: Path) -> dict:
-    result = run_comparison(METHODS, scale["tasks"], scale, Path(out), "scpo_fig5.png",
-                            f"SCPO paper Fig. 5: {scale.seeds} seeds, mean +- SD")
+    result = run_comparison(
+        METHODS,
+        scale["tasks"],
+        scale,
+        Path(out),
+        "scpo_fig5.png",
+        f"SCPO paper Fig. 5: {scale.seeds} seeds, mean +- SD",
+    )
     result["settings"] = settings(METHODS, scale, scale["tasks"])
     return result

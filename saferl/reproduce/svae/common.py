@@ -18,20 +18,33 @@ _UNIT = "episodes (K)"
 
 def scales(wall_s: dict[str, float]) -> dict[str, Scale]:
     """The H.3-H.5 scales (K, seeds), with the target's expected wall time per scale."""
-    return {"smoke": Scale(steps=200, seeds=3, wall_s=wall_s["smoke"], unit=_UNIT),
-            "demo": Scale(steps=200, seeds=3, wall_s=wall_s["smoke"], unit=_UNIT),
-            "cpu": Scale(steps=10_000, seeds=20, wall_s=wall_s["full"], unit=_UNIT),
-            "full": Scale(steps=10_000, seeds=20, wall_s=wall_s["full"], unit=_UNIT)}
+    return {
+        "smoke": Scale(steps=200, seeds=3, wall_s=wall_s["smoke"], unit=_UNIT),
+        "demo": Scale(steps=200, seeds=3, wall_s=wall_s["smoke"], unit=_UNIT),
+        "cpu": Scale(steps=10_000, seeds=20, wall_s=wall_s["full"], unit=_UNIT),
+        "full": Scale(steps=10_000, seeds=20, wall_s=wall_s["full"], unit=_UNIT),
+    }
 
 
 def nav_scales(wall_s: dict[str, float]) -> dict[str, Scale]:
     """The H.2 navigation scales: K, paired seeds per environment, environments."""
-    def scale(K: int, seeds: int, envs: int, wall: float) -> Scale:
-        return Scale(steps=K, seeds=seeds, wall_s=wall, unit=_UNIT, note=f"seeds per environment, {envs} environments",
-                     params={"environments": envs})
 
-    return {"smoke": scale(200, 1, 2, wall_s["smoke"]), "demo": scale(200, 1, 2, wall_s["smoke"]),
-            "cpu": scale(10_000, 5, 8, wall_s["full"]), "full": scale(10_000, 5, 8, wall_s["full"])}
+    def scale(K: int, seeds: int, envs: int, wall: float) -> Scale:
+        return Scale(
+            steps=K,
+            seeds=seeds,
+            wall_s=wall,
+            unit=_UNIT,
+            note=f"seeds per environment, {envs} environments",
+            params={"environments": envs},
+        )
+
+    return {
+        "smoke": scale(200, 1, 2, wall_s["smoke"]),
+        "demo": scale(200, 1, 2, wall_s["smoke"]),
+        "cpu": scale(10_000, 5, 8, wall_s["full"]),
+        "full": scale(10_000, 5, 8, wall_s["full"]),
+    }
 
 
 def episode_figure_result(fig, axes, out, name: str, rows: list, K: int, n_seeds: int) -> dict:
@@ -41,8 +54,11 @@ def episode_figure_result(fig, axes, out, name: str, rows: list, K: int, n_seeds
         ax.set_xlabel("episode")
         ax.legend(fontsize=8)
     plotting.save_figure(fig, out / name, dpi=120)
-    return {"rows": rows, "figures": [name],
-            "settings": {"K": K, "seeds": n_seeds, "alpha_beta": list(L.CONTROLLED), "delta": 0.05}}
+    return {
+        "rows": rows,
+        "figures": [name],
+        "settings": {"K": K, "seeds": n_seeds, "alpha_beta": list(L.CONTROLLED), "delta": 0.05},
+    }
 
 
 def ms(x) -> dict:

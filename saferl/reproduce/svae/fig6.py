@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 
 from saferl.analysis import plotting
-from saferl.reproduce.svae import common as svae_common
 from saferl.reproduce.framework import Scale, target
+from saferl.reproduce.svae import common as svae_common
 from saferl.reproduce.svae.common import ms as _ms
 from saferl.tabular import cmdp as cm
 from saferl.tabular import envs
@@ -25,12 +25,15 @@ def fig6_checks(rows: list[dict]) -> dict:
     detections over the paired seeds) are the same."""
     safe3 = [r for r in rows if r["d"] == 3 and r["instance"] == "safe continuation"]
     svae = [r for r in rows if r["method"] == "SVAE" and r["Entries after detection"]]
-    return {"svae_no_entries_after_detection": all(r["Entries after detection"]["mean"] == 0 for r in svae),
-            "safe_continuation_regret_identical_across_methods_d3": len(safe3) == 2 and _same(*safe3)}
+    return {
+        "svae_no_entries_after_detection": all(r["Entries after detection"]["mean"] == 0 for r in svae),
+        "safe_continuation_regret_identical_across_methods_d3": len(safe3) == 2 and _same(*safe3),
+    }
 
 
 def _same(a: dict, b: dict) -> bool:
     """Two rows agree (numbers to float tolerance) on every entry but the method."""
+
     def close(x, y):
         if isinstance(x, dict) and isinstance(y, dict):
             return x.keys() == y.keys() and all(close(x[k], y[k]) for k in x)
@@ -41,8 +44,12 @@ def _same(a: dict, b: dict) -> bool:
     return all(close(a.get(k), b.get(k)) for k in (set(a) | set(b)) - {"method"})
 
 
-@target("svae-fig6", "H.5 recursive elimination at d = 1, 3: SVAE vs w/o propagation (Fig. 6)",
-        scales=svae_common.scales({"smoke": 10, "full": 40}), checks=fig6_checks)
+@target(
+    "svae-fig6",
+    "H.5 recursive elimination at d = 1, 3: SVAE vs w/o propagation (Fig. 6)",
+    scales=svae_common.scales({"smoke": 10, "full": 40}),
+    checks=fig6_checks,
+)
 def fig6(scale: Scale, out: Path) -> dict:
     K, n_seeds = scale.steps, scale.seeds
     seeds = list(range(n_seeds))
@@ -70,18 +77,23 @@ def fig6(scale: Scale, out: Path) -> dict:
         vstar = cm.instance_summary(envs.recursive_elimination(d, sc))["V_star"]
         regret, _ = L.regret_curves(value[i], vstar)
         first = np.where(det[i].any(-1), det[i].argmax(-1), K)
-        after = np.array([enter[i, j, first[j]:].sum() for j in range(n_seeds)])
-        cum_after = np.array([np.cumsum(np.where(np.arange(K) >= first[j], enter[i, j], False))
-                              for j in range(n_seeds)])
+        after = np.array([enter[i, j, first[j] :].sum() for j in range(n_seeds)])
+        cum_after = np.array(
+            [np.cumsum(np.where(np.arange(K) >= first[j], enter[i, j], False)) for j in range(n_seeds)]
+        )
         curves[(d, sc, name)] = (cum_after, regret)
-        rows.append({
-            "d": d, "instance": "safe continuation" if sc else "no safe continuation", "method": name,
-            "Entries after detection": _ms(after) if not sc else None,
-            "detected (fraction)": float((first < K).mean()),
-            "Viol(K)": _ms(viol[i].sum(-1)),
-            "R(K)": _ms(regret[:, -1]),
-            "expected violation, last 500 episodes": _ms(exp_viol[i][:, -500:].sum(-1)),
-        })
+        rows.append(
+            {
+                "d": d,
+                "instance": "safe continuation" if sc else "no safe continuation",
+                "method": name,
+                "Entries after detection": _ms(after) if not sc else None,
+                "detected (fraction)": float((first < K).mean()),
+                "Viol(K)": _ms(viol[i].sum(-1)),
+                "R(K)": _ms(regret[:, -1]),
+                "expected violation, last 500 episodes": _ms(exp_viol[i][:, -500:].sum(-1)),
+            }
+        )
     plt = plotting.pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
     x = np.arange(1, K + 1)

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 
 from saferl.analysis import plotting
-from saferl.reproduce.svae import common as svae_common
 from saferl.reproduce.framework import Scale, target
+from saferl.reproduce.svae import common as svae_common
 from saferl.reproduce.svae.common import ms as _ms
 from saferl.tabular import envs
 from saferl.tabular import learners as L
@@ -20,12 +20,19 @@ from saferl.tabular import learners as L
 
 def table2_checks(rows: list[dict]) -> dict:
     """Per u: SVAE's mean regret R(K) is below each Hoeffding variant's (dR(K) = SVAE - variant < 0)."""
-    return {f"u={row['u']:g}: R(K) SVAE < {variant}": bool(row[f"dR(K) {variant}"]["mean"] < 0)
-            for row in rows for variant in ("Hoeffding-P", "Hoeffding")}
+    return {
+        f"u={row['u']:g}: R(K) SVAE < {variant}": bool(row[f"dR(K) {variant}"]["mean"] < 0)
+        for row in rows
+        for variant in ("Hoeffding-P", "Hoeffding")
+    }
 
 
-@target("svae-table2", "H.3 variance adaptation: SVAE vs Hoeffding variants on the two-step CMDP (Table 2, Fig. 4)",
-        scales=svae_common.scales({"smoke": 10, "full": 80}), checks=table2_checks)
+@target(
+    "svae-table2",
+    "H.3 variance adaptation: SVAE vs Hoeffding variants on the two-step CMDP (Table 2, Fig. 4)",
+    scales=svae_common.scales({"smoke": 10, "full": 80}),
+    checks=table2_checks,
+)
 def table2(scale: Scale, out: Path) -> dict:
     K, n_seeds = scale.steps, scale.seeds
     seeds = list(range(n_seeds))
@@ -49,7 +56,9 @@ def table2(scale: Scale, out: Path) -> dict:
         subopt = (actions[i, :, :, :, 0] != 3).sum(-1)  # root actions other than a* (action 3)
         branch = [0, 1, 2][i]
         row = {
-            "u": u, "Var*": u**2, "K Var*": K * u**2,
+            "u": u,
+            "Var*": u**2,
+            "K Var*": K * u**2,
             "Sigma_V": _ms(sigma[i, 0]),
             "dR(K) Hoeffding-P": _ms(regret[0, :, -1] - regret[1, :, -1]),
             "dR(K) Hoeffding": _ms(regret[0, :, -1] - regret[2, :, -1]),
@@ -71,5 +80,8 @@ def table2(scale: Scale, out: Path) -> dict:
     axes[0].set_ylabel("regret R(k)")
     axes[0].legend(fontsize=8)
     plotting.save_figure(fig, out / "svae_fig4_variance.png", dpi=120)
-    return {"rows": rows, "figures": ["svae_fig4_variance.png"],
-            "settings": {"K": K, "seeds": n_seeds, "alpha_beta": list(L.CONTROLLED), "delta": 0.05}}
+    return {
+        "rows": rows,
+        "figures": ["svae_fig4_variance.png"],
+        "settings": {"K": K, "seeds": n_seeds, "alpha_beta": list(L.CONTROLLED), "delta": 0.05},
+    }

@@ -58,8 +58,7 @@ def grid(method: str) -> list[tuple[float, float]]:
     return [(a, b) for a in ALPHAS[method] for b in BETAS]
 
 
-def run_nav(configs: list[tuple[str, float, float]], models: list[cm.CMDP], seeds: list[list[int]],
-            K: int) -> dict:
+def run_nav(configs: list[tuple[str, float, float]], models: list[cm.CMDP], seeds: list[list[int]], K: int) -> dict:
     """Every (method, alpha, beta) x environment x seed; returns arrays (configs, envs, seeds, K)
     for ``value``, ``viol``, ``exp_viol`` and (configs, envs, seeds) bools ``lemma1_bad``, ``empty_bad``."""
     eas = [L.env_arrays(m) for m in models]
@@ -69,7 +68,7 @@ def run_nav(configs: list[tuple[str, float, float]], models: list[cm.CMDP], seed
     n_chunks = -(-len(jobs) // CHUNK)
     size = -(-len(jobs) // n_chunks)  # equal chunks: one compile, at most n_chunks - 1 padded runs
     for start in range(0, len(jobs), size):
-        part = jobs[start:start + size]
+        part = jobs[start : start + size]
         pad = part + [part[-1]] * (size - len(part))
         hyps = [L.METHODS[configs[c][0]].hyper(alpha=configs[c][1], beta=configs[c][2]) for c, _, _ in pad]
         res = L.run_batch([eas[e] for _, e, _ in pad], hyps, [seeds[e][s] for _, e, s in pad], K)
@@ -88,11 +87,19 @@ def _scores(method: str, res: dict, vstars: np.ndarray, H: int) -> list[dict]:
     rows = []
     for i in range(res["value"].shape[0]):
         viol_step = float(res["exp_viol"][i].mean()) / H
-        eligible = method == "MVP-V" or (viol_step <= MAX_VIOL_PER_STEP and not res["lemma1_bad"][i].any()
-                                         and not res["empty_bad"][i].any())
-        rows.append({"R_+(K)": float(Rp[i, ..., -1].mean()), "policy value": float(res["value"][i].mean()),
-                     "expected violation per step": viol_step, "lemma1 violated": bool(res["lemma1_bad"][i].any()),
-                     "empty candidate set": bool(res["empty_bad"][i].any()), "eligible": bool(eligible)})
+        eligible = method == "MVP-V" or (
+            viol_step <= MAX_VIOL_PER_STEP and not res["lemma1_bad"][i].any() and not res["empty_bad"][i].any()
+        )
+        rows.append(
+            {
+                "R_+(K)": float(Rp[i, ..., -1].mean()),
+                "policy value": float(res["value"][i].mean()),
+                "expected violation per step": viol_step,
+                "lemma1 violated": bool(res["lemma1_bad"][i].any()),
+                "empty candidate set": bool(res["empty_bad"][i].any()),
+                "eligible": bool(eligible),
+            }
+        )
     return rows
 
 
@@ -113,7 +120,7 @@ def _stage(methods, cands: dict[str, list[tuple[float, float]]], env_seeds, seed
     table, i0 = {}, 0
     for meth in methods:
         n = len(cands[meth])
-        part = {k: v[i0:i0 + n] for k, v in res.items()}
+        part = {k: v[i0 : i0 + n] for k, v in res.items()}
         rows = _scores(meth, part, vstars, models[0].H)
         for row, (a, b) in zip(rows, cands[meth]):
             row.update(alpha=a, beta=b)
@@ -133,5 +140,11 @@ def select(methods, K: int, log=print) -> dict:
     chosen = {m: (val[m][0]["alpha"], val[m][0]["beta"]) for m in methods}
     for m in methods:
         log(f"  {m}: alpha = {chosen[m][0]:.3g}, beta = {chosen[m][1]:.2f} (paper: {L.NAVIGATION[m]})")
-    return {"selected": {m: list(v) for m, v in chosen.items()}, "development": dev, "validation": val,
-            "grids": {m: grid(m) for m in methods}, "K": K, "max_expected_violation_per_step": MAX_VIOL_PER_STEP}
+    return {
+        "selected": {m: list(v) for m, v in chosen.items()},
+        "development": dev,
+        "validation": val,
+        "grids": {m: grid(m) for m in methods},
+        "K": K,
+        "max_expected_violation_per_step": MAX_VIOL_PER_STEP,
+    }

@@ -211,8 +211,9 @@ def test_goal_press_bonus_timer_resampling_and_hidden_buttons():
     expected = float(jnp.linalg.norm(buttons[new.goal_button] - new.car.pos))
     assert float(new.last_dist_goal) == pytest.approx(expected, abs=1e-6)
     # the new goal button is uniform over all four, the pressed one included
-    goals = [int(STEP(state.replace(key=jax.random.PRNGKey(i)), jnp.zeros(2), PARAMS)[0].goal_button)
-             for i in range(40)]
+    goals = [
+        int(STEP(state.replace(key=jax.random.PRNGKey(i)), jnp.zeros(2), PARAMS)[0].goal_button) for i in range(40)
+    ]
     assert set(goals) == {0, 1, 2, 3}
     # buttons_lidar is zero while the timer runs: after the press and 9 more steps; back on the 10th
     new = new.replace(goal_button=jnp.int32(2))  # a goal out of reach, so nothing re-triggers
@@ -295,8 +296,12 @@ def test_button_contact_is_a_coulomb_impulse_at_the_rim():
         a = math.radians(angle)
         n = -(math.cos(a) * free_dir + math.sin(a) * np.array([-free_dir[1], free_dir[0]]))  # button -> car
         button = np.asarray(free.car.pos) - (R + PARAMS.button_radius - depth) * n
-        hit, _ = drive(start.replace(buttons=far(4).at[1].set(jnp.asarray(button, jnp.float32))), [1.0, 0.6], 1,
-                       PARAMS.replace(disc_friction=mu))
+        hit, _ = drive(
+            start.replace(buttons=far(4).at[1].set(jnp.asarray(button, jnp.float32))),
+            [1.0, 0.6],
+            1,
+            PARAMS.replace(disc_friction=mu),
+        )
         ref = rim_contact_reference(free.car, start.car, button, mu)
         assert ref["depth"] == pytest.approx(depth, abs=1e-6)
         np.testing.assert_allclose(world_velocity(hit.car), ref["v"], atol=2e-5, err_msg=kind)
@@ -314,8 +319,12 @@ def test_button_contact_is_a_coulomb_impulse_at_the_rim():
         moved = np.asarray(hit.car.pos) - np.asarray(free.car.pos)
         turned = (float(hit.car.yaw) - float(free.car.yaw) + math.pi) % (2 * math.pi) - math.pi
         assert moved @ ref["n"] == pytest.approx(depth, abs=2e-6), kind
-        rim_slip = lambda car: ((np.asarray(car.pos) - np.asarray(start.car.pos)) @ ref["t"]  # noqa: E731
-                                - R * ((float(car.yaw) - float(start.car.yaw) + math.pi) % (2 * math.pi) - math.pi))
+
+        def rim_slip(car):
+            return (np.asarray(car.pos) - np.asarray(start.car.pos)) @ ref["t"] - R * (
+                (float(car.yaw) - float(start.car.yaw) + math.pi) % (2 * math.pi) - math.pi
+            )
+
         before, after = rim_slip(free.car), rim_slip(hit.car)
         assert abs(after) == pytest.approx(max(0.0, abs(before) - mu * depth), abs=2e-6), kind
         # least motion: m (translation along t) + I (turn) / R = 0

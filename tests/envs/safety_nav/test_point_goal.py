@@ -140,8 +140,9 @@ def test_reward_is_progress_towards_goal():
 
 
 def test_goal_bonus_and_resampling_on_arrival():
-    hazards = jnp.array([[-1.0, -1.0], [-1.0, 0.0], [-1.0, 1.0], [0.0, 1.0],
-                         [1.0, 1.0], [1.0, 0.0], [1.0, -1.0], [0.0, -1.0]])
+    hazards = jnp.array(
+        [[-1.0, -1.0], [-1.0, 0.0], [-1.0, 1.0], [0.0, 1.0], [1.0, 1.0], [1.0, 0.0], [1.0, -1.0], [0.0, -1.0]]
+    )
     state = make_state(goal=(0.25, 0.0), last_dist_goal=0.4, hazards=hazards, vase=(0.5, 0.5))
     new, obs, reward, _, _, _, info = STEP(state, jnp.zeros(2), PARAMS)
     assert float(info["goal_reached"]) == 1.0

@@ -32,12 +32,27 @@ def dist3(a, b, dz):
     return math.sqrt((a[0] - b[0]) ** 2 + (a[1] - b[1]) ** 2 + dz**2)
 
 
-def make_state(pos=(0.0, 0.0), heading=0.0, goal=(-3.0, 3.0), hazards=FAR_HAZARDS, pillar=(5.0, 5.0),
-               box=(-4.0, -2.0), box_yaw=0.0, **changes):
+def make_state(
+    pos=(0.0, 0.0),
+    heading=0.0,
+    goal=(-3.0, 3.0),
+    hazards=FAR_HAZARDS,
+    pillar=(5.0, 5.0),
+    box=(-4.0, -2.0),
+    box_yaw=0.0,
+    **changes,
+):
     states, _ = VRESET(jax.random.split(jax.random.PRNGKey(0), BATCH), PARAMS)
     state = jax.tree.map(lambda x: x[0], states)
-    state = state.replace(pos=f32(pos), heading=f32(heading), goal=f32(goal), hazards=f32(hazards),
-                          pillars=f32([pillar]), box_pos=f32(box), box_yaw=f32(box_yaw))
+    state = state.replace(
+        pos=f32(pos),
+        heading=f32(heading),
+        goal=f32(goal),
+        hazards=f32(hazards),
+        pillars=f32([pillar]),
+        box_pos=f32(box),
+        box_yaw=f32(box_yaw),
+    )
     state = state.replace(last_dist_box=f32(dist3(pos, box, 0.1)), last_box_goal=f32(dist3(box, goal, 0.04)))
     return state.replace(**{k: f32(v) for k, v in changes.items()})
 
@@ -90,8 +105,10 @@ def robot_disc_world(state):
     front discs (r 0.025 at (0.125, +-0.025))."""
     c, s = math.cos(float(state.heading)), math.sin(float(state.heading))
     p = np.asarray(state.pos, float)
-    return [(p + np.array([c * fx - s * fy, s * fx + c * fy]), r) for fx, fy, r in
-            [(0.0, 0.0, 0.1), (0.125, 0.025, 0.025), (0.125, -0.025, 0.025)]]
+    return [
+        (p + np.array([c * fx - s * fy, s * fx + c * fy]), r)
+        for fx, fy, r in [(0.0, 0.0, 0.1), (0.125, 0.025, 0.025), (0.125, -0.025, 0.025)]
+    ]
 
 
 # --------------------------------------------------------------------------- observation
@@ -104,8 +121,13 @@ def test_registered_spaces_and_observation_layout():
     # one object of each kind in its own direction: goal ahead, hazard left, pillar behind, box right
     heading = 0.4
     ahead = lambda a, d: (d * math.cos(heading + a), d * math.sin(heading + a))  # noqa: E731
-    state = make_state(heading=heading, goal=ahead(0.5 * BIN, 1.5), hazards=[ahead(4.5 * BIN, 1.2), (-5, -5)],
-                       pillar=ahead(8.25 * BIN, 0.9), box=ahead(12.75 * BIN, 2.1))
+    state = make_state(
+        heading=heading,
+        goal=ahead(0.5 * BIN, 1.5),
+        hazards=[ahead(4.5 * BIN, 1.2), (-5, -5)],
+        pillar=ahead(8.25 * BIN, 0.9),
+        box=ahead(12.75 * BIN, 2.1),
+    )
     _, obs, *_ = STEP(state, f32([0.0, 0.0]), PARAMS)
     obs = np.asarray(obs)
     assert obs.shape == (76,) and obs.dtype == np.float32
@@ -114,11 +136,12 @@ def test_registered_spaces_and_observation_layout():
     np.testing.assert_allclose(obs[28:44], lidar_ref(pos, h, state.hazards), atol=1e-5)
     np.testing.assert_allclose(obs[44:60], lidar_ref(pos, h, state.pillars), atol=1e-5)
     np.testing.assert_allclose(obs[60:76], lidar_ref(pos, h, [state.box_pos]), atol=1e-5)
-    assert [int(np.argmax(obs[12 + 16 * k: 28 + 16 * k])) for k in range(4)] == [0, 4, 8, 12]
+    assert [int(np.argmax(obs[12 + 16 * k : 28 + 16 * k])) for k in range(4)] == [0, 4, 8, 12]
     assert obs[12] == pytest.approx(0.5, abs=1e-5) and obs[60 + 12] == pytest.approx(0.3, abs=1e-5)
     # sensors at rest: accelerometer reads gravity, magnetometer the rotated (0, -0.5) field
-    np.testing.assert_allclose(obs[:12], [0, 0, 9.81, 0, 0, 0, 0, 0, 0, -0.5 * math.sin(h), -0.5 * math.cos(h), 0],
-                               atol=1e-5)
+    np.testing.assert_allclose(
+        obs[:12], [0, 0, 9.81, 0, 0, 0, 0, 0, 0, -0.5 * math.sin(h), -0.5 * math.cos(h), 0], atol=1e-5
+    )
 
 
 # --------------------------------------------------------------------------- reward, success, cost
@@ -156,7 +179,8 @@ def test_pushing_the_box_to_the_goal_pays_the_second_term():
     box, pos = np.asarray(state.box_pos, float), np.asarray(state.pos, float)
     assert box[0] - box_start[0] > 0.6  # the box was pushed along +x, towards the goal
     telescoped = (dist3((0, 0), box_start, 0.1) - dist3(pos, box, 0.1)) + (
-        dist3(box_start, (2.6, 0), 0.04) - dist3(box, (2.6, 0), 0.04))
+        dist3(box_start, (2.6, 0), 0.04) - dist3(box, (2.6, 0), 0.04)
+    )
     assert total == pytest.approx(telescoped, abs=1e-4)
     assert dist3(box_start, (2.6, 0), 0.04) - dist3(box, (2.6, 0), 0.04) > 0.6
 
@@ -292,13 +316,15 @@ def test_reset_respects_keepouts_for_many_keys():
     for i in range(4):
         states, obs = VRESET(jax.random.split(jax.random.PRNGKey(10 + i), BATCH), PARAMS)
         assert obs.shape == (BATCH, 76) and np.all(np.isfinite(obs))
-        lay = np.concatenate([states.pos[:, None], states.goal[:, None], states.hazards, states.pillars,
-                              states.box_pos[:, None]], axis=1)
+        lay = np.concatenate(
+            [states.pos[:, None], states.goal[:, None], states.hazards, states.pillars, states.box_pos[:, None]], axis=1
+        )
         layouts.append(lay)
         d_box = np.sqrt(np.sum((lay[:, 5] - lay[:, 0]) ** 2, axis=1) + 0.01)
         np.testing.assert_allclose(states.last_dist_box, d_box, atol=1e-5)
-        np.testing.assert_allclose(states.last_box_goal, np.sqrt(np.sum((lay[:, 5] - lay[:, 1]) ** 2, axis=1) + 0.0016),
-                                   atol=1e-5)
+        np.testing.assert_allclose(
+            states.last_box_goal, np.sqrt(np.sum((lay[:, 5] - lay[:, 1]) ** 2, axis=1) + 0.0016), atol=1e-5
+        )
         for angle in (states.heading, states.box_yaw):
             assert np.all((angle >= 0) & (angle < 2 * math.pi))
     lay = np.concatenate(layouts)

@@ -28,8 +28,18 @@ def _rollout(state, actions, params):
     def one(state, actions):
         def body(s, a):
             s, obs, reward, cost, term, trunc, _ = ENV.step(s, a, params)
-            out = dict(pos=s.robot.pos, heading=s.robot.heading, steer=s.robot.steer, yaw_rate=s.robot.yaw_rate,
-                       vel=body_velocity(s.robot, params), obs=obs, reward=reward, cost=cost, term=term, trunc=trunc)
+            out = dict(
+                pos=s.robot.pos,
+                heading=s.robot.heading,
+                steer=s.robot.steer,
+                yaw_rate=s.robot.yaw_rate,
+                vel=body_velocity(s.robot, params),
+                obs=obs,
+                reward=reward,
+                cost=cost,
+                term=term,
+                trunc=trunc,
+            )
             return s, out
 
         return jax.lax.scan(body, state, actions)[1]
@@ -108,8 +118,7 @@ def test_reset_placement_and_observation_layout():
     # magnetometer: MuJoCo's field (0, -0.5, 0) seen in the body frame (R(heading)^T b)
     for k in range(0, n, 37):
         c, s = math.cos(heading[k]), math.sin(heading[k])
-        np.testing.assert_allclose(obs[k, 9:12], np.array([[c, s, 0], [-s, c, 0], [0, 0, 1]]) @ [0, -0.5, 0],
-                                   atol=1e-6)
+        np.testing.assert_allclose(obs[k, 9:12], np.array([[c, s, 0], [-s, c, 0], [0, 0, 1]]) @ [0, -0.5, 0], atol=1e-6)
         np.testing.assert_allclose(obs[k, 12:28], origin_lidar(pos[k, 0], pos[k, 1], heading[k]), atol=1e-5)
 
 
@@ -225,8 +234,10 @@ def test_reward_by_hand():
     np.testing.assert_allclose(np.asarray(rewards), np.asarray(expected), atol=1e-7)
     # through step: a car on the circle at (1.5, 0) heading north (south) at full speed moves 0.04 s
     # straight; reward on the new position and velocity
-    out = rollout([(1.5, 0, math.pi / 2, W_FULL), (1.5, 0, -math.pi / 2, W_FULL), (0.9, 0, 0, W_FULL),
-                   (0, 0.5, math.pi, W_FULL)], [(1, 0)] * 4)
+    out = rollout(
+        [(1.5, 0, math.pi / 2, W_FULL), (1.5, 0, -math.pi / 2, W_FULL), (0.9, 0, 0, W_FULL), (0, 0.5, math.pi, W_FULL)],
+        [(1, 0)] * 4,
+    )
     v = PARAMS.wheel_radius * W_FULL
     y = v * DT
     rho = math.hypot(1.5, y)

@@ -107,9 +107,16 @@ def trajectory_digests(name: str) -> dict[str, str]:
         if envs.start == envs.stop:
             continue
         obs, reward, cost, term, trunc, info = jax.tree.map(lambda x: x[:, envs], outs)  # (step, env, ...)
-        digests.update({group + "reset_obs": _digest(first_obs[envs]), group + "obs": _digest(obs),
-                        group + "reward": _digest(reward), group + "cost": _digest(cost),
-                        group + "terminated": _digest(term), group + "truncated": _digest(trunc)})
+        digests.update(
+            {
+                group + "reset_obs": _digest(first_obs[envs]),
+                group + "obs": _digest(obs),
+                group + "reward": _digest(reward),
+                group + "cost": _digest(cost),
+                group + "terminated": _digest(term),
+                group + "truncated": _digest(trunc),
+            }
+        )
         digests.update(_tree_digests(group + "info", info))
         digests.update(_tree_digests(group + "reset_state", jax.tree.map(lambda x: x[envs], first)))
         digests.update(_tree_digests(group + "final_state", jax.tree.map(lambda x: x[envs], final)))
@@ -131,8 +138,9 @@ def test_trajectory_is_bit_identical(name, fixture):
     assert int(expected["episode_ends"]) >= NUM_ENVS
     assert got.keys() == expected.keys(), sorted(got.keys() ^ expected.keys())
     changed = sorted(k for k in expected if got[k] != expected[k])
-    assert not changed, (f"{name}: {changed} differ from {FIXTURE.name} (made with JAX {fixture['jax']}, "
-                         f"this is {jax.__version__})")
+    assert not changed, (
+        f"{name}: {changed} differ from {FIXTURE.name} (made with JAX {fixture['jax']}, this is {jax.__version__})"
+    )
 
 
 if __name__ == "__main__":
@@ -140,5 +148,9 @@ if __name__ == "__main__":
         raise SystemExit("usage: test_trajectories_unchanged.py --write  (overwrites the fixture)")
     out = {"jax": jax.__version__, "tasks": {name: trajectory_digests(name) for name in TASKS}}
     FIXTURE.write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
-    print({name: {k: v for k, v in d.items() if k.endswith(("episode_ends", "goals_reached"))}
-           for name, d in out["tasks"].items()})
+    print(
+        {
+            name: {k: v for k, v in d.items() if k.endswith(("episode_ends", "goals_reached"))}
+            for name, d in out["tasks"].items()
+        }
+    )

@@ -28,27 +28,40 @@ def tiny_batches():
 
 def test_value_estimators_match_numpy():
     rng = np.random.default_rng(0)
-    violation_rate, cvar_estimate, cantelli_estimate = (jax.jit(risk.violation_rate), jax.jit(risk.cvar_estimate),
-                                                        jax.jit(risk.cantelli_estimate))
+    violation_rate, cvar_estimate, cantelli_estimate = (
+        jax.jit(risk.violation_rate),
+        jax.jit(risk.cvar_estimate),
+        jax.jit(risk.cantelli_estimate),
+    )
     for C in (rng.poisson(7.0, 500).astype(np.float32), rng.exponential(3.0, 500).astype(np.float32)):
         every = jnp.ones(C.shape, bool)
         for eps in (0.3, 0.05, 0.01):
             rho = float(np.quantile(C, 1 - eps)) + 0.5
             eta = float(np.quantile(C, 1 - eps, method="inverted_cdf"))
             np.testing.assert_allclose(violation_rate(C, every, rho), np.mean(C >= rho), rtol=1e-6)
-            np.testing.assert_allclose(cvar_estimate(C, every, eps, eta),
-                                       eta + np.mean(np.maximum(C - eta, 0.0)) / eps, rtol=1e-5)
-            np.testing.assert_allclose(cvar_estimate(C, every, eps),  # eta = empirical VaR
-                                       eta + np.mean(np.maximum(C - eta, 0.0)) / eps, rtol=1e-5)
+            np.testing.assert_allclose(
+                cvar_estimate(C, every, eps, eta), eta + np.mean(np.maximum(C - eta, 0.0)) / eps, rtol=1e-5
+            )
+            np.testing.assert_allclose(
+                cvar_estimate(C, every, eps),  # eta = empirical VaR
+                eta + np.mean(np.maximum(C - eta, 0.0)) / eps,
+                rtol=1e-5,
+            )
             c = C.astype(np.float64)
-            np.testing.assert_allclose(cantelli_estimate(C, every, rho, eps),
-                                       (1 / eps - 1) * c.var() - (rho - c.mean()) ** 2, rtol=1e-4)
+            np.testing.assert_allclose(
+                cantelli_estimate(C, every, rho, eps), (1 / eps - 1) * c.var() - (rho - c.mean()) ** 2, rtol=1e-4
+            )
 
 
 def test_cantelli_bound_dominates_the_violation_probability():
     rng = np.random.default_rng(1)
-    samples = [rng.exponential(2.0, 4000), rng.poisson(5.0, 4000), rng.lognormal(1.0, 0.8, 4000),
-               np.where(rng.random(4000) < 0.03, 20.0, 1.0), rng.integers(0, 30, 4000).astype(float)]
+    samples = [
+        rng.exponential(2.0, 4000),
+        rng.poisson(5.0, 4000),
+        rng.lognormal(1.0, 0.8, 4000),
+        np.where(rng.random(4000) < 0.03, 20.0, 1.0),
+        rng.integers(0, 30, 4000).astype(float),
+    ]
     for C in samples:
         mu, var = C.mean(), C.var()  # Cantelli holds exactly for the empirical distribution
         for rho in mu + np.array([0.1, 0.5, 1.0, 2.0, 4.0]) * np.sqrt(var):
@@ -88,8 +101,12 @@ def test_per_step_costs_telescope(tiny_batches):
     @jax.jit
     def sums(costs):
         y, y_next = cv.accumulated(costs)
-        return (costs.sum(-1), risk.indicator_cost(y, y_next, 3.0).sum(-1),
-                risk.cvar_excess_cost(y, y_next, 2.0).sum(-1), risk.augmented_cost(costs, y, 1.0).sum(-1))
+        return (
+            costs.sum(-1),
+            risk.indicator_cost(y, y_next, 3.0).sum(-1),
+            risk.cvar_excess_cost(y, y_next, 2.0).sum(-1),
+            risk.augmented_cost(costs, y, 1.0).sum(-1),
+        )
 
     C, indicator, excess, augmented = map(np.asarray, sums(tiny_batches[0][2][0]))
     np.testing.assert_allclose(indicator, C >= 3.0)
@@ -105,8 +122,9 @@ def test_score_function_and_gae1_gradients_are_unbiased(tiny_batches):
     truth = cv.exact_truth(THETA, TINY, HORIZON, [eps])[0]
     assert 0.0 < truth["p"] <= eps
     fills = jax.vmap(lambda b: cv.critic_fill(b, 9))(critic_batches)
-    values, grads = jax.jit(jax.vmap(lambda b, cb, fl: cv.batch_estimates(
-        THETA, b, cb, fl, truth["rho"], truth["eta"], eps, 9, lam=1.0)))(batches, critic_batches, fills)
+    values, grads = jax.jit(
+        jax.vmap(lambda b, cb, fl: cv.batch_estimates(THETA, b, cb, fl, truth["rho"], truth["eta"], eps, 9, lam=1.0))
+    )(batches, critic_batches, fills)
     values, grads = np.asarray(values, np.float64), np.asarray(grads, np.float64)
     for j, sur in enumerate(cv.SURROGATES):
         v, exact = values[:, j], truth["value"][sur]

@@ -12,12 +12,11 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from saferl.training import config as configlib
 from saferl import reproduce
-from saferl.training import in_program_sweep
-from saferl.training import runs
 from saferl.analysis import verdicts
 from saferl.reproduce.ctrpo import ablations as abl
+from saferl.training import config as configlib
+from saferl.training import in_program_sweep, runs
 from saferl.training.trainer import Trainer
 
 NOISE = reproduce.get("ctrpo-cost-noise")
@@ -33,7 +32,7 @@ def batches():
     sigma 0, 2-3: SIGMA), up to the update: the real rollout, critics, noise and GAE, its batch (and the batch
     without noise, and the update's inputs) coming out as the iteration's metrics; and the batch that the learner of
     a separate run with SIGMA makes of the same inputs."""
-    (_, cfg), = NOISE.plan(SMOKE, "out")
+    ((_, cfg),) = NOISE.plan(SMOKE, "out")
     assert cfg["sweep"] == {KEY: [0.0, SIGMA]} and cfg["seeds"] == 2
     assert (cfg["hparams"]["cost_gamma"], cfg["hparams"]["gae_lambda"]) == (GAMMA_C, LAM)
     trainer = Trainer(cfg)
@@ -42,10 +41,20 @@ def batches():
     def learn(agent, episodes, traj, key):
         batch = learner.make_batch(agent, episodes, traj, key)
         plain = learner.make_batch(agent, episodes, traj)  # no key: the noiseless path, no draw
-        return agent, episodes, {"advantages": batch.advantages, "values": batch.values, "returns": batch.returns,
-                                 "plain_advantages": plain.advantages, "plain_values": plain.values,
-                                 "done": traj.terminated | traj.truncated, "terminated": traj.terminated,
-                                 "inputs": (agent, episodes, traj, key)}
+        return (
+            agent,
+            episodes,
+            {
+                "advantages": batch.advantages,
+                "values": batch.values,
+                "returns": batch.returns,
+                "plain_advantages": plain.advantages,
+                "plain_values": plain.values,
+                "done": traj.terminated | traj.truncated,
+                "terminated": traj.terminated,
+                "inputs": (agent, episodes, traj, key),
+            },
+        )
 
     learner.learn = learn
     runners = trainer.init_all()  # the program cache keeps it for the smoke test below
@@ -53,9 +62,12 @@ def batches():
     inputs = jax.tree.map(lambda x: x[2:], metrics.pop("inputs"))  # those of the SIGMA point's runners
     alone = Trainer(in_program_sweep.config_at(cfg, {KEY: SIGMA})).learner
     separate = jax.jit(jax.vmap(alone.make_batch))(*inputs)
-    return {"swept": {k: np.asarray(v) for k, v in metrics.items()}, "rollout": cfg["rollout_steps"],
-            "envs": cfg["num_envs"], SIGMA: {"values": np.asarray(separate.values),
-                                             "advantages": np.asarray(separate.advantages)}}
+    return {
+        "swept": {k: np.asarray(v) for k, v in metrics.items()},
+        "rollout": cfg["rollout_steps"],
+        "envs": cfg["num_envs"],
+        SIGMA: {"values": np.asarray(separate.values), "advantages": np.asarray(separate.advantages)},
+    }
 
 
 def test_the_hook_is_none_for_a_configured_zero_and_sigma_on_every_cost_channel():
@@ -142,39 +154,66 @@ def test_a_negative_sigma_is_a_one_line_error():
 
 
 def test_seed_values_final_and_regret_by_hand():
-    rows = [{"iteration": i + 1, "env_steps": 10 * (i + 1), "seed": s, "episode_cost": c}
-            for s, costs in ((0, (30.0, np.nan, 20.0, 40.0)), (1, (26.0, 24.0, 25.0, 27.5)))
-            for i, c in enumerate(costs)]
+    rows = [
+        {"iteration": i + 1, "env_steps": 10 * (i + 1), "seed": s, "episode_cost": c}
+        for s, costs in ((0, (30.0, np.nan, 20.0, 40.0)), (1, (26.0, 24.0, 25.0, 27.5)))
+        for i, c in enumerate(costs)
+    ]
     final = {"episode_return": {"per_seed": [1.0, None]}, "episode_cost": {"per_seed": [40.0, 27.5]}}
     values = abl.seed_values(rows, final, [0, 1], 25.0)
     np.testing.assert_array_equal(values["cost_regret"], [5.0 + 15.0, 1.0 + 2.5])  # a NaN iteration: no violation
     np.testing.assert_array_equal(values["final_return"], [1.0, np.nan])
-    row = abl.interval_row({"final_return": np.array([1.0, 3.0]), "final_cost": np.array([10.0, 12.0]),
-                            "cost_regret": np.array([0.0, 0.0])})
+    row = abl.interval_row(
+        {
+            "final_return": np.array([1.0, 3.0]),
+            "final_cost": np.array([10.0, 12.0]),
+            "cost_regret": np.array([0.0, 0.0]),
+        }
+    )
     assert row["final_return"] == 2.0 and 1.0 <= row["final_return_lo"] <= row["final_return_hi"] <= 3.0
     assert row["safety"] == "probably_safe" and row["cost_regret_lo"] == row["cost_regret_hi"] == 0.0
-    assert abl.interval_row({"final_return": np.ones(2), "final_cost": np.array([24.0, 30.0]),
-                             "cost_regret": np.ones(2)})["safety"] == "undecided"
+    assert (
+        abl.interval_row({"final_return": np.ones(2), "final_cost": np.array([24.0, 30.0]), "cost_regret": np.ones(2)})[
+            "safety"
+        ]
+        == "undecided"
+    )
 
 
 def _row(figure, name, value, ret, cost, regret, width=1.0):
-    return {"figure": figure, name: value, "final_return": ret, "final_return_lo": ret - width,
-            "final_return_hi": ret + width, "final_cost": cost, "final_cost_lo": cost - width,
-            "final_cost_hi": cost + width, "cost_regret": regret, "cost_regret_lo": regret - width,
-            "cost_regret_hi": regret + width, "safety": verdicts.safety_verdict(cost - width, cost + width, 25.0)}
+    return {
+        "figure": figure,
+        name: value,
+        "final_return": ret,
+        "final_return_lo": ret - width,
+        "final_return_hi": ret + width,
+        "final_cost": cost,
+        "final_cost_lo": cost - width,
+        "final_cost_hi": cost + width,
+        "cost_regret": regret,
+        "cost_regret_lo": regret - width,
+        "cost_regret_hi": regret + width,
+        "safety": verdicts.safety_verdict(cost - width, cost + width, 25.0),
+    }
 
 
 def test_beta_claims():
     # the paper's picture: flat return up to beta = 1, lower at 5; cost and regret falling with beta
-    rows = [_row("Fig. 8", "beta", b, r, c, g) for b, r, c, g in
-            ((0.05, 100, 40, 900), (0.5, 99.5, 30, 600), (1.0, 100.5, 24, 300), (5.0, 80, 15, 100))]
+    rows = [
+        _row("Fig. 8", "beta", b, r, c, g)
+        for b, r, c, g in ((0.05, 100, 40, 900), (0.5, 99.5, 30, 600), (1.0, 100.5, 24, 300), (5.0, 80, 15, 100))
+    ]
     checks = abl.beta_checks(rows)
     assert checks["return up to beta = 1 not below the smallest beta's"] is True
     assert checks["return at the largest beta below beta = 1's"] is True
     assert checks["final_cost at the largest beta below the smallest beta's"] is True
     assert checks["rank correlation of beta and cost_regret"] == pytest.approx(-1.0)
-    assert checks["safety"] == {"beta=0.05": "probably_unsafe", "beta=0.5": "probably_unsafe",
-                                "beta=1": "probably_safe", "beta=5": "probably_safe"}
+    assert checks["safety"] == {
+        "beta=0.05": "probably_unsafe",
+        "beta=0.5": "probably_unsafe",
+        "beta=1": "probably_safe",
+        "beta=5": "probably_safe",
+    }
     rows[1] = _row("Fig. 8", "beta", 0.5, 90, 30, 600)  # return already degraded at 0.5
     rows[3] = _row("Fig. 8", "beta", 5.0, 99, 15, 1000)
     checks = abl.beta_checks(rows)
@@ -204,8 +243,9 @@ def test_rank_correlation_is_spearmans():
 
 
 def test_cost_noise_claims():
-    rows = [_row("Fig. 11", "cost_value_noise", s, r, 20, g) for s, r, g in ((0.0, 50, 10), (0.1, 50, 30),
-                                                                             (0.5, 48, 80))]
+    rows = [
+        _row("Fig. 11", "cost_value_noise", s, r, 20, g) for s, r, g in ((0.0, 50, 10), (0.1, 50, 30), (0.5, 48, 80))
+    ]
     checks = abl.cost_noise_checks(rows[::-1])  # any order
     assert checks["regret at the largest sigma above the smallest sigma's"] is True
     assert checks["rank correlation of sigma and cost_regret"] == pytest.approx(1.0)
@@ -218,19 +258,28 @@ def test_cost_noise_claims():
 
 
 def _entry(task, label, ret, cost, regret):
-    return {"task": task, "label": label, "values": {"final_return": np.asarray(ret, float),
-                                                     "final_cost": np.asarray(cost, float),
-                                                     "cost_regret": np.asarray(regret, float)}}
+    return {
+        "task": task,
+        "label": label,
+        "values": {
+            "final_return": np.asarray(ret, float),
+            "final_cost": np.asarray(cost, float),
+            "cost_regret": np.asarray(regret, float),
+        },
+    }
 
 
 def test_fig10_normalises_per_task_and_takes_the_iqm_over_seeds_and_tasks():
     entries = []
     for task, scale in (("A", 1.0), ("B", 10.0)):  # task B's scores are 10x task A's: normalising removes that
-        entries += [_entry(task, "PPO", np.array([8, 9, 11, 32]) * scale, [60] * 4, [0] * 4),  # mean 15, IQM 10
-                    _entry(task, "CPO", [1] * 4, [30] * 4, np.array([100, 100, 100, 500]) * scale),  # mean 200
-                    _entry(task, "C-TRPO", np.array([3, 6, 6, 9]) * scale, [20, 25, 25, 30],
-                           np.array([50, 100, 100, 150]) * scale),
-                    _entry(task, "CPO (option: hysteresis)", [1] * 4, [25] * 4, np.array([0, 0, 400, 400]) * scale)]
+        entries += [
+            _entry(task, "PPO", np.array([8, 9, 11, 32]) * scale, [60] * 4, [0] * 4),  # mean 15, IQM 10
+            _entry(task, "CPO", [1] * 4, [30] * 4, np.array([100, 100, 100, 500]) * scale),  # mean 200
+            _entry(
+                task, "C-TRPO", np.array([3, 6, 6, 9]) * scale, [20, 25, 25, 30], np.array([50, 100, 100, 150]) * scale
+            ),
+            _entry(task, "CPO (option: hysteresis)", [1] * 4, [25] * 4, np.array([0, 0, 400, 400]) * scale),
+        ]
     rows, left_out = abl.fig10_rows(entries, reps=500)
     by = {r["method"]: r for r in rows}
     ctrpo = by["C-TRPO (hyst.)"]
@@ -243,23 +292,36 @@ def test_fig10_normalises_per_task_and_takes_the_iqm_over_seeds_and_tasks():
     assert np.isnan(by["C-TRPO (no hyst.)"]["normalized_return"])  # not trained: no score
     no_run = {field: {"A": "no run", "B": "no run"} for field, _, _ in abl.FIG10_SCORES}
     assert left_out == {"C-TRPO (no hyst.)": no_run}
-    bad = [e if e["label"] != "PPO" or e["task"] != "B" else _entry("B", "PPO", [-1, -2, -1, -2], [0] * 4, [0] * 4)
-           for e in entries]
+    bad = [
+        e if e["label"] != "PPO" or e["task"] != "B" else _entry("B", "PPO", [-1, -2, -1, -2], [0] * 4, [0] * 4)
+        for e in entries
+    ]
     rows, left_out = abl.fig10_rows(bad, reps=100)
     assert {r["method"]: r for r in rows}["C-TRPO (hyst.)"]["normalized_return"] == pytest.approx(0.4)  # A alone
     assert left_out["C-TRPO (hyst.)"] == {"normalized_return": {"B": "reference -1.5 is not > 0"}}
 
 
 def _fig10(method, ret, regret, width=0.05):
-    return {"figure": "Fig. 10", "method": method, "normalized_return": ret, "normalized_return_lo": ret - width,
-            "normalized_return_hi": ret + width, "normalized_regret": regret, "normalized_regret_lo": regret - width,
-            "normalized_regret_hi": regret + width}
+    return {
+        "figure": "Fig. 10",
+        "method": method,
+        "normalized_return": ret,
+        "normalized_return_lo": ret - width,
+        "normalized_return_hi": ret + width,
+        "normalized_regret": regret,
+        "normalized_regret_lo": regret - width,
+        "normalized_regret_hi": regret + width,
+    }
 
 
 def test_hysteresis_claims():
     sweep = [_row("Fig. 9", "hysteresis", h, 50, 20, g) for h, g in ((0.6, 90), (0.8, 80), (1.0, 120))]
-    paper = [_fig10("C-TRPO (hyst.)", 0.65, 0.5), _fig10("C-TRPO (no hyst.)", 0.68, 0.7),
-             _fig10("CPO (hyst.)", 0.7, 0.85), _fig10("CPO (no hyst.)", 0.7, 1.0)]
+    paper = [
+        _fig10("C-TRPO (hyst.)", 0.65, 0.5),
+        _fig10("C-TRPO (no hyst.)", 0.68, 0.7),
+        _fig10("CPO (hyst.)", 0.7, 0.85),
+        _fig10("CPO (no hyst.)", 0.7, 1.0),
+    ]
     checks = abl.hysteresis_checks(sweep + paper)
     assert checks["Fig. 9: regret at b_H = 0.8 b below b_H = b"] is True
     assert checks["Fig. 9: no b_H < b has regret above b_H = b"] is True
@@ -279,9 +341,15 @@ def test_hysteresis_claims():
 
 
 def test_phi_claims():
-    rows = [dict(_row("phi", "x", 0, r, c, g), env=task, label=label, method=label)
-            for task, label, r, c, g in (("A", "C-TRPO", 10, 20, 100), ("A", abl.PHI_METHODS[1][0], 5, 20, 100),
-                                         ("B", "C-TRPO", 10, 20, 500), ("B", abl.PHI_METHODS[1][0], 10, 20, 100))]
+    rows = [
+        dict(_row("phi", "x", 0, r, c, g), env=task, label=label, method=label)
+        for task, label, r, c, g in (
+            ("A", "C-TRPO", 10, 20, 100),
+            ("A", abl.PHI_METHODS[1][0], 5, 20, 100),
+            ("B", "C-TRPO", 10, 20, 500),
+            ("B", abl.PHI_METHODS[1][0], 10, 20, 100),
+        )
+    ]
     checks = abl.phi_checks(rows)
     assert checks["A"]["x log x vs -log x, return"] == "above"
     assert checks["B"]["x log x vs -log x, cost regret"] == "above"
@@ -294,7 +362,7 @@ def test_phi_claims():
 def test_cost_noise_smoke_end_to_end(tmp_path):
     tgt = reproduce.get("ctrpo-cost-noise")
     scale = tgt.scale("smoke")
-    (run_dir, cfg), = tgt.plan(scale, tmp_path)
+    ((run_dir, cfg),) = tgt.plan(scale, tmp_path)
     result = reproduce.run("ctrpo-cost-noise", "smoke", tmp_path)
     assert runs.load_run_config(run_dir)["sweep"] == cfg["sweep"] == {"hparams.cost_value_noise": [0.0, 0.5]}
     assert cfg["hparams"]["hysteresis"] == 1.0  # the authors' noise runs: hyst_frac 1.0
@@ -304,8 +372,9 @@ def test_cost_noise_smoke_end_to_end(tmp_path):
     summary = json.loads((run_dir / "summary.json").read_text())
     progress = runs.read_progress(run_dir)
     for index, row in enumerate(saved["rows"]):  # each row from its own point's progress rows, recomputed here
-        costs = np.array([[r["episode_cost"] for r in progress if r["sweep_point"] == index and r["seed"] == s]
-                          for s in (0, 1)])
+        costs = np.array(
+            [[r["episode_cost"] for r in progress if r["sweep_point"] == index and r["seed"] == s] for s in (0, 1)]
+        )
         regret = np.maximum(np.where(np.isnan(costs), 25.0, costs) - 25.0, 0.0).sum(axis=1)
         assert row["cost_regret"] == pytest.approx(regret.mean())
         assert row["final_cost"] == pytest.approx(np.mean(summary["grid"][index]["final"]["episode_cost"]["per_seed"]))
@@ -317,10 +386,14 @@ def test_every_ablation_run_starts_its_actor_at_the_authors_std_1(tmp_path):
     """milosen/ctrpo common/model.py: ``log_std = zeros`` (saferl's default is -0.5); the sweeps and the
     per-task ablations (which reuse ctrpo-table1's runs) alike, and the actor's parameters follow."""
     from saferl.training.trainer import Trainer
-    configs = [cfg for name in ("ctrpo-beta", "ctrpo-hysteresis", "ctrpo-cost-noise", "ctrpo-phi")
-               for _, cfg in reproduce.get(name).plan(reproduce.get(name).scale("cpu"), tmp_path)]
+
+    configs = [
+        cfg
+        for name in ("ctrpo-beta", "ctrpo-hysteresis", "ctrpo-cost-noise", "ctrpo-phi")
+        for _, cfg in reproduce.get(name).plan(reproduce.get(name).scale("cpu"), tmp_path)
+    ]
     assert len(configs) > 4 and all(cfg["network"]["init_log_std"] == 0.0 for cfg in configs)
     smoke = reproduce.get("ctrpo-beta")
-    (_, cfg), = smoke.plan(smoke.scale("smoke"), tmp_path)
+    ((_, cfg),) = smoke.plan(smoke.scale("smoke"), tmp_path)
     agent = Trainer(cfg).learner.init_agent(jax.random.PRNGKey(0))
     np.testing.assert_array_equal(agent.actor_params["log_std"], 0.0)

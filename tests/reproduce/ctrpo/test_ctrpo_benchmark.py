@@ -10,12 +10,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from saferl.training import config as configlib
 from saferl import reproduce
-from saferl.training import runs
-from saferl.reproduce.ctrpo import fig3
+from saferl.reproduce.ctrpo import fig3, table1
 from saferl.reproduce.ctrpo import pointgoal as ctrpo_pointgoal
-from saferl.reproduce.ctrpo import table1
+from saferl.training import config as configlib
+from saferl.training import runs
 
 #: Table 1 of the C-TRPO paper (arXiv:2411.02957) as its text extraction gives it: one line starting
 #: "AntVelocity HalfCheetahVelocity", kept as a fixture
@@ -46,8 +45,10 @@ def test_paper_table1_is_the_papers_text():
     names = {"C-TRPO": "C-TRPO (OURS)", "TRPO-Lag": "TRPO-LAG", "PPO-Lag": "PPO-LAG"}
     starts = sorted((line.index(f" {names.get(m, m)} $V_{{r}}$"), m) for m in PAPER_METHODS)
     for (start, method), (end, _) in zip(starts, starts[1:] + [(len(line), None)]):
-        cells = [(float(v), abs(float(lo)), float(hi))
-                 for v, lo, hi in re.findall(r"(-?\d+\.\d) ± (-?\d+\.\d)/(\d+\.\d)", line[start:end])]
+        cells = [
+            (float(v), abs(float(lo)), float(hi))
+            for v, lo, hi in re.findall(r"(-?\d+\.\d) ± (-?\d+\.\d)/(\d+\.\d)", line[start:end])
+        ]
         ours = [cell for q in table1.QUANTITIES for cell in table1.PAPER_TABLE1[method][q]]
         assert cells == ours, method
 
@@ -68,9 +69,13 @@ def test_table1_claims_on_the_papers_numbers():
     ant = table1.task_claims(table1.paper_rows("SafetyAntVelocity"))
     # V_c < 25 on Ant: C-TRPO 18.8, TRPO-Lag 20.8, P3O 21.2, PCPO 17.7; of these P3O has the best V_r (3122.5) and
     # the lowest Reg+ (11.0); C-TRPO's V_c [15.6, 25.3] straddles the limit
-    assert ant == {"C-TRPO final cost vs limit": "undecided", "C-TRPO vs CPO, return": "overlapping",
-                   "C-TRPO vs CPO, cost regret": "below", "best return among admissible": "P3O",
-                   "lowest regret among admissible": "P3O"}
+    assert ant == {
+        "C-TRPO final cost vs limit": "undecided",
+        "C-TRPO vs CPO, return": "overlapping",
+        "C-TRPO vs CPO, cost regret": "below",
+        "best return among admissible": "P3O",
+        "lowest regret among admissible": "P3O",
+    }
     goal = table1.task_claims(table1.paper_rows("PointGoal1"))
     # V_c < 25: CPPO-PID 21.8, P3O 17.1, PPO-Lag 22.5 (IPO 25.6 is not); C-TRPO 29.6 [26.4, 45.0] above the limit
     assert goal["C-TRPO final cost vs limit"] == "probably_unsafe"
@@ -80,9 +85,15 @@ def test_table1_claims_on_the_papers_numbers():
 
 def test_table1_claims_name_a_tie_instead_of_the_first_method_listed():
     """At --scale cpu every admissible method can have Reg+ 0 on a velocity task: no method has the lowest."""
-    rows = [{"label": label, "final_cost": cost, "final_return": ret, "cost_regret": regret}
-            for label, cost, ret, regret in (("C-TRPO", 3.0, 10.0, 0.0), ("CPO", 4.0, 12.0, 0.0),
-                                             ("P3O", 2.0, 8.0, 0.0), ("PPO-Lag", 30.0, 20.0, 5.0))]
+    rows = [
+        {"label": label, "final_cost": cost, "final_return": ret, "cost_regret": regret}
+        for label, cost, ret, regret in (
+            ("C-TRPO", 3.0, 10.0, 0.0),
+            ("CPO", 4.0, 12.0, 0.0),
+            ("P3O", 2.0, 8.0, 0.0),
+            ("PPO-Lag", 30.0, 20.0, 5.0),
+        )
+    ]
     claims = table1.task_claims(rows)
     assert claims["lowest regret among admissible"] == "tie: C-TRPO, CPO, P3O"  # PPO-Lag is not admissible
     assert claims["best return among admissible"] == "CPO"
@@ -101,17 +112,27 @@ def test_every_fig3_claim_holds_on_the_papers_own_numbers():
 # --------------------------------------------------------------------------- the aggregation math by hand
 
 # per (task, label): per-seed final return, final cost, cost regret; 2 tasks x 3 methods x 2 seeds
-VALUES = {("A", "PPO"): ([10.0, 14.0], [40.0, 50.0], [300.0, 500.0]),
-          ("A", "CPO"): ([8.0, 11.0], [24.0, 30.0], [100.0, 300.0]),
-          ("A", "C-TRPO"): ([9.0, 12.0], [10.0, 20.0], [50.0, 150.0]),
-          ("B", "PPO"): ([-1.0, 3.0], [30.0, 26.0], [20.0, 40.0]),
-          ("B", "CPO"): ([0.5, 1.5], [25.0, 35.0], [10.0, 20.0]),
-          ("B", "C-TRPO"): ([2.0, 2.0], [5.0, 15.0], [0.0, 5.0])}
+VALUES = {
+    ("A", "PPO"): ([10.0, 14.0], [40.0, 50.0], [300.0, 500.0]),
+    ("A", "CPO"): ([8.0, 11.0], [24.0, 30.0], [100.0, 300.0]),
+    ("A", "C-TRPO"): ([9.0, 12.0], [10.0, 20.0], [50.0, 150.0]),
+    ("B", "PPO"): ([-1.0, 3.0], [30.0, 26.0], [20.0, 40.0]),
+    ("B", "CPO"): ([0.5, 1.5], [25.0, 35.0], [10.0, 20.0]),
+    ("B", "C-TRPO"): ([2.0, 2.0], [5.0, 15.0], [0.0, 5.0]),
+}
 
 
 def _entries(values=VALUES):
-    return [{"task": task, "label": label, "method": label + " (u)", "algo": label.lower(),
-             "values": dict(zip(table1.QUANTITIES, map(np.array, v)))} for (task, label), v in values.items()]
+    return [
+        {
+            "task": task,
+            "label": label,
+            "method": label + " (u)",
+            "algo": label.lower(),
+            "values": dict(zip(table1.QUANTITIES, map(np.array, v))),
+        }
+        for (task, label), v in values.items()
+    ]
 
 
 def _iqm_interval_by_enumeration(columns):
@@ -151,8 +172,11 @@ def test_groups_and_the_figures_order():
     assert rows[1]["paper_group"] == "probably_unsafe" and rows[1]["paper_normalized_return"] == 0.6802
     # a row of what the paper ran under a method's name (ctrpo_table1.AS_RUN) carries that name's numbers, and the
     # claims read it under that name
-    as_run = [dict(e, label="IPO (reversed barrier)", method="IPO (reversed barrier)") for e in _entries()
-              if e["label"] == "CPO"]
+    as_run = [
+        dict(e, label="IPO (reversed barrier)", method="IPO (reversed barrier)")
+        for e in _entries()
+        if e["label"] == "CPO"
+    ]
     scores, _ = fig3.normalized_scores(_entries() + as_run, fig3.normalisers(_entries()))
     ipo = next(r for r in fig3.fig3_rows(_entries() + as_run, scores) if r["label"] == "IPO (reversed barrier)")
     assert ipo["paper_normalized_regret"] == 1.5257 and ipo["normalized_regret"] == rows[1]["normalized_regret"]
@@ -183,8 +207,10 @@ def test_tasks_without_a_meaningful_reference_are_left_out_and_said():
     assert scores["normalized_return"]["PPO"].shape == (2, 1)
     np.testing.assert_allclose(scores["normalized_regret"]["CPO"], [[10 / 15], [20 / 15]])
     # with 4 seeds the references differ from other statistics: PPO's mean (not its IQM 10), CPO's IQM (not its mean)
-    four = {("A", "PPO"): ([0.0, 10.0, 10.0, 100.0], [30.0] * 4, [1.0] * 4),
-            ("A", "CPO"): ([1.0] * 4, [20.0] * 4, [0.0, 10.0, 20.0, 1000.0])}
+    four = {
+        ("A", "PPO"): ([0.0, 10.0, 10.0, 100.0], [30.0] * 4, [1.0] * 4),
+        ("A", "CPO"): ([1.0] * 4, [20.0] * 4, [0.0, 10.0, 20.0, 1000.0]),
+    }
     assert fig3.normalisers(_entries(four)) == {"A": {"ppo_return": 30.0, "cpo_regret": 15.0}}
     with pytest.raises(ValueError, match="A lacks PPO"):
         fig3.normalisers([e for e in _entries() if e["label"] != "PPO"])
@@ -194,8 +220,11 @@ def test_seed_values_regret_is_eq2_over_iterations(tmp_path):
     """Reg+ = sum_k [V_c(k) - 25]_+ per seed; an iteration without a finished episode (NaN) adds nothing."""
     cfg = {"seeds": 2, "seed": 0, "constraint": {"type": "expected", "limit": 25.0}}
     costs = {0: [30.0, np.nan, 20.0, 27.5], 1: [10.0, 40.0, 25.0, 26.0]}
-    rows = [{"iteration": k + 1, "env_steps": 100 * (k + 1), "seed": s, "episode_cost": c[k], "episode_return": 1.0}
-            for k in range(4) for s, c in costs.items()]
+    rows = [
+        {"iteration": k + 1, "env_steps": 100 * (k + 1), "seed": s, "episode_cost": c[k], "episode_return": 1.0}
+        for k in range(4)
+        for s, c in costs.items()
+    ]
     runs.write_progress(tmp_path, rows)
     summary = {"final": {"episode_return": {"per_seed": [1.0, None]}, "episode_cost": {"per_seed": [27.5, 26.0]}}}
     values = table1.seed_values(tmp_path, cfg, summary)
@@ -215,8 +244,11 @@ def test_table_rows_iqm_interval_paper_numbers_and_verdicts():
         e["task"] = {"A": "PointGoal1", "B": "SafetyAntVelocity"}[e["task"]]
         if e["label"] == "C-TRPO":  # the row that carries the paper's Table 1 C-TRPO numbers (b_H = b)
             e["label"] = table1.TABLE1_CTRPO
-    hyst = {**next(e for e in entries if e["label"] == table1.TABLE1_CTRPO and e["task"] == "PointGoal1"),
-            "label": "C-TRPO", "method": "C-TRPO (hyst)"}  # b_H = 0.8 b: Fig. 3's, no Table 1 numbers or claims
+    hyst = {
+        **next(e for e in entries if e["label"] == table1.TABLE1_CTRPO and e["task"] == "PointGoal1"),
+        "label": "C-TRPO",
+        "method": "C-TRPO (hyst)",
+    }  # b_H = 0.8 b: Fig. 3's, no Table 1 numbers or claims
     hyst["values"] = {**hyst["values"], "final_cost": np.array([40.0, 50.0])}
     rows = table1.table_rows(entries + [hyst])
     goal = [r for r in rows if r["env"] == "PointGoal1"]
@@ -227,18 +259,25 @@ def test_table_rows_iqm_interval_paper_numbers_and_verdicts():
     assert (cpo["final_cost"], cpo["final_cost_lo"], cpo["final_cost_hi"]) == (27.0, 24.0, 30.0)
     assert cpo["safety"] == "undecided" and goal[2]["safety"] == "probably_safe"
     assert (cpo["paper_final_cost"], cpo["paper_final_cost_lo"], cpo["paper_final_cost_hi"]) == pytest.approx(
-        (28.2, 24.8, 32.3))
+        (28.2, 24.8, 32.3)
+    )
     assert "paper_final_cost" not in goal[0]  # the paper has no PPO row
     pcpo = table1.table_rows([dict(entries[1], label="PCPO (step along g)")])[0]  # what the paper ran as PCPO
     assert (pcpo["paper_final_return"], pcpo["paper_final_cost"]) == (18.8, 28.9)  # Table 1, PCPO on PointGoal
     checks = table1.table1_checks(rows)
-    assert checks["PointGoal1"]["C-TRPO final cost vs limit"] == {"ours": "probably_safe", "paper": "probably_unsafe",
-                                                                 "agree": False}
+    assert checks["PointGoal1"]["C-TRPO final cost vs limit"] == {
+        "ours": "probably_safe",
+        "paper": "probably_unsafe",
+        "agree": False,
+    }
     assert checks["SafetyAntVelocity"]["best return among admissible"]["paper"] == "P3O"
     # on "B": PPO's costs 30 and 26 lie above the limit; C-TRPO (IQM cost 10) is the one admissible method
     assert checks["SafetyAntVelocity"]["safety"]["PPO (u)"] == "probably_unsafe"
-    assert checks["SafetyAntVelocity"]["best return among admissible"] == {"ours": "C-TRPO", "paper": "P3O",
-                                                                          "agree": False}
+    assert checks["SafetyAntVelocity"]["best return among admissible"] == {
+        "ours": "C-TRPO",
+        "paper": "P3O",
+        "agree": False,
+    }
 
 
 # --------------------------------------------------------------------------- the targets on a fake trainer
@@ -259,9 +298,17 @@ def _fake_train(cfg, run_dir, resume=False, show_progress=True, **_):
     run_dir = Path(run_dir)
     runs.write_config(run_dir, cfg)
     per_iteration = cfg["num_envs"] * cfg["rollout_steps"]
-    rows = [{"iteration": k, "env_steps": k * per_iteration, "seed": seed, "episodes": cfg["num_envs"],
-             **dict(zip(("episode_return", "episode_cost"), _fake_values(cfg["env"], cfg["algo"], k, i)))}
-            for k in range(1, cfg["total_steps"] // per_iteration + 1) for i, seed in enumerate(runs.seed_ids(cfg))]
+    rows = [
+        {
+            "iteration": k,
+            "env_steps": k * per_iteration,
+            "seed": seed,
+            "episodes": cfg["num_envs"],
+            **dict(zip(("episode_return", "episode_cost"), _fake_values(cfg["env"], cfg["algo"], k, i))),
+        }
+        for k in range(1, cfg["total_steps"] // per_iteration + 1)
+        for i, seed in enumerate(runs.seed_ids(cfg))
+    ]
     runs.write_progress(run_dir, rows)
     timings = {"wall_seconds": 1.0, "compile_seconds": 0.0, "steps_per_second": 1.0}
     return runs.write_summary(run_dir, cfg, rows, timings, False)
@@ -292,21 +339,46 @@ def test_both_targets_train_their_plan_once_and_tabulate_it(tmp_path, fake_train
     # actors at the authors' std 1 (milosen/ctrpo common/model.py: log_std zeros)
     # and PyTorch's nn.Linear init (common/model.py); the trust-region methods' Fisher on every sample and critic
     # minibatches of 128 (4 x 1000 / 128 = 31), c-trpo.py / cpo.py
-    smoke = {"total_steps": 8000, "seeds": 2, "num_envs": 4, "iterations_per_chunk": 1,
-             "constraint": {"type": "expected", "limit": 25.0, "window": 50, "window_statistic": "snapshot_mean"},
-             "network": {"init_log_std": 0.0, "init": "torch_linear"}}
+    smoke = {
+        "total_steps": 8000,
+        "seeds": 2,
+        "num_envs": 4,
+        "iterations_per_chunk": 1,
+        "constraint": {"type": "expected", "limit": 25.0, "window": 50, "window_statistic": "snapshot_mean"},
+        "network": {"init_log_std": 0.0, "init": "torch_linear"},
+    }
     # every critic with the L2 term 1e-3 (use_critic_norm); the trust-region methods' KL averaged over the action
     # dimensions (kl_divergence(Normal, Normal).mean()); PPO as SafePO's first-order loop: 40 passes of minibatches of
     # 64 (4000 / 64 = 62), the full-batch KL(pi_k || pi) against 0.02 itself, the rate decayed to 0 over the paper's
     # 10M steps (2500 updates of 4000)
     trust_region = {"fvp_subsample": 1, "critic_minibatches": 31, "kl_reduction": "mean_over_action_dims"}
-    first_order = {"epochs": 40, "minibatches": 62, "kl_stop_estimate": "full_batch", "kl_stop_factor": 1.0,
-                   "target_kl": 0.02, "lr_schedule": "linear", "lr_decay_steps": 2500, "grad_clip_scope": "joint"}
+    first_order = {
+        "epochs": 40,
+        "minibatches": 62,
+        "kl_stop_estimate": "full_batch",
+        "kl_stop_factor": 1.0,
+        "target_kl": 0.02,
+        "lr_schedule": "linear",
+        "lr_decay_steps": 2500,
+        "grad_clip_scope": "joint",
+    }
     hysteresis = {"ctrpo": {"hysteresis": 0.8}, "ctrpo_b": {"hysteresis": 1.0}}  # Fig. 3's C-TRPO and Table 1's
-    expected = [configlib.resolve({"algo": algo[:5] if algo.startswith("ctrpo") else algo, "env": env, **smoke,
-                                   "hparams": {"critic_l2": 1e-3, **(trust_region if algo != "ppo" else first_order),
-                                               **hysteresis.get(algo, {})}})
-                for env in ("PointGoal1", "RacecarCircle1") for algo in ("ctrpo", "ctrpo_b", "cpo", "ppo")]
+    expected = [
+        configlib.resolve(
+            {
+                "algo": algo[:5] if algo.startswith("ctrpo") else algo,
+                "env": env,
+                **smoke,
+                "hparams": {
+                    "critic_l2": 1e-3,
+                    **(trust_region if algo != "ppo" else first_order),
+                    **hysteresis.get(algo, {}),
+                },
+            }
+        )
+        for env in ("PointGoal1", "RacecarCircle1")
+        for algo in ("ctrpo", "ctrpo_b", "cpo", "ppo")
+    ]
     assert [cfg for _, cfg in planned] == expected
     second = reproduce.run("ctrpo-fig3", "smoke", tmp_path)
     assert [r["run"] for r in second["runs"]] == [run for run, _ in planned]
@@ -324,20 +396,28 @@ def test_both_targets_train_their_plan_once_and_tabulate_it(tmp_path, fake_train
     # the b_H = 0.8 b C-TRPO (Fig. 3's) carries no Table 1 numbers of the paper; the b_H = b one (Table 1's) does
     assert ctrpo["method"] == "C-TRPO (1/(1-gamma) units)" and "paper_final_cost" not in ctrpo
     assert rows[("PointGoal1", table1.TABLE1_CTRPO)]["paper_final_cost"] == 29.6
-    assert first["checks"]["PointGoal1"]["C-TRPO vs CPO, cost regret"] == {"ours": "below", "paper": "overlapping",
-                                                                          "agree": False}
+    assert first["checks"]["PointGoal1"]["C-TRPO vs CPO, cost regret"] == {
+        "ours": "below",
+        "paper": "overlapping",
+        "agree": False,
+    }
 
     by = {r["label"]: r for r in second["rows"]}
     assert [r["label"] for r in second["rows"]] == ["C-TRPO", "CPO", "PPO"]
     # normalised by PPO's mean return (12, 24) and CPO's regret IQM (7.5 on both): C-TRPO's returns 0.75, 1, 0.75, 1
-    assert second["settings"]["normalisers"] == {"PointGoal1": {"ppo_return": 12.0, "cpo_regret": 7.5},
-                                                 "RacecarCircle1": {"ppo_return": 24.0, "cpo_regret": 7.5}}
+    assert second["settings"]["normalisers"] == {
+        "PointGoal1": {"ppo_return": 12.0, "cpo_regret": 7.5},
+        "RacecarCircle1": {"ppo_return": 24.0, "cpo_regret": 7.5},
+    }
     assert by["C-TRPO"]["normalized_return"] == pytest.approx(0.875)
     assert by["C-TRPO"]["normalized_final_cost"] == pytest.approx(-0.4)  # (10 - 25) / 25, (20 - 25) / 25 twice
     assert (by["C-TRPO"]["normalized_regret"], by["C-TRPO"]["normalized_regret_hi"]) == (0.0, 0.0)
     assert [by[m]["group"] for m in ("C-TRPO", "CPO", "PPO")] == ["probably_safe", "undecided", "probably_unsafe"]
     assert second["checks"]["C-TRPO's regret below every method of comparable return"] == {
-        "ours": True, "paper": True, "agree": True}
+        "ours": True,
+        "paper": True,
+        "agree": True,
+    }
     saved = json.loads((tmp_path / "results.json").read_text())
     assert saved["target"] == "ctrpo-fig3" and saved["settings"]["excluded_tasks"]["normalized_regret"] == {}
     kept = json.loads((tmp_path / "results-ctrpo-table1.json").read_text())  # not overwritten by ctrpo-fig3's
@@ -365,19 +445,32 @@ def test_the_cpu_plan_trains_every_method_on_every_task_at_its_budget(tmp_path):
             assert hp["kl_reduction"] == "mean_over_action_dims"  # kl_divergence(Normal, Normal).mean()
         else:  # SafePO's loop: 40 passes of 20,000 // 64 minibatches, KL(pi_k || pi) > 0.02 stops, LinearLR to 0
             assert "fvp_subsample" not in hp
-            assert (hp["epochs"], hp["minibatches"], hp["kl_stop_estimate"], hp["kl_stop_factor"], hp["target_kl"],
-                    hp["lr_schedule"], hp["grad_clip_scope"]) == (40, 312, "full_batch", 1.0, 0.02, "linear", "joint")
+            assert (
+                hp["epochs"],
+                hp["minibatches"],
+                hp["kl_stop_estimate"],
+                hp["kl_stop_factor"],
+                hp["target_kl"],
+                hp["lr_schedule"],
+                hp["grad_clip_scope"],
+            ) == (40, 312, "full_batch", 1.0, 0.02, "linear", "joint")
             assert hp["lr_decay_steps"] == 500  # LinearLR's total_iters = their 500 epochs, whatever the budget
         if "lagrange_init" in hp:  # lagrangian_multiplier_init
             assert hp["lagrange_init"] == 0.001
     by_method = {run_dir.name: cfg["hparams"] for run_dir, cfg in planned if run_dir.parent.parent.name == "PointGoal1"}
-    assert (by_method["C-TRPO_1_1-gamma_units"]["hysteresis"], by_method["C-TRPO_b_H_b_1_1-gamma_units"]["hysteresis"]
-            ) == (0.8, 1.0)  # Fig. 3's runs and Table 1's
+    assert (
+        by_method["C-TRPO_1_1-gamma_units"]["hysteresis"],
+        by_method["C-TRPO_b_H_b_1_1-gamma_units"]["hysteresis"],
+    ) == (0.8, 1.0)  # Fig. 3's runs and Table 1's
     assert (by_method["P3O"]["kappa"], by_method["P3O"]["cost_advantage"]) == (10.0, "centred")
     assert (by_method["CUP"]["multiplier_max"], by_method["CUP"]["projection_epochs"]) == (0.2, 40)
     focops = by_method["FOCOPS_in-bound_fraction"]
-    assert (focops["lagrange_optimizer"], focops["lagrange_lr"], focops["advantage_scaling"],
-            focops["indicator_scope"]) == ("adam", 0.035, "one_plus_nu", "in_bound_fraction")
+    assert (
+        focops["lagrange_optimizer"],
+        focops["lagrange_lr"],
+        focops["advantage_scaling"],
+        focops["indicator_scope"],
+    ) == ("adam", 0.035, "one_plus_nu", "in_bound_fraction")
     # what the paper ran as PCPO and IPO (SafePO's pcpo.py, ipo.py), labelled so
     assert by_method["PCPO_step_along_g_OmniSafe_units"]["reward_direction"] == "fisher_product"
     assert by_method["IPO_reversed_barrier"]["barrier_form"] == "reversed_sign"
@@ -428,8 +521,10 @@ def test_reproduce_only_trains_the_matching_planned_runs_and_the_target_reuses_t
     assert not (tmp_path / "results.json").exists()  # a part of the plan makes no table
     result = reproduce.run("ctrpo-table1", "smoke", tmp_path)
     status = {r["run"]: r["status"] for r in result["runs"]}
-    assert [run for run, s in status.items() if s == "reused"] == ["PointGoal1/runs/PPO",
-                                                                  "RacecarCircle1/runs/C-TRPO_1_1-gamma_units"]
+    assert [run for run, s in status.items() if s == "reused"] == [
+        "PointGoal1/runs/PPO",
+        "RacecarCircle1/runs/C-TRPO_1_1-gamma_units",
+    ]
     assert cli.main([*argv, "--only", "Hopper*"]) != 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "'Hopper*' matches none of the 8 planned runs" in err[0]

@@ -55,13 +55,17 @@ def test_tune_grids_and_selection_rule():
         g = T.grid(m)
         assert len(g) == 18 and len(set(g)) == 18
         assert any(np.isclose(a, L.NAVIGATION[m][0], rtol=0.1) and b == L.NAVIGATION[m][1] for a, b in g)
-    H, K = 4, 3
+    H = 4
     vstars = np.array([2.0])
     # 4 configurations x 1 environment x 1 seed: per-episode values and expected violations
     value = np.array([[1.0, 2.0, 2.0], [2.0, 2.0, 2.0], [1.5, 1.5, 1.5], [0.0, 0.0, 0.0]])[:, None, None]
     exp_viol = np.array([[0.0] * 3, [0.1] * 3, [0.0] * 3, [0.0] * 3])[:, None, None]  # 0.1/H > 0.02
-    res = {"value": value, "exp_viol": exp_viol, "lemma1_bad": np.array([False, False, True, False])[:, None, None],
-           "empty_bad": np.zeros((4, 1, 1), bool)}
+    res = {
+        "value": value,
+        "exp_viol": exp_viol,
+        "lemma1_bad": np.array([False, False, True, False])[:, None, None],
+        "empty_bad": np.zeros((4, 1, 1), bool),
+    }
     rows = T._scores("SVAE", res, vstars, H)
     assert [r["eligible"] for r in rows] == [True, False, False, True]
     assert np.isclose(rows[0]["R_+(K)"], 1.0) and np.isclose(rows[2]["R_+(K)"], 1.5)

@@ -1,0 +1,134 @@
+"""The ball tasks compute exactly what they computed when ``ball_trajectories.json`` was written.
+
+For each task and each version (``"0.1"``, the default, and ``"1.4.0"``): four vmapped environments under the
+version's default parameters, reset from a fixed key, then stepped through :class:`~saferl.envs.wrappers.AutoReset`
+(a pool of one fresh reset per environment) for a few steps past the time limit, with actions drawn from a fixed
+key uniformly in ``[-1.5, 1.5]^2`` (past the action bounds).  Random actions seldom reach a goal or an apple, so
+every ``NUDGE_EVERY`` steps Reach's goal and Gather's apples and bombs are moved to the ball, and the next step
+reaches them (goal bonus and re-spawn, collection, bomb cost, Gather's termination).  The test compares sha256
+digests of the bytes of every observation, reward, cost, ``terminated``, ``truncated`` and info entry, and of
+every leaf of the initial and final states.  Regenerate the fixture only on purpose::
+
+    JAX_PLATFORMS=cpu python tests/envs/bullet_ball/test_ball_trajectories.py --write
+
+Bit-identity is a property of one JAX/XLA version on one kind of CPU: the fixture records the JAX version it was
+made with, and the digests may legitimately differ under another.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import saferl.envs  # noqa: F401  (registers the tasks)
+from saferl.envs import base
+from saferl.envs.wrappers import AutoReset
+
+FIXTURE = Path(__file__).with_name("ball_trajectories.json")
+TASKS = ("SafetyBallRun", "SafetyBallCircle", "SafetyBallGather", "SafetyBallReach")
+VERSIONS = ("0.1", "1.4.0")
+NUM_ENVS = 4
+EXTRA_STEPS = 5  # steps past the time limit
+ACTION_SCALE = 1.5
+NUDGE_EVERY = 60
+
+#: per task, a state whose next step reaches its goal (Reach) or every apple and bomb (Gather)
+NUDGES = {
+    "SafetyBallRun": lambda s: s,
+    "SafetyBallCircle": lambda s: s,
+    "SafetyBallGather": lambda s: s.replace(
+        apples=jnp.broadcast_to(s.pos, s.apples.shape), bombs=jnp.broadcast_to(s.pos, s.bombs.shape)
+    ),
+    "SafetyBallReach": lambda s: s.replace(goal=s.pos),
+}
+
+
+def _bytes(x) -> bytes:
+    x = jax.random.key_data(x) if jnp.issubdtype(jnp.asarray(x).dtype, jax.dtypes.prng_key) else x
+    a = np.asarray(x)
+    return str(a.dtype).encode() + str(a.shape).encode() + a.tobytes()
+
+
+def _tree_digests(prefix: str, tree) -> dict[str, str]:
+    flat, _ = jax.tree_util.tree_flatten_with_path(tree)
+    return {prefix + jax.tree_util.keystr(path): hashlib.sha256(_bytes(leaf)).hexdigest() for path, leaf in flat}
+
+
+def trajectory_digests(name: str, version: str) -> dict[str, str]:
+    env = base.make(name, version=version)
+    params = env.default_params()
+    steps = int(params.max_steps) + EXTRA_STEPS
+    wrapped = AutoReset(env, pool_size=1)
+    reset_keys = jax.random.split(jax.random.PRNGKey(20261203), NUM_ENVS)
+    actions = ACTION_SCALE * jax.random.uniform(jax.random.PRNGKey(5), (steps, NUM_ENVS, 2), minval=-1.0, maxval=1.0)
+
+    @jax.jit
+    def rollout(keys, actions):
+        state, obs = jax.vmap(wrapped.reset, in_axes=(0, None))(keys, params)
+
+        def body(state, inputs):
+            t, action = inputs
+            nudged = jax.vmap(NUDGES[name])(state.inner)
+            nudge = (t % NUDGE_EVERY) == NUDGE_EVERY - 1
+            state = state.replace(inner=jax.tree.map(lambda a, b: jnp.where(nudge, a, b), nudged, state.inner))
+            state, *outs = jax.vmap(wrapped.step, in_axes=(0, 0, None))(state, action, params)
+            return state, tuple(outs)
+
+        final, outs = jax.lax.scan(body, state, (jnp.arange(actions.shape[0]), actions))
+        return state, obs, final, outs
+
+    first, first_obs, final, (obs, reward, cost, term, trunc, info) = rollout(reset_keys, actions)
+    digests = _tree_digests(
+        "", {"reset_obs": first_obs, "obs": obs, "reward": reward, "cost": cost, "terminated": term, "truncated": trunc}
+    )
+    digests.update(_tree_digests("info", info))
+    digests.update(_tree_digests("reset_state", first))
+    digests.update(_tree_digests("final_state", final))
+    # what the trajectory covers, so that a regenerated fixture shows it still does
+    digests["terminations"] = str(int(np.sum(np.asarray(term))))
+    digests["truncations"] = str(int(np.sum(np.asarray(trunc))))
+    digests["cost_steps"] = str(int(np.sum(np.asarray(cost) > 0)))
+    digests["goals_reached"] = str(int(np.sum(np.asarray(info.get("goal_reached", 0.0)))))
+    return digests
+
+
+@pytest.fixture(scope="module")
+def fixture():
+    return json.loads(FIXTURE.read_text())
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("name", TASKS)
+def test_trajectory_is_bit_identical(name, version, fixture):
+    expected = fixture["tasks"][f"{name}@{version}"]
+    got = trajectory_digests(name, version)
+    assert int(expected["terminations"]) + int(expected["truncations"]) >= NUM_ENVS
+    assert got.keys() == expected.keys(), sorted(got.keys() ^ expected.keys())
+    changed = sorted(k for k in expected if got[k] != expected[k])
+    assert not changed, (
+        f"{name} {version}: {changed} differ from {FIXTURE.name} (made with JAX {fixture['jax']}, "
+        f"this is {jax.__version__})"
+    )
+
+
+if __name__ == "__main__":
+    if "--write" not in sys.argv:
+        raise SystemExit("usage: test_ball_trajectories.py --write  (overwrites the fixture)")
+    out = {
+        "jax": jax.__version__,
+        "tasks": {f"{name}@{version}": trajectory_digests(name, version) for name in TASKS for version in VERSIONS},
+    }
+    FIXTURE.write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
+    print(
+        {
+            key: (d["terminations"], d["truncations"], d["cost_steps"], d["goals_reached"])
+            for key, d in out["tasks"].items()
+        }
+    )
