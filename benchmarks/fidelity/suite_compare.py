@@ -276,9 +276,9 @@ def assets_section(orig: dict, ours: dict) -> list[str]:
         f"(the sum), and MJX's candidate contact has margin {q['mjx']['includemargin'][0]:.3g} "
         "(`mujoco/mjx/_src/collision_driver.py`: `geom_margin[geom1] + geom_margin[geom2]`). The Ant's geoms "
         "have margin 0.01, the Hopper's and the Humanoid's 0.001, the HalfCheetah's 0, the same on every "
-        "geom of a model, so saferl halves each (`saferl.envs.velocity.locomotion.match_margin_rule`) and every pair "
-        "gets 2.3.3's margin; with the file's margins the Ant's feet felt the floor from 2 cm instead of 1 cm, "
-        "the Hopper's and the Humanoid's from 2 mm instead of 1 mm. The MuJoCo 4.0 rows below read the file's "
+        "geom of a model, so saferl halves each (`saferl.envs.velocity.gymnasium_models.match_margin_rule`) and "
+        "every pair gets 2.3.3's margin; with the file's margins the Ant's feet felt the floor from 2 cm instead "
+        "of 1 cm, the Hopper's and the Humanoid's from 2 mm instead of 1 mm. The MuJoCo 4.0 rows below read the file's "
         "margins (and halve them where they say so).",
         "",
     ]

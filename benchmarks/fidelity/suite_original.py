@@ -146,7 +146,7 @@ def trajectory(label: str, env_id: str, perturbation: float = 0.0) -> dict:
 
 
 def saferl_assets() -> Path | None:
-    """The main venv's gymnasium/envs/mujoco/assets (what saferl's locomotion.gymnasium_asset reads)."""
+    """The main venv's gymnasium/envs/mujoco/assets (what saferl's gymnasium_models.gymnasium_asset reads)."""
     found = sorted(ROOT.glob(".venv/lib/python*/site-packages/gymnasium/envs/mujoco/assets"))
     return found[0] if found else None
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import jax
 
 from saferl.envs import base as envs
+from saferl.envs import suites
 from saferl.envs.wrappers import AutoReset, EpisodeStatistics, VecEnv
 from saferl.foundation.atomic_files import write_json_atomic
 from saferl.training import config as configlib
@@ -94,18 +95,7 @@ def training(algo: str, env_name: str, num_envs: int, seeds: int, chunks: int = 
 
 DEFAULT_ENV_GRID = "1x1,64x1,1024x1,256x8"
 #: names ``--env`` accepts for several environments at once
-ENV_GROUPS = {
-    "ctrpo-benchmark": (
-        "SafetyAntVelocity",
-        "SafetyHalfCheetahVelocity",
-        "SafetyHumanoidVelocity",
-        "SafetyHopperVelocity",
-        "CarButton1",
-        "PointGoal1",
-        "RacecarCircle1",
-        "PointPush1",
-    )
-}
+ENV_GROUPS = suites.SUITES
 DEFAULT_TRAIN_GRID = "16x1,16x8,64x1"
 QUICK_ENV_GRID, QUICK_TRAIN_GRID = "64x1,1024x1", "16x1"
 

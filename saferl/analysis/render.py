@@ -6,7 +6,7 @@ Three functions, each usable alone:
   program, the loop in Python, stopping when the episode ends) and returns its states, rewards and
   costs (:class:`Episode`);
 * :func:`render_states` draws a sequence of states with the environment's drawer
-  (:mod:`saferl.analysis.render_drawers`) and writes the animation;
+  (:mod:`saferl.analysis.drawers`) and writes the animation;
 * :func:`render_episode` does both: ``render_episode(env, params, act, key, "out.gif")``.
 
 Frames: one per state, the initial state included, so an episode of ``T`` steps has ``T + 1``
@@ -46,7 +46,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from saferl.analysis.render_drawers import COLORS, DRAWERS, DrawerEntry, EpisodeView, drawer_for, supported
+from saferl.analysis.drawers.canvas import COLORS
+from saferl.analysis.drawers.registry import DRAWERS, DrawerEntry, EpisodeView, drawer_for, supported
 from saferl.envs.base import Environment
 from saferl.envs.wrappers import AutoReset
 from saferl.foundation.errors import MissingExtraError

@@ -27,11 +27,14 @@ from saferl.reproduce.canary import fig2 as canary_fig2  # noqa: E402,F401
 from saferl.reproduce.canary import fig5 as canary_fig5  # noqa: E402,F401
 from saferl.reproduce.canary import table1 as canary_table1  # noqa: E402,F401
 from saferl.reproduce.canary import theory as canary_theory  # noqa: E402,F401
-from saferl.reproduce.ctrpo import ablations as ctrpo_ablations  # noqa: E402,F401
 from saferl.reproduce.ctrpo import fig2 as ctrpo_fig2  # noqa: E402,F401  (tabular / exact)
 from saferl.reproduce.ctrpo import fig3 as ctrpo_fig3  # noqa: E402,F401
 from saferl.reproduce.ctrpo import pointgoal as ctrpo_pointgoal  # noqa: E402,F401
 from saferl.reproduce.ctrpo import table1 as ctrpo_table1  # noqa: E402,F401
+from saferl.reproduce.ctrpo.ablations import beta as ctrpo_beta  # noqa: E402,F401
+from saferl.reproduce.ctrpo.ablations import cost_noise as ctrpo_cost_noise  # noqa: E402,F401
+from saferl.reproduce.ctrpo.ablations import hysteresis as ctrpo_hysteresis  # noqa: E402,F401
+from saferl.reproduce.ctrpo.ablations import phi as ctrpo_phi  # noqa: E402,F401
 from saferl.reproduce.framework import SCALE_NAMES, Scale, Target, get, run, target, targets
 from saferl.reproduce.scpo import cartsafe as scpo_cartsafe  # noqa: E402,F401
 from saferl.reproduce.scpo import fig5 as scpo_fig5  # noqa: E402,F401

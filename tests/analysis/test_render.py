@@ -12,7 +12,8 @@ import pytest
 from matplotlib.colors import to_rgb
 from PIL import Image
 
-from saferl.analysis import render, render_drawers
+from saferl.analysis import render
+from saferl.analysis.drawers import canvas, mujoco_scene, navigation
 from saferl.envs.base import Environment
 from saferl.envs.bullet_ball.ball import BallCircle, BallGather
 from saferl.envs.bullet_ball.physics import BallState
@@ -25,7 +26,7 @@ from saferl.envs.safety_nav.point_goal import PointGoal
 from saferl.envs.wrappers import AutoReset, EpisodeStatistics
 from saferl.foundation.errors import MissingExtraError
 
-C = render_drawers.COLORS
+C = canvas.COLORS
 PG_SIZE, PG_STEPS = (320, 280), 12
 GATHER_SIZE, GATHER_STEPS = (200, 240), 10
 
@@ -179,7 +180,7 @@ def test_frame_stride_and_a_subclass_drawer(point_goal):
         pass
 
     scene = render.Scene(PointGoalVariant(), params, episode.states, episode.rewards, episode.costs, size=(64, 64))
-    assert scene.entry.draw is render_drawers.draw_navigation and scene.title == "PointGoalVariant"
+    assert scene.entry.draw is navigation.draw_navigation and scene.title == "PointGoalVariant"
 
 
 # --------------------------------------------------------------------------- a ball task
@@ -327,7 +328,7 @@ def test_ball_reach_box_follows_its_orbit():
 
 
 def test_mujoco_without_gl_is_one_line(monkeypatch, tmp_path):
-    monkeypatch.setattr(render_drawers, "mujoco_gl_backend", lambda: None)
+    monkeypatch.setattr(mujoco_scene, "mujoco_gl_backend", lambda: None)
     env = EcoAnt.__new__(EcoAnt)  # no MJX model is built
 
     def act(obs, key):
@@ -343,7 +344,7 @@ def test_mujoco_without_gl_is_one_line(monkeypatch, tmp_path):
 
 def test_gl_detection_survives_a_missing_mujoco(monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "mujoco", None)  # import mujoco raises ImportError
-    assert render_drawers.mujoco_gl_backend() is None
+    assert mujoco_scene.mujoco_gl_backend() is None
 
 
 def test_unsupported_environment_is_one_line(tmp_path):

@@ -79,6 +79,7 @@ from pathlib import Path
 import numpy as np
 
 from saferl.analysis import metrics, plotting, verdicts
+from saferl.envs import suites
 from saferl.reproduce import deep_rl
 from saferl.reproduce.ctrpo.harness import (  # noqa: F401  (the harness's names, as the targets read them)
     AUTHORS_BATCH,
@@ -97,16 +98,7 @@ from saferl.training import runs
 
 LIMIT = 25.0  # cost_limit 25.0 for all eight tasks (milosen/ctrpo, every stored run's config.json)
 #: saferl's names of the eight tasks, in the order of the paper's Table 1 columns
-TASKS = (
-    "SafetyAntVelocity",
-    "SafetyHalfCheetahVelocity",
-    "SafetyHumanoidVelocity",
-    "SafetyHopperVelocity",
-    "CarButton1",
-    "PointGoal1",
-    "RacecarCircle1",
-    "PointPush1",
-)
+TASKS = suites.CTRPO_BENCHMARK
 PAPER_COLUMNS = (
     "AntVelocity",
     "HalfCheetahVelocity",

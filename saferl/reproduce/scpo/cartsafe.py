@@ -30,17 +30,8 @@ import numpy as np
 from saferl.analysis import verdicts
 from saferl.reproduce import deep_rl
 from saferl.reproduce.framework import Scale, target
-from saferl.reproduce.scpo.fig5 import (
-    CONSTRAINED,
-    METHODS,
-    SAFE_NO_LATER,
-    SMOKE_SHRINK,
-    by_task,
-    claim,
-    final_window,
-    run_one_task,
-    safe_no_later_entry,
-)
+from saferl.reproduce.scpo.common import CONSTRAINED, METHODS, SMOKE_SHRINK, run_one_task
+from saferl.reproduce.scpo.stats import SAFE_NO_LATER, by_task, claim, final_window, safe_no_later_entry
 
 TASK = "CartSafe"
 _F22 = (

@@ -40,15 +40,8 @@ import numpy as np
 from saferl.analysis import verdicts
 from saferl.reproduce import deep_rl
 from saferl.reproduce.framework import Scale, target
-from saferl.reproduce.scpo.fig5 import (
-    SMOKE_SHRINK,
-    by_task,
-    claim,
-    curve_bootstrap,
-    final_window,
-    run_one_task,
-    similar,
-)
+from saferl.reproduce.scpo.common import SMOKE_SHRINK, run_one_task
+from saferl.reproduce.scpo.stats import by_task, claim, curve_bootstrap, final_window, similar
 
 TASK = "SafetyBallRun"
 AUGMENTED, PLAIN = "SCPO", "SCPO (ablation: no cumulative-cost state)"

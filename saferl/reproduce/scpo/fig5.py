@@ -2,8 +2,9 @@
 
 Mhamed & Gu, "SCPO: Safe Reinforcement Learning with Safety Critic Policy Optimization" (arXiv:2311.00880),
 Sec. 5 and App. F.2.1: SafetyBallRun, SafetyBallCircle, SafetyBallGather, SafetyBallReach (Bullet-Safety-Gym 0.1,
-250-step episodes), cost limits of App. G Table 1 (25, 25, 0.2, 10), 4 seeds.  This module also holds what the
-other two SCPO targets share (:mod:`~saferl.reproduce.scpo.cartsafe`, :mod:`~saferl.reproduce.scpo.fig15`).
+250-step episodes), cost limits of App. G Table 1 (25, 25, 0.2, 10), 4 seeds.  What the three SCPO targets share is in
+:mod:`~saferl.reproduce.scpo.stats` (the statistics and verdicts below) and :mod:`~saferl.reproduce.scpo.common`
+(the methods below, training and tabulating).
 
 Rows (one per method and task): final return and final cost (mean of the last 10% of iterations per seed, 95%
 bootstrap interval over seeds), the safety verdict of the final cost against the limit (verdicts.safety_verdict),
@@ -77,74 +78,29 @@ at the measured wall rates, ~7.5 h at load 12; ``full`` ~31 h of CPU time.
 
 from __future__ import annotations
 
-import math
-import warnings
 from pathlib import Path
 
-import numpy as np
-
-from saferl.analysis import plotting, verdicts
+from saferl.analysis import verdicts
 from saferl.reproduce import deep_rl
-from saferl.reproduce.deep_rl import per_seed_series
 from saferl.reproduce.framework import Scale, target
-from saferl.training import config as configlib
-from saferl.training import runs
+from saferl.reproduce.scpo import stats
+from saferl.reproduce.scpo.common import CONSTRAINED, METHODS, SMOKE_SHRINK, run_comparison, settings
+from saferl.reproduce.scpo.stats import (
+    RETURN_MARGIN,
+    SAFE_NO_LATER,
+    by_task,
+    curve_bootstrap,  # noqa: F401  (a statistic of the rows above, named here too)
+    mean_seed_sd,  # noqa: F401  (likewise)
+    safe_from,  # noqa: F401  (likewise)
+    safe_no_later_entry,
+    similar,
+    span,
+)
 
 BALL_TASKS = ("SafetyBallRun", "SafetyBallCircle", "SafetyBallGather", "SafetyBallReach")
-#: App. G Table 1 (CartSafe: the paper's 1; the authors' utils/env_info.py says 0.5)
-COST_LIMITS = {
-    "SafetyBallRun": 25.0,
-    "SafetyBallCircle": 25.0,
-    "SafetyBallGather": 0.2,
-    "SafetyBallReach": 10.0,
-    "CartSafe": 1.0,
-}
 #: RL-Safety-Algorithms experiments/benchmark_*_tasks.py: epochs of 32000 steps
 BENCHMARK_EPOCHS = {"SafetyBallRun": 100, "SafetyBallCircle": 500, "SafetyBallGather": 500, "SafetyBallReach": 500}
 BASELINE_BATCH = 32_000
-
-_GRONAUER = {  # the settings every baseline shares (module docstring, with their files)
-    "num_envs": 16,
-    "rollout_steps": 2000,
-    "network": {
-        "actor_hidden": [64, 64],
-        "critic_hidden": [64, 64],
-        "activation": "tanh",
-        "init_log_std": math.log(0.5),
-        "value_normalization": False,
-    },
-    "hparams": {
-        "gamma": 0.99,
-        "cost_gamma": 0.99,
-        "gae_lambda": 0.95,
-        "critic_lr": 1e-3,
-        "critic_epochs": 5,
-        "critic_minibatches": 16,
-        "max_grad_norm": 0.0,
-        "cg_iters": 10,
-        "cg_damping": 0.1,
-        "backtracks": 15,
-        "decay": 0.8,
-        "fvp_subsample": 4,
-    },
-}
-
-
-def gronauer(**hparams) -> dict:
-    """A baseline's config overrides: the shared RL-Safety-Algorithms settings with its own ``hparams``."""
-    return configlib.merge(_GRONAUER, {"hparams": hparams})
-
-
-#: (label, algorithm, config overrides); CPO's and PCPO's rows get their cost units appended (deep_rl.units_label)
-METHODS = [
-    ("SCPO", "scpo", {}),
-    ("TRPO", "trpo", gronauer(target_kl=0.01)),
-    ("TRPO-L", "trpo_lag", gronauer(target_kl=0.01, lagrange_optimizer="sgd", lagrange_lr=0.05, lagrange_init=0.001)),
-    ("CPO", "cpo", gronauer(target_kl=1e-4, backtracks=20, cost_scale="length")),
-    ("PDO", "pdo", gronauer()),
-    ("PCPO", "pcpo", gronauer()),
-]
-CONSTRAINED = ("TRPO-L", "CPO", "PDO", "PCPO")  # the labels SCPO's safety claims compare with, TRPO-L first
 
 _SEC5 = "Sec. 5, on Fig. 5"
 _SPREAD = (
@@ -171,136 +127,11 @@ PAPER_CLAIMS = {
     "final_return_similar": _RETURNS,
     "gather_return_higher": _RETURNS,
 }
-#: "comparable" / "similar" return: within 10% of the other method's |mean final return| (our choice)
-RETURN_MARGIN = 0.1
-REPS, CONFIDENCE = 2000, 0.95
-
-# --------------------------------------------------------------------------- statistics of the training curves
 
 
-def safe_from(mean_curves, limit) -> np.ndarray:
-    """Fraction of training before the first iteration from which every later mean cost is <= ``limit``:
-    ``mean_curves`` (..., K) -> (...,), 0 when the whole curve is at or below the limit, ``inf`` when its last
-    value is above (NaN, no finished episode, counts as above)."""
-    m = np.asarray(mean_curves, float)
-    above = ~(m <= limit)
-    k = m.shape[-1]
-    last_above = np.where(above.any(-1), k - 1 - np.argmax(above[..., ::-1], axis=-1), -1)
-    first_safe = last_above + 1
-    return np.where(first_safe >= k, np.inf, first_safe / k)
-
-
-def final_window(k: int) -> int:
-    """The iterations "final" averages over: the last 10%, at least one (saferl.training.runs.final_statistics)."""
-    return max(1, math.ceil(runs.FINAL_FRACTION * k))
-
-
-def curve_bootstrap(curves, statistic, reps: int = REPS, seed: int = 0) -> tuple[float, float, float]:
-    """``statistic`` of the across-seed mean of ``curves`` (seeds, K) and its 95% interval over seeds resampled
-    with replacement; ``statistic`` maps (R, K) mean curves to (R,).  Percentiles are order statistics (no
-    interpolation), so an ``inf`` statistic keeps its meaning; NaN where a statistic is NaN."""
-    c = np.asarray(curves, float)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN iterations
-        point = float(statistic(np.nanmean(c, axis=0)[None])[0])
-        idx = np.random.default_rng(seed).integers(0, c.shape[0], size=(reps, c.shape[0]))
-        samples = np.sort(statistic(np.nanmean(c[idx], axis=1)))
-    if np.isnan(samples).any():
-        return point, math.nan, math.nan
-    alpha = (1.0 - CONFIDENCE) / 2.0
-    lo, hi = samples[int(math.floor(alpha * (reps - 1)))], samples[int(math.ceil((1.0 - alpha) * (reps - 1)))]
-    return point, float(lo), float(hi)
-
-
-def mean_seed_sd(curves, reps: int = REPS, seed: int = 0) -> tuple[float, float, float]:
-    """The across-seed SD (ddof 1) per iteration averaged over iterations, and its interval over seed resamples
-    (NaN with fewer than 2 seeds)."""
-    c = np.asarray(curves, float)
-    if c.shape[0] < 2:
-        return math.nan, math.nan, math.nan
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        point = float(np.nanmean(np.nanstd(c, axis=0, ddof=1)))
-        idx = np.random.default_rng(seed).integers(0, c.shape[0], size=(reps, c.shape[0]))
-        samples = np.nanmean(np.nanstd(c[idx], axis=1, ddof=1), axis=-1)
-    lo, hi = np.nanpercentile(samples, [100 * (1 - CONFIDENCE) / 2, 100 * (1 + CONFIDENCE) / 2])
-    return point, float(lo), float(hi)
-
-
-def curve_columns(cost, limit: float, steps_per_iteration: int) -> dict:
-    """A row's training-curve columns from its per-seed cost curves (seeds, K)."""
-    out = {}
-    out["training_cost"], out["training_cost_lo"], out["training_cost_hi"] = verdicts.bootstrap_mean(
-        np.nanmean(cost, axis=1)
-    )
-    out["training_cost_sd"], out["training_cost_sd_lo"], out["training_cost_sd_hi"] = mean_seed_sd(cost)
-    out["safe_from"], out["safe_from_lo"], out["safe_from_hi"] = curve_bootstrap(cost, lambda m: safe_from(m, limit))
-    first = out["safe_from"] * cost.shape[1]
-    out["safe_from_iteration"] = None if math.isinf(first) else int(round(first)) + 1
-    out["safe_from_env_steps"] = None if math.isinf(first) else int(round(first)) * steps_per_iteration
-    out["iterations"] = int(cost.shape[1])
-    return out
-
-
-# --------------------------------------------------------------------------- verdicts from intervals
-
-
-def _margin(b: dict) -> float:
-    return RETURN_MARGIN * abs(float(b["final_return"]))
-
-
-def comparable(a: dict, b: dict) -> str:
-    """a's final return not below b's: not_reproduced only when a's interval lies below b's by more than the
-    margin (10% of b's |mean|)."""
-    (a_lo, a_hi), (b_lo, b_hi) = verdicts.interval(a, "final_return"), verdicts.interval(b, "final_return")
-    if any(math.isnan(v) for v in (a_lo, a_hi, b_lo, b_hi)):
-        return "undecided"
-    return "not_reproduced" if a_hi < b_lo - _margin(b) else "reproduced"
-
-
-def similar(a: dict, b: dict) -> str:
-    """Final returns alike: reproduced when the intervals overlap or lie within the margin of each other."""
-    (a_lo, a_hi), (b_lo, b_hi) = verdicts.interval(a, "final_return"), verdicts.interval(b, "final_return")
-    if any(math.isnan(v) for v in (a_lo, a_hi, b_lo, b_hi)):
-        return "undecided"
-    gap = max(a_lo - b_hi, b_lo - a_hi, 0.0)
-    return "reproduced" if gap <= _margin(b) else "not_reproduced"
-
-
-def _span(row: dict, key: str) -> list:
-    return [row.get(key), row.get(f"{key}_lo"), row.get(f"{key}_hi")]
-
-
-def claim(key: str, reading: str, entries: dict, claims: dict = PAPER_CLAIMS) -> dict:
-    """A check: the paper's sentence and where it is (``claims[key]``), our reading of it, and the verdicts."""
-    text, where = claims[key]
-    return {"paper": text, "where": where, "reading": reading, **entries}
-
-
-def safe_no_later_entry(scpo: dict, other: dict) -> dict:
-    parts = {"no_later": verdicts.compare(scpo, other, "safe_from", "<="), "comparable_return": comparable(scpo, other)}
-    return {
-        "verdict": verdicts.both(*parts.values()),
-        **parts,
-        "safe_from": {scpo["method"]: _span(scpo, "safe_from"), other["method"]: _span(other, "safe_from")},
-        "safe_from_iteration": {r["method"]: r.get("safe_from_iteration") for r in (scpo, other)},
-        "final_return": {r["method"]: _span(r, "final_return") for r in (scpo, other)},
-    }
-
-
-def by_task(rows: list[dict]) -> dict:
-    """{task: {label: row}} in row order (labels are unique within a task)."""
-    out: dict = {}
-    for row in rows:
-        out.setdefault(row["env"], {})[row["label"]] = row
-    return out
-
-
-SAFE_NO_LATER = (
-    "the first iteration from which the across-seed mean cost stays <= the limit, as a fraction of "
-    "training; SCPO's interval at or below the other's, and SCPO's final return not below the other's by "
-    f"more than {RETURN_MARGIN:.0%} (intervals)"
-)
+def claim(key: str, reading: str, entries: dict) -> dict:
+    """:func:`stats.claim` with the sentences of :data:`PAPER_CLAIMS`."""
+    return stats.claim(key, reading, entries, PAPER_CLAIMS)
 
 
 def fig5_checks(rows: list[dict]) -> dict:
@@ -317,7 +148,7 @@ def fig5_checks(rows: list[dict]) -> dict:
             {
                 task: {
                     "verdict": verdicts.safety_as_claim(s),
-                    "final_cost": _span(s, "final_cost"),
+                    "final_cost": span(s, "final_cost"),
                     "limit": s["cost_limit"],
                 }
                 for task, s in scpo.items()
@@ -365,103 +196,7 @@ def fig5_checks(rows: list[dict]) -> dict:
     }
 
 
-# --------------------------------------------------------------------------- training and tabulating
-
-
-def train_task(
-    methods: list[tuple], task: str, out: Path, scale: Scale, limit: float, extra_columns=None
-) -> tuple[list[dict], list]:
-    """Train ``methods`` on ``task`` (deep_rl.compare_algorithms, the scale's shrink applied last) and add the
-    curve columns (and ``extra_columns(cost, ret)``'s, curves (seeds, K)); returns the rows and each run's
-    (row, cost curves, return curves) for the figure."""
-    steps = scale["env_steps"][task]
-    base = {"constraint": {"type": "expected", "limit": limit}, "total_steps": steps, "seeds": scale.seeds}
-    shrink = scale.get("shrink", {})
-    chosen = [(label, algo, configlib.merge(over, shrink)) for label, algo, over in deep_rl.methods_at(methods, scale)]
-    result = deep_rl.compare_algorithms(chosen, task, out / task, base, show_progress=scale.name != "smoke")
-    curves = []
-    for row in result["rows"]:
-        run_dir = out / task / "runs" / deep_rl.run_dir_name(row["method"])
-        cfg, progress = runs.load_run_config(run_dir), runs.read_progress(run_dir)
-        seeds = runs.seed_ids(cfg)
-        cost, ret = per_seed_series(progress, "episode_cost", seeds), per_seed_series(progress, "episode_return", seeds)
-        row["env"] = task
-        row.update(curve_columns(cost, limit, cfg["num_envs"] * cfg["rollout_steps"]))
-        if extra_columns is not None:
-            row.update(extra_columns(cost, ret))
-        curves.append((row, cost, ret))
-    return result["rows"], curves
-
-
-def _seed_sd(curves) -> np.ndarray:
-    """Across-seed SD (ddof 1) per iteration; 0 for one seed."""
-    return np.nanstd(curves, axis=0, ddof=1) if curves.shape[0] > 1 else np.zeros(curves.shape[1])
-
-
-def curves_figure(curves_by_task: dict, path: Path, title: str) -> str:
-    """Fig. 5's layout: per task (columns) the return, the cost with its limit and the cost's across-seed SD
-    (ddof 1), against the fraction of training (the paper matches B = 32768 and 32000 this way)."""
-    plt = plotting.pyplot()
-    fig, axes = plt.subplots(3, len(curves_by_task), figsize=(4 * len(curves_by_task), 8.5), squeeze=False)
-    for col, (task, curves) in enumerate(curves_by_task.items()):
-        for row, cost, ret in curves:
-            x = np.arange(cost.shape[1]) / cost.shape[1]  # training before the iteration's rollout, as safe_from
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)
-                line = plotting.band(axes[0, col], x, np.nanmean(ret, axis=0), _seed_sd(ret), label=row["method"])
-                plotting.band(
-                    axes[1, col], x, np.nanmean(cost, axis=0), _seed_sd(cost), color=line.get_color(), clip=(0.0, None)
-                )
-                axes[2, col].plot(x, _seed_sd(cost), color=line.get_color())
-        axes[1, col].axhline(COST_LIMITS[task], color="k", ls="--", lw=1)
-        axes[0, col].set_title(task)
-        for r, name in enumerate(("return", "cost (limit dashed)", "cost SD over seeds")):
-            axes[r, col].set_ylabel(name)
-            axes[r, col].grid(alpha=0.3)
-        axes[2, col].set_xlabel("fraction of training before the iteration")
-    axes[0, 0].legend(fontsize=7)
-    fig.suptitle(title)
-    plotting.save_figure(fig, path, dpi=90)
-    return path.name
-
-
-def run_comparison(
-    methods: list[tuple], tasks, scale: Scale, out: Path, figure: str, title: str, extra_columns=None
-) -> dict:
-    """Every task of ``tasks`` in turn; the rows, the combined figure and each task's curves.png."""
-    rows, curves, figures = [], {}, []
-    for task in tasks:
-        task_rows, curves[task] = train_task(methods, task, out, scale, COST_LIMITS[task], extra_columns)
-        rows += task_rows
-        figures.append(f"{task}/curves.png")
-    figures.insert(0, curves_figure(curves, out / figure, title))
-    return {"rows": rows, "figures": figures}
-
-
-def run_one_task(
-    methods: list[tuple], task: str, scale: Scale, out: Path, figure: str, title: str, extra_columns, paper: str
-) -> dict:
-    """:func:`run_comparison` on one task, its result's ``settings`` naming the paper's figure (``paper``)."""
-    result = run_comparison(methods, [task], scale, Path(out), figure, title, extra_columns=extra_columns)
-    result["settings"] = {**settings(methods, scale, [task]), "paper": paper}
-    return result
-
-
-def settings(methods: list[tuple], scale: Scale, tasks) -> dict:
-    return {
-        "tasks": {t: {"cost_limit": COST_LIMITS[t], "env_steps": scale["env_steps"][t]} for t in tasks},
-        "seeds": scale.seeds,
-        "methods": {
-            label: {"algo": algo, "overrides": over} for label, algo, over in deep_rl.methods_at(methods, scale)
-        },
-        "shrink": scale.get("shrink", {}),
-        "return_margin": RETURN_MARGIN,
-        "paper": "SCPO paper (arXiv:2311.00880) Fig. 5 / App. F.2: curves only, claims in checks",
-    }
-
-
-#: smoke (tests only): SCPO alone, 2 seeds x 2 iterations of 4 x 250 steps (one episode each), minibatches 8
-SMOKE_SHRINK = {"num_envs": 4, "rollout_steps": 250, "iterations_per_chunk": 1, "hparams": {"minibatches": 8}}
+#: smoke (tests only): SCPO alone, shrunk by common.SMOKE_SHRINK
 SMOKE_NOTE = "SCPO only, 2 iterations of 4 x 250 steps, minibatches 8 (the tests; one compiled program)"
 #: cpu: per-task steps per seed: Run half its full budget (50 baseline iterations), the others 30 iterations
 #: (6% of their 16M); the wall time (module docstring, "Measured rates") is ~2.6 h of CPU time
