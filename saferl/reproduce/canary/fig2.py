@@ -459,13 +459,13 @@ def fig2_checks(rows: list[dict]) -> dict:
     }
 
 
-@target(
-    "canary-fig2",
+DESCRIPTION = (
     "Canary Fig. 2: relative variance of Cantelli / indicator / CVaR constraint value and "
-    "gradient as eps -> 0 on IcyLake (MC score function and GAE critic)",
-    scales=SCALES,
-    checks=fig2_checks,
+    "gradient as eps -> 0 on IcyLake (MC score function and GAE critic)"
 )
+
+
+@target("canary-fig2", DESCRIPTION, scales=SCALES, checks=fig2_checks)
 def fig2(scale: Scale, out: Path) -> dict:
     result = study(scale.name)
     name = "canary_fig2_relative_variance.png"

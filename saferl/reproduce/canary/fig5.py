@@ -53,12 +53,10 @@ def fig5_checks(rows: list[dict]) -> dict:
     }
 
 
-@target(
-    "canary-fig5",
-    "Canary on IcyLake: P(C >= 15) during training for several eps, many seeds (Fig. 5)",
-    scales=FIG5_SCALES,
-    checks=fig5_checks,
-)
+DESCRIPTION = "Canary on IcyLake: P(C >= 15) during training for several eps, many seeds (Fig. 5)"
+
+
+@target("canary-fig5", DESCRIPTION, scales=FIG5_SCALES, checks=fig5_checks)
 def fig5(scale: Scale, out: Path) -> dict:
     plt = plotting.pyplot()
     rows, curves = [], {}

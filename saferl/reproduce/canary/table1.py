@@ -205,12 +205,10 @@ def table1_checks(rows: list[dict]) -> dict:
     return checks
 
 
-@target(
-    "canary-table1",
-    "Canary vs PPO, CPO (VaR), CPPO, CVaR-CPO under P(C >= rho) <= 0.05 (Table 1)",
-    scales=TABLE1_SCALES,
-    checks=table1_checks,
-)
+DESCRIPTION = "Canary vs PPO, CPO (VaR), CPPO, CVaR-CPO under P(C >= rho) <= 0.05 (Table 1)"
+
+
+@target("canary-table1", DESCRIPTION, scales=TABLE1_SCALES, checks=table1_checks)
 def table1(scale: Scale, out: Path) -> dict:
     rows, figures = [], []
     for env in scale["envs"]:

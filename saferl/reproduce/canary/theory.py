@@ -91,13 +91,13 @@ def step_table(progress: list[dict], seeds: list[int]) -> dict:
     }
 
 
-@target(
-    "canary-theorem42",
+DESCRIPTION = (
     "Canary on IcyLake: measured change of J_C per accepted step vs Theorem 4.2's bound "
-    "(eq. 33, gamma_c = 0.99), and Prop. 4.1's variance floor",
-    scales=SCALES,
-    checks=theorem42_checks,
+    "(eq. 33, gamma_c = 0.99), and Prop. 4.1's variance floor"
 )
+
+
+@target("canary-theorem42", DESCRIPTION, scales=SCALES, checks=theorem42_checks)
 def theorem42(scale: Scale, out: Path) -> dict:
     plt = plotting.pyplot()
     user = {

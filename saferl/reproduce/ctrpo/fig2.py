@@ -126,12 +126,10 @@ def checks(rows: list[dict]) -> dict:
     return out
 
 
-@target(
-    "ctrpo-fig2",
-    "C-NPG (eqs. 13, 79) on a 2-state 2-action CMDP: 10 safe inits, beta in {1e-2, 1} (Fig. 2)",
-    scales=SCALES,
-    checks=checks,
-)
+DESCRIPTION = "C-NPG (eqs. 13, 79) on a 2-state 2-action CMDP: 10 safe inits, beta in {1e-2, 1} (Fig. 2)"
+
+
+@target("ctrpo-fig2", DESCRIPTION, scales=SCALES, checks=checks)
 def fig2(scale: Scale, out: Path) -> dict:
     iters = scale.steps
     m = C.figure2_cmdp()

@@ -304,14 +304,13 @@ def plot_fig3(rows: list[dict], path: Path, title: str) -> Path:
     return plotting.save_figure(fig, path, dpi=110, tight=False)
 
 
-@target(
-    "ctrpo-fig3",
+DESCRIPTION = (
     "C-TRPO Fig. 3: IQM over tasks x seeds of threshold-normalised final cost, PPO-normalised return "
-    "and CPO-normalised cost regret; methods sorted into probably safe / undecided / probably unsafe",
-    scales=table1.SCALES,
-    checks=fig3_checks,
-    plan=table1.plan,
+    "and CPO-normalised cost regret; methods sorted into probably safe / undecided / probably unsafe"
 )
+
+
+@target("ctrpo-fig3", DESCRIPTION, scales=table1.SCALES, checks=fig3_checks, plan=table1.plan)
 def run_fig3(scale: Scale, out: Path) -> dict:
     # Fig. 3's C-TRPO is the authors' b_H = 0.8 b runs (our "C-TRPO"); the b_H = b row is Table 1's only
     entries = [e for e in table1.train_grid(scale, out) if e["label"] != table1.TABLE1_CTRPO]

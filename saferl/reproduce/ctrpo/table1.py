@@ -429,14 +429,13 @@ def table1_checks(rows: list[dict]) -> dict:
     return checks
 
 
-@target(
-    "ctrpo-table1",
+DESCRIPTION = (
     "C-TRPO vs CPO, PCPO, CPPO-PID, PPO-Lag, TRPO-Lag, FOCOPS, CUP, IPO, P3O (+ PPO, TRPO) on the "
-    "eight Safety-Gymnasium tasks, cost limit 25: per-task V_r, V_c, cost regret (Table 1)",
-    scales=SCALES,
-    checks=table1_checks,
-    plan=plan,
+    "eight Safety-Gymnasium tasks, cost limit 25: per-task V_r, V_c, cost regret (Table 1)"
 )
+
+
+@target("ctrpo-table1", DESCRIPTION, scales=SCALES, checks=table1_checks, plan=plan)
 def run_table1(scale: Scale, out: Path) -> dict:
     entries = train_grid(scale, out)
     figures = []

@@ -147,12 +147,10 @@ CARTSAFE_SCALES = deep_rl.scales(
 )
 
 
-@target(
-    "scpo-cartsafe",
-    "SCPO vs TRPO, TRPO-L, CPO, PDO, PCPO on CartSafe, cost limit 1 (App. F.2.2, Fig. 13)",
-    scales=CARTSAFE_SCALES,
-    checks=cartsafe_checks,
-)
+DESCRIPTION = "SCPO vs TRPO, TRPO-L, CPO, PDO, PCPO on CartSafe, cost limit 1 (App. F.2.2, Fig. 13)"
+
+
+@target("scpo-cartsafe", DESCRIPTION, scales=CARTSAFE_SCALES, checks=cartsafe_checks)
 def cartsafe(scale: Scale, out: Path) -> dict:
     return run_one_task(
         METHODS,

@@ -156,12 +156,10 @@ FIG15_SCALES = deep_rl.scales(
 )
 
 
-@target(
-    "scpo-fig15",
-    "SCPO on SafetyBallRun with and without the cumulative-cost state (App. F.3, Fig. 15)",
-    scales=FIG15_SCALES,
-    checks=fig15_checks,
-)
+DESCRIPTION = "SCPO on SafetyBallRun with and without the cumulative-cost state (App. F.3, Fig. 15)"
+
+
+@target("scpo-fig15", DESCRIPTION, scales=FIG15_SCALES, checks=fig15_checks)
 def fig15(scale: Scale, out: Path) -> dict:
     return run_one_task(
         ABLATION_METHODS,

@@ -253,13 +253,13 @@ FIG5_SCALES = deep_rl.scales(
 )
 
 
-@target(
-    "scpo-fig5",
+DESCRIPTION = (
     "SCPO vs TRPO, TRPO-L, CPO, PDO, PCPO on SafetyBallRun/Circle/Gather/Reach: final return and "
-    "cost, cost and its spread over training, when the cost falls below the limit (Fig. 5)",
-    scales=FIG5_SCALES,
-    checks=fig5_checks,
+    "cost, cost and its spread over training, when the cost falls below the limit (Fig. 5)"
 )
+
+
+@target("scpo-fig5", DESCRIPTION, scales=FIG5_SCALES, checks=fig5_checks)
 def fig5(scale: Scale, out: Path) -> dict:
     result = run_comparison(
         METHODS,

@@ -44,12 +44,10 @@ def _same(a: dict, b: dict) -> bool:
     return all(close(a.get(k), b.get(k)) for k in (set(a) | set(b)) - {"method"})
 
 
-@target(
-    "svae-fig6",
-    "H.5 recursive elimination at d = 1, 3: SVAE vs w/o propagation (Fig. 6)",
-    scales=svae_common.scales({"smoke": 10, "full": 40}),
-    checks=fig6_checks,
-)
+DESCRIPTION = "H.5 recursive elimination at d = 1, 3: SVAE vs w/o propagation (Fig. 6)"
+
+
+@target("svae-fig6", DESCRIPTION, scales=svae_common.scales({"smoke": 10, "full": 40}), checks=fig6_checks)
 def fig6(scale: Scale, out: Path) -> dict:
     K, n_seeds = scale.steps, scale.seeds
     seeds = list(range(n_seeds))

@@ -27,12 +27,10 @@ def table2_checks(rows: list[dict]) -> dict:
     }
 
 
-@target(
-    "svae-table2",
-    "H.3 variance adaptation: SVAE vs Hoeffding variants on the two-step CMDP (Table 2, Fig. 4)",
-    scales=svae_common.scales({"smoke": 10, "full": 80}),
-    checks=table2_checks,
-)
+DESCRIPTION = "H.3 variance adaptation: SVAE vs Hoeffding variants on the two-step CMDP (Table 2, Fig. 4)"
+
+
+@target("svae-table2", DESCRIPTION, scales=svae_common.scales({"smoke": 10, "full": 80}), checks=table2_checks)
 def table2(scale: Scale, out: Path) -> dict:
     K, n_seeds = scale.steps, scale.seeds
     seeds = list(range(n_seeds))

@@ -38,12 +38,10 @@ def table3_checks(rows: list[dict]) -> dict:
     }
 
 
-@target(
-    "svae-table3",
-    "H.4 safety identification: sweeps over p and the cost gap (Table 3, Fig. 5)",
-    scales=svae_common.scales({"smoke": 10, "full": 40}),
-    checks=table3_checks,
-)
+DESCRIPTION = "H.4 safety identification: sweeps over p and the cost gap (Table 3, Fig. 5)"
+
+
+@target("svae-table3", DESCRIPTION, scales=svae_common.scales({"smoke": 10, "full": 40}), checks=table3_checks)
 def table3(scale: Scale, out: Path) -> dict:
     K, n_seeds = scale.steps, scale.seeds
     sweeps = [
