@@ -17,7 +17,6 @@ made with, and the digests may legitimately differ under another.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 from pathlib import Path
@@ -26,10 +25,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from fixture_rollouts import assert_unchanged, outcome_digests, rollout
 
 import saferl.envs  # noqa: F401  (registers the tasks)
 from saferl.envs import base
-from saferl.envs.wrappers import AutoReset
 
 FIXTURE = Path(__file__).with_name("ball_trajectories.json")
 TASKS = ("SafetyBallRun", "SafetyBallCircle", "SafetyBallGather", "SafetyBallReach")
@@ -50,47 +49,16 @@ NUDGES = {
 }
 
 
-def _bytes(x) -> bytes:
-    x = jax.random.key_data(x) if jnp.issubdtype(jnp.asarray(x).dtype, jax.dtypes.prng_key) else x
-    a = np.asarray(x)
-    return str(a.dtype).encode() + str(a.shape).encode() + a.tobytes()
-
-
-def _tree_digests(prefix: str, tree) -> dict[str, str]:
-    flat, _ = jax.tree_util.tree_flatten_with_path(tree)
-    return {prefix + jax.tree_util.keystr(path): hashlib.sha256(_bytes(leaf)).hexdigest() for path, leaf in flat}
-
-
 def trajectory_digests(name: str, version: str) -> dict[str, str]:
     env = base.make(name, version=version)
     params = env.default_params()
     steps = int(params.max_steps) + EXTRA_STEPS
-    wrapped = AutoReset(env, pool_size=1)
     reset_keys = jax.random.split(jax.random.PRNGKey(20261203), NUM_ENVS)
     actions = ACTION_SCALE * jax.random.uniform(jax.random.PRNGKey(5), (steps, NUM_ENVS, 2), minval=-1.0, maxval=1.0)
 
-    @jax.jit
-    def rollout(keys, actions):
-        state, obs = jax.vmap(wrapped.reset, in_axes=(0, None))(keys, params)
-
-        def body(state, inputs):
-            t, action = inputs
-            nudged = jax.vmap(NUDGES[name])(state.inner)
-            nudge = (t % NUDGE_EVERY) == NUDGE_EVERY - 1
-            state = state.replace(inner=jax.tree.map(lambda a, b: jnp.where(nudge, a, b), nudged, state.inner))
-            state, *outs = jax.vmap(wrapped.step, in_axes=(0, 0, None))(state, action, params)
-            return state, tuple(outs)
-
-        final, outs = jax.lax.scan(body, state, (jnp.arange(actions.shape[0]), actions))
-        return state, obs, final, outs
-
-    first, first_obs, final, (obs, reward, cost, term, trunc, info) = rollout(reset_keys, actions)
-    digests = _tree_digests(
-        "", {"reset_obs": first_obs, "obs": obs, "reward": reward, "cost": cost, "terminated": term, "truncated": trunc}
-    )
-    digests.update(_tree_digests("info", info))
-    digests.update(_tree_digests("reset_state", first))
-    digests.update(_tree_digests("final_state", final))
+    outs = rollout(env, params, reset_keys, actions, nudge=NUDGES[name], nudge_every=NUDGE_EVERY)
+    digests = outcome_digests(*outs)
+    _, _, cost, term, trunc, info = outs[-1]
     # what the trajectory covers, so that a regenerated fixture shows it still does
     digests["terminations"] = str(int(np.sum(np.asarray(term))))
     digests["truncations"] = str(int(np.sum(np.asarray(trunc))))
@@ -113,12 +81,8 @@ def test_trajectory_is_bit_identical(name, version, fixture):
     expected = fixture["tasks"][f"{name}@{version}"]
     got = trajectory_digests(name, version)
     assert int(expected["terminations"]) + int(expected["truncations"]) >= NUM_ENVS
-    assert got.keys() == expected.keys(), sorted(got.keys() ^ expected.keys())
-    changed = sorted(k for k in expected if got[k] != expected[k])
-    assert not changed, (
-        f"{name} {version}: {changed} differ from {FIXTURE.name} (made with JAX {fixture['jax']}, "
-        f"this is {jax.__version__})"
-    )
+    made_with = f"{FIXTURE.name}, made with JAX {fixture['jax']}; this is {jax.__version__}"
+    assert_unchanged(got, expected, f"{name} {version}", made_with)
 
 
 if __name__ == "__main__":

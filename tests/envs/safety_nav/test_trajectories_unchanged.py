@@ -19,7 +19,6 @@ version it was made with, and the digests may legitimately differ under another.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 from pathlib import Path
@@ -28,10 +27,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from fixture_rollouts import assert_unchanged, outcome_digests, rollout
 
 import saferl.envs  # noqa: F401  (registers the tasks)
 from saferl.envs import base
-from saferl.envs.wrappers import AutoReset
 
 FIXTURE = Path(__file__).with_name("trajectories.json")
 TASKS = ("PointGoal1", "PointPush1", "CarButton1", "RacecarCircle1")
@@ -56,17 +55,6 @@ NUDGES = {
 }
 
 
-def _digest(x) -> str:
-    x = jax.random.key_data(x) if jnp.issubdtype(jnp.asarray(x).dtype, jax.dtypes.prng_key) else x
-    a = np.asarray(x)
-    return hashlib.sha256(str(a.dtype).encode() + str(a.shape).encode() + a.tobytes()).hexdigest()
-
-
-def _tree_digests(prefix: str, tree) -> dict[str, str]:
-    flat, _ = jax.tree_util.tree_flatten_with_path(tree)
-    return {prefix + jax.tree_util.keystr(path): _digest(leaf) for path, leaf in flat}
-
-
 def _lanes(params):
     """The parameters of each environment, stacked: the defaults, then (where the task has any) noisy ones."""
     noisy = hasattr(params, "action_noise")
@@ -82,44 +70,20 @@ def trajectory_digests(name: str) -> dict[str, str]:
     params = env.default_params()
     steps = int(params.max_steps) + EXTRA_STEPS
     lanes, n = _lanes(params)
-    wrapped = AutoReset(env, pool_size=1)
     reset_keys = jax.random.split(jax.random.PRNGKey(20261201), n)
     actions = ACTION_SCALE * jax.random.uniform(jax.random.PRNGKey(7), (steps, n, 2), minval=-1.0, maxval=1.0)
 
-    @jax.jit
-    def rollout(keys, actions, params):
-        state, obs = jax.vmap(wrapped.reset)(keys, params)
-
-        def body(state, inputs):
-            t, action = inputs
-            nudged = jax.vmap(NUDGES[name])(state.inner)
-            nudge = (t % NUDGE_EVERY) == NUDGE_EVERY - 1
-            state = state.replace(inner=jax.tree.map(lambda a, b: jnp.where(nudge, a, b), nudged, state.inner))
-            state, obs, reward, cost, term, trunc, info = jax.vmap(wrapped.step)(state, action, params)
-            return state, (obs, reward, cost, term, trunc, info)
-
-        final, outs = jax.lax.scan(body, state, (jnp.arange(actions.shape[0]), actions))
-        return state, obs, final, outs
-
-    first, first_obs, final, outs = rollout(reset_keys, actions, lanes)
+    first, first_obs, final, outs = rollout(
+        env, lanes, reset_keys, actions, params_per_env=True, nudge=NUDGES[name], nudge_every=NUDGE_EVERY
+    )
     digests = {}
     for group, envs in (("", slice(0, NUM_ENVS)), ("noisy.", slice(NUM_ENVS, n))):
         if envs.start == envs.stop:
             continue
-        obs, reward, cost, term, trunc, info = jax.tree.map(lambda x: x[:, envs], outs)  # (step, env, ...)
-        digests.update(
-            {
-                group + "reset_obs": _digest(first_obs[envs]),
-                group + "obs": _digest(obs),
-                group + "reward": _digest(reward),
-                group + "cost": _digest(cost),
-                group + "terminated": _digest(term),
-                group + "truncated": _digest(trunc),
-            }
-        )
-        digests.update(_tree_digests(group + "info", info))
-        digests.update(_tree_digests(group + "reset_state", jax.tree.map(lambda x: x[envs], first)))
-        digests.update(_tree_digests(group + "final_state", jax.tree.map(lambda x: x[envs], final)))
+        group_outs = jax.tree.map(lambda x: x[:, envs], outs)  # (step, env, ...)
+        _, _, _, term, trunc, info = group_outs
+        group_state = [jax.tree.map(lambda x: x[envs], tree) for tree in (first, first_obs, final)]
+        digests.update(outcome_digests(*group_state, group_outs, group=group))
         # what the trajectory covers, so that a regenerated fixture shows it still does
         digests[group + "episode_ends"] = str(int(np.sum(np.asarray(term) | np.asarray(trunc))))
         digests[group + "goals_reached"] = str(int(np.sum(np.asarray(info.get("goal_reached", 0.0)))))
@@ -136,11 +100,8 @@ def test_trajectory_is_bit_identical(name, fixture):
     expected = fixture["tasks"][name]
     got = trajectory_digests(name)
     assert int(expected["episode_ends"]) >= NUM_ENVS
-    assert got.keys() == expected.keys(), sorted(got.keys() ^ expected.keys())
-    changed = sorted(k for k in expected if got[k] != expected[k])
-    assert not changed, (
-        f"{name}: {changed} differ from {FIXTURE.name} (made with JAX {fixture['jax']}, this is {jax.__version__})"
-    )
+    made_with = f"{FIXTURE.name}, made with JAX {fixture['jax']}; this is {jax.__version__}"
+    assert_unchanged(got, expected, name, made_with)
 
 
 if __name__ == "__main__":

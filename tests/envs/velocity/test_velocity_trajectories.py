@@ -17,13 +17,11 @@ it was made with, and the digests may legitimately differ under others.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 from pathlib import Path
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -31,9 +29,10 @@ mujoco = pytest.importorskip("mujoco")
 pytest.importorskip("mujoco.mjx")
 pytest.importorskip("gymnasium")
 
+from fixture_rollouts import assert_unchanged, outcome_digests, rollout  # noqa: E402
+
 import saferl.envs  # noqa: E402,F401  (registers the tasks)
 from saferl.envs import base  # noqa: E402
-from saferl.envs.wrappers import AutoReset  # noqa: E402
 
 FIXTURE = Path(__file__).with_name("velocity_trajectories.json")
 TASKS = ("SafetyAntVelocity", "SafetyHalfCheetahVelocity", "SafetyHopperVelocity", "SafetyHumanoidVelocity", "EcoAnt")
@@ -44,44 +43,17 @@ TO_TIME_LIMIT = ("SafetyHalfCheetahVelocity",)
 ACTION_SCALE = 1.5
 
 
-def _bytes(x) -> bytes:
-    x = jax.random.key_data(x) if jnp.issubdtype(jnp.asarray(x).dtype, jax.dtypes.prng_key) else x
-    a = np.asarray(x)
-    return str(a.dtype).encode() + str(a.shape).encode() + a.tobytes()
-
-
-def _tree_digests(prefix: str, tree) -> dict[str, str]:
-    flat, _ = jax.tree_util.tree_flatten_with_path(tree)
-    return {prefix + jax.tree_util.keystr(path): hashlib.sha256(_bytes(leaf)).hexdigest() for path, leaf in flat}
-
-
 def trajectory_digests(name: str) -> dict[str, str]:
     env = base.make(name)
     params = env.default_params()
-    wrapped = AutoReset(env, pool_size=1)
     reset_keys = jax.random.split(jax.random.PRNGKey(20261202), NUM_ENVS)
     steps = int(params.max_steps) + 5 if name in TO_TIME_LIMIT else STEPS
     shape = (steps, NUM_ENVS, *env.action_space(params).shape)
     actions = ACTION_SCALE * jax.random.uniform(jax.random.PRNGKey(11), shape, minval=-1.0, maxval=1.0)
 
-    @jax.jit
-    def rollout(keys, actions):
-        state, obs = jax.vmap(wrapped.reset, in_axes=(0, None))(keys, params)
-
-        def body(state, action):
-            state, *outs = jax.vmap(wrapped.step, in_axes=(0, 0, None))(state, action, params)
-            return state, tuple(outs)
-
-        final, outs = jax.lax.scan(body, state, actions)
-        return state, obs, final, outs
-
-    first, first_obs, final, (obs, reward, cost, term, trunc, info) = rollout(reset_keys, actions)
-    digests = _tree_digests(
-        "", {"reset_obs": first_obs, "obs": obs, "reward": reward, "cost": cost, "terminated": term, "truncated": trunc}
-    )
-    digests.update(_tree_digests("info", info))
-    digests.update(_tree_digests("reset_state", first))
-    digests.update(_tree_digests("final_state", final))
+    first, first_obs, final, outs = rollout(env, params, reset_keys, actions)
+    digests = outcome_digests(first, first_obs, final, outs)
+    _, _, cost, term, trunc, _ = outs
     # what the trajectory covers, so that a regenerated fixture shows it still does
     digests["episode_ends"] = str(int(np.sum(np.asarray(term) | np.asarray(trunc))))
     digests["cost_steps"] = str(int(np.sum(np.asarray(cost) > 0)))
@@ -104,12 +76,11 @@ SLOW_TASKS = ("SafetyHumanoidVelocity", "EcoAnt")
 def test_trajectory_is_bit_identical(name, fixture):
     expected = fixture["tasks"][name]
     got = trajectory_digests(name)
-    assert got.keys() == expected.keys(), sorted(got.keys() ^ expected.keys())
-    changed = sorted(k for k in expected if got[k] != expected[k])
-    assert not changed, (
-        f"{name}: {changed} differ from {FIXTURE.name} (made with JAX {fixture['jax']}, MuJoCo "
-        f"{fixture['mujoco']}; this is {jax.__version__}, {mujoco.__version__})"
+    made_with = (
+        f"{FIXTURE.name}, made with JAX {fixture['jax']}, MuJoCo {fixture['mujoco']}; "
+        f"this is {jax.__version__}, {mujoco.__version__}"
     )
+    assert_unchanged(got, expected, name, made_with)
 
 
 if __name__ == "__main__":

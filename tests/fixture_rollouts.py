@@ -1,0 +1,78 @@
+"""What the trajectory fixtures of the environment families share: a compiled rollout, digests, the comparison.
+
+A family's test (``tests/envs/<family>/``) rolls a few vmapped environments through
+:class:`~saferl.envs.wrappers.AutoReset` with fixed keys and actions (:func:`rollout`), digests every output and
+every state leaf (:func:`outcome_digests`: sha256 of each array's dtype, shape and bytes) and compares them with
+the digests its fixture recorded (:func:`assert_unchanged`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from saferl.envs.wrappers import AutoReset
+
+OUTPUTS = ("obs", "reward", "cost", "terminated", "truncated")
+
+
+def digest(x) -> str:
+    x = jax.random.key_data(x) if jnp.issubdtype(jnp.asarray(x).dtype, jax.dtypes.prng_key) else x
+    a = np.asarray(x)
+    return hashlib.sha256(str(a.dtype).encode() + str(a.shape).encode() + a.tobytes()).hexdigest()
+
+
+def tree_digests(prefix: str, tree) -> dict[str, str]:
+    flat, _ = jax.tree_util.tree_flatten_with_path(tree)
+    return {prefix + jax.tree_util.keystr(path): digest(leaf) for path, leaf in flat}
+
+
+def rollout(env, params, keys, actions, *, params_per_env=False, nudge=None, nudge_every=0):
+    """One compiled ``lax.scan`` of ``AutoReset(env, pool_size=1)`` over ``actions`` (steps, envs, ...), reset from
+    ``keys``: ``(reset state, reset obs, final state, (obs, reward, cost, terminated, truncated, info))``.
+    ``params_per_env``: ``params`` carry a leading environment axis and are the program's input; otherwise they are
+    its constants (which XLA folds: the digests depend on which).  ``nudge(inner_state)``, applied to every
+    environment at the last step of each ``nudge_every``, moves a goal where the next step reaches it."""
+    wrapped = AutoReset(env, pool_size=1)
+    axis = 0 if params_per_env else None
+
+    def run(keys, actions, params):
+        state, obs = jax.vmap(wrapped.reset, in_axes=(0, axis))(keys, params)
+
+        def body(state, inputs):
+            t, action = inputs
+            if nudge is not None:
+                nudged = jax.vmap(nudge)(state.inner)
+                now = (t % nudge_every) == nudge_every - 1
+                state = state.replace(inner=jax.tree.map(lambda a, b: jnp.where(now, a, b), nudged, state.inner))
+            state, *outs = jax.vmap(wrapped.step, in_axes=(0, 0, axis))(state, action, params)
+            return state, tuple(outs)
+
+        final, outs = jax.lax.scan(body, state, (jnp.arange(actions.shape[0]), actions))
+        return state, obs, final, outs
+
+    if params_per_env:
+        return jax.jit(run)(keys, actions, params)
+    return jax.jit(lambda keys, actions: run(keys, actions, params))(keys, actions)
+
+
+def outcome_digests(first, first_obs, final, outs, group: str = "") -> dict[str, str]:
+    """The digests of one group of environments' rollout: the reset observation, each output, every info entry
+    and every leaf of the reset and final states, under keys prefixed with ``group``."""
+    *arrays, info = outs
+    digests = {group + "reset_obs": digest(first_obs)}
+    digests.update({group + name: digest(array) for name, array in zip(OUTPUTS, arrays)})
+    digests.update(tree_digests(group + "info", info))
+    digests.update(tree_digests(group + "reset_state", first))
+    digests.update(tree_digests(group + "final_state", final))
+    return digests
+
+
+def assert_unchanged(got: dict, expected: dict, label: str, made_with: str) -> None:
+    """Every digest as the fixture recorded it; ``made_with`` names the versions the fixture was made with."""
+    assert got.keys() == expected.keys(), sorted(got.keys() ^ expected.keys())
+    changed = sorted(k for k in expected if got[k] != expected[k])
+    assert not changed, f"{label}: {changed} differ from the fixture ({made_with})"
