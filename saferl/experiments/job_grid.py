@@ -53,7 +53,6 @@ from saferl.foundation.atomic_files import write_json_atomic
 from saferl.foundation.errors import MissingExtraError, require
 from saferl.training import config as configlib
 from saferl.training import provenance, reuse
-from saferl.training.provenance import config_hash
 
 #: the keys of a grid file
 GRID_KEYS = ("name", "algos", "envs", "seeds", "steps", "set")
@@ -205,7 +204,7 @@ def grid_jobs(grid: dict, out: Path) -> list[tuple[Path, dict]]:
                 except ValueError as err:
                     raise GridError(f"set entry {i} for {algo} on {env}: {err}") from None
                 name = f"{algo}__{env}__{label}"
-                digest = config_hash(cfg)
+                digest = provenance.config_hash(cfg)
                 if digest in seen:
                     raise GridError(
                         f"set entries {seen[digest]} and {i} give {algo} on {env} the same config; drop one"
@@ -233,7 +232,7 @@ def job_result(
         "algo": cfg["algo"],
         "env": cfg["env"],
         "seeds": cfg["seeds"],
-        "config_hash": config_hash(cfg),
+        "config_hash": provenance.config_hash(cfg),
         "status": status,
         "error": error,
         "attempts": attempts,

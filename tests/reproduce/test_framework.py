@@ -395,16 +395,17 @@ def test_scpo_claims_are_read_from_curves_and_intervals():
     from saferl.reproduce.scpo import cartsafe as scpo_cartsafe
     from saferl.reproduce.scpo import fig5 as f5
     from saferl.reproduce.scpo import fig15 as scpo_fig15
+    from saferl.reproduce.scpo import stats
 
     # safe_from: the fraction of training before the first iteration from which the mean cost stays <= limit
     curves = [[30, 20, 26, 24, 10], [10, 20, 25, 25, 0], [10, 20, 10, 10, 30], [10, math.nan, 5, 5, 5]]
-    assert f5.safe_from(curves, 25.0).tolist() == [0.6, 0.0, math.inf, 0.4]
+    assert stats.safe_from(curves, 25.0).tolist() == [0.6, 0.0, math.inf, 0.4]
     # 90% of the way from the first return (-100) to the final one (mean of the last 10%: 100) is 80: iteration 3
     assert scpo_fig15.return_t90([[-100, 0, 80, 100, 100], [5, 4, 3, 2, 1]])[0] == 0.4
     assert math.isnan(scpo_fig15.return_t90([[5, 4, 3, 2, 1]])[0])  # no improvement: undefined
     # one seed: no spread, the interval is the point; two seeds [0, 2] and [2, 2]: SDs sqrt(2) and 0
-    assert f5.curve_bootstrap([[30, 10, 10]], lambda m: f5.safe_from(m, 25.0)) == (1 / 3, 1 / 3, 1 / 3)
-    assert f5.mean_seed_sd([[0, 2], [2, 2]])[0] == pytest.approx(math.sqrt(2) / 2)
+    assert stats.curve_bootstrap([[30, 10, 10]], lambda m: stats.safe_from(m, 25.0)) == (1 / 3, 1 / 3, 1 / 3)
+    assert stats.mean_seed_sd([[0, 2], [2, 2]])[0] == pytest.approx(math.sqrt(2) / 2)
 
     def row(label, env="SafetyBallRun", safe=(0.1, 0.2), ret=(50.0, 60.0), cost=(10.0, 20.0), sd=(1.0, 2.0)):
         return {

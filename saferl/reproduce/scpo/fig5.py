@@ -89,9 +89,6 @@ from saferl.reproduce.scpo.stats import (
     RETURN_MARGIN,
     SAFE_NO_LATER,
     by_task,
-    curve_bootstrap,  # noqa: F401  (a statistic of the rows above, named here too)
-    mean_seed_sd,  # noqa: F401  (likewise)
-    safe_from,  # noqa: F401  (likewise)
     safe_no_later_entry,
     similar,
     span,
