@@ -28,7 +28,7 @@ from scipy.stats import mannwhitneyu
 
 from saferl.reproduce.ctrpo import table1
 from saferl.reproduce.deep_rl import run_dir_name, units_label
-from saferl.training import runs
+from saferl.training import run_directory
 
 #: saferl's method labels -> the authors' directory names (authors_at_budget's map; this script runs from benchmarks/)
 AUTHORS_ALGO = AUTHORS_FOLDERS
@@ -62,7 +62,7 @@ def ours(out: Path, task: str, label: str) -> tuple[int, list[float], list[float
         summary_path = run_dir / "summary.json"
         if not summary_path.exists():
             continue
-        cfg = runs.load_run_config(run_dir)
+        cfg = run_directory.load_run_config(run_dir)
         if run_dir.name != run_dir_name(units_label(label, cfg)):
             continue
         final = json.loads(summary_path.read_text())["final"]

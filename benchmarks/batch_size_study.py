@@ -28,7 +28,9 @@ from gradient_agreement import agreement  # noqa: E402
 from saferl.analysis import metrics
 from saferl.reproduce.deep_rl import SMALL_NETS, per_seed_series, train_or_resume  # noqa: E402
 from saferl.training import config as configlib  # noqa: E402
-from saferl.training import runs  # noqa: E402
+from saferl.training import (
+    run_directory,  # noqa: E402
+)
 from saferl.training.trainer import Trainer  # noqa: E402
 
 BASE_ENVS = 16  # PointGoal1's default environments per seed
@@ -54,7 +56,7 @@ def study_config(algo: str, multiplier: int, steps: int, seeds: int) -> dict:
 def measure(run_dir: Path, cfg: dict, rollouts: int) -> dict:
     """Split-half agreement at every seed's final policy (means over seeds and ``rollouts`` fresh batches)."""
     trainer = Trainer(cfg)
-    runners, _ = runs.load_checkpoint(run_dir, trainer.init_all())
+    runners, _ = run_directory.load_checkpoint(run_dir, trainer.init_all())
     per_seed = []
     for index in range(cfg["seeds"]):
         runner = jax.tree.map(lambda x, i=index: x[i], runners)
@@ -72,8 +74,8 @@ def outcome(run_dir: Path, cfg: dict, summary: dict) -> dict:
         "iterations": summary.get("iterations"),
     }
     if cfg["constraint"]["type"] == "var":
-        progress = runs.read_progress(run_dir)
-        seeds = runs.seed_ids(cfg)
+        progress = run_directory.read_progress(run_dir)
+        seeds = run_directory.seed_ids(cfg)
         violation = per_seed_series(progress, "violation_probability", seeds)
         episodes = per_seed_series(progress, "episodes", seeds)
         row["P_hat"] = float(np.nanmean(metrics.breach_rate(violation, np.nan_to_num(episodes))))

@@ -23,7 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from saferl.training import runs
+from saferl.training import run_directory
 from saferl.training.trainer import Trainer
 
 
@@ -59,9 +59,9 @@ def main() -> None:
     parser.add_argument("--rollouts", type=int, default=4)
     parser.add_argument("--seed-index", type=int, default=0)
     args = parser.parse_args()
-    cfg = runs.load_run_config(Path(args.run_dir))
+    cfg = run_directory.load_run_config(Path(args.run_dir))
     trainer = Trainer(cfg)
-    runners, _ = runs.load_checkpoint(Path(args.run_dir), trainer.init_all())
+    runners, _ = run_directory.load_checkpoint(Path(args.run_dir), trainer.init_all())
     runner = jax.tree.map(lambda x: x[args.seed_index], runners)
     fn = jax.jit(lambda k: agreement(trainer, runner, k))
     results = [jax.device_get(fn(k)) for k in jax.random.split(jax.random.PRNGKey(1), args.rollouts)]

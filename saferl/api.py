@@ -11,8 +11,8 @@ It is the layer under the command line, not beside it: ``saferl train`` and ``sa
 the run the CLI would make from the same config -- the same resolved ``config.yaml``
 (:func:`saferl.training.config.resolve`), the same driver (:func:`saferl.training.runs.train`, or
 :func:`saferl.training.gym_trainer.run` for ``gym:`` environments), the same files, the same one-line errors
-(:class:`saferl.training.config.ConfigError` and :class:`saferl.training.runs.RunError`, both ``ValueError`` s),
-raised before anything is written.
+(:class:`saferl.training.config.ConfigError` and :class:`saferl.training.run_directory.RunError`, both
+``ValueError`` s), raised before anything is written.
 
 Choices that are this module's own:
 
@@ -60,9 +60,9 @@ from saferl.foundation.errors import MissingExtraError
 from saferl.foundation.spaces import Box
 from saferl.training import config as configlib
 from saferl.training import gym_trainer as bridge_train
-from saferl.training import in_program_sweep, runs
+from saferl.training import in_program_sweep, run_directory, runs
 from saferl.training import loggers as loggerlib
-from saferl.training.runs import RunError
+from saferl.training.run_directory import RunError
 from saferl.training.trainer import Trainer, iteration_schedule
 
 __all__ = ["ConfigError", "Policy", "Run", "RunError", "default_run_dir", "load", "make_env", "train"]
@@ -105,8 +105,8 @@ def train(
     ``on_chunk(run, chunk)``: called after every chunk (module docstring).
 
     Bad input raises a ``ValueError`` (:class:`~saferl.training.config.ConfigError`,
-    :class:`~saferl.training.runs.RunError`) with the CLI's one-line message, before anything is written.  Ctrl-C
-    (``KeyboardInterrupt``) leaves a checkpoint and a summary; continue with ``saferl.load(dir).resume()``.
+    :class:`~saferl.training.run_directory.RunError`) with the CLI's one-line message, before anything is written.
+    Ctrl-C (``KeyboardInterrupt``) leaves a checkpoint and a summary; continue with ``saferl.load(dir).resume()``.
     """
     if config is not None and not isinstance(config, Mapping):
         raise configlib.ConfigError(f"config must be a mapping of config entries, got {type(config).__name__}")
@@ -138,7 +138,7 @@ def train(
 
 
 def load(run_dir: str | PathLike) -> Run:
-    """The run in ``run_dir``, finished or interrupted (raises :class:`~saferl.training.runs.RunError` if it is
+    """The run in ``run_dir``, finished or interrupted (raises :class:`~saferl.training.run_directory.RunError` if it is
     not one)."""
     return Run(run_dir)
 
@@ -195,7 +195,7 @@ class Run:
     """
 
     def __init__(self, run_dir: str | PathLike):
-        self._set(Path(run_dir), runs.load_run_config(Path(run_dir)))
+        self._set(Path(run_dir), run_directory.load_run_config(Path(run_dir)))
 
     @classmethod
     def _of(cls, run_dir: Path, cfg: dict) -> Run:
@@ -219,14 +219,14 @@ class Run:
     @property
     def config(self) -> dict:
         """The resolved config (config.yaml, with the values older runs were trained with:
-        :func:`saferl.training.runs.load_run_config`)."""
+        :func:`saferl.training.run_directory.load_run_config`)."""
         return copy.deepcopy(self._config)
 
     @property
     def summary(self) -> dict:
         """summary.json: algo, env, seeds, env_steps, timings, ``interrupted``, ``final`` (mean, std and per-seed
-        values over the last 10% of iterations), provenance.  A :class:`~saferl.training.runs.RunError` while the first
-        sitting has not ended (still training, or killed: :meth:`resume` it)."""
+        values over the last 10% of iterations), provenance.  A :class:`~saferl.training.run_directory.RunError` while
+        the first sitting has not ended (still training, or killed: :meth:`resume` it)."""
         import json
 
         path = self._dir / "summary.json"
@@ -241,7 +241,7 @@ class Run:
     def progress(self) -> dict[str, np.ndarray]:
         """progress.csv as ``{column: array}``, one entry per logged iteration per seed (iteration-major):
         ``iteration``, ``env_steps`` (per seed), ``seed`` and the metrics (NaN where an iteration had none)."""
-        rows = runs.read_progress(self._dir)
+        rows = run_directory.read_progress(self._dir)
         columns = list(rows[0]) if rows else []
         return {
             c: np.asarray([r.get(c, math.nan) for r in rows], int if c in ("iteration", "seed") else float)
@@ -269,12 +269,12 @@ class Run:
                 )
             trainer = Trainer(self._config)
             template = trainer.init_shapes()  # shapes only: nothing compiled
-            runners, _ = runs.load_checkpoint(self._dir, template)
+            runners, _ = run_directory.load_checkpoint(self._dir, template)
             self._cache = trainer, runners
         return self._cache
 
     def _seed_index(self, seed: int | None) -> int:
-        ids = runs.seed_ids(self._config)
+        ids = run_directory.seed_ids(self._config)
         if seed is None:
             return 0
         if seed not in ids:
@@ -295,7 +295,7 @@ class Run:
             trainer,
             pick(runners.agent.actor_params),
             pick(runners.env_state.stats),
-            runs.seed_ids(self._config)[seed_index],
+            run_directory.seed_ids(self._config)[seed_index],
         )
 
     @property
@@ -365,12 +365,12 @@ class Run:
         """Finish an interrupted run from its last checkpoint (``saferl train --resume``), with the same result as
         an uninterrupted one; with ``steps``, train further to ``steps`` environment steps per seed (module
         docstring).  ``logger``: this sitting's loggers instead of the config's.  Returns this run."""
-        if not (self._dir / runs.CHECKPOINT).is_file():
+        if not (self._dir / run_directory.CHECKPOINT).is_file():
             raise RunError(f"cannot resume {str(self._dir)!r}: it has no checkpoint")
         names = loggerlib.parse(logger) if logger is not None else None
         extended = self._extended(steps) if steps is not None else None
         if extended is not None:
-            runs.write_config(self._dir, extended)
+            run_directory.write_config(self._dir, extended)
             self._config = extended
         self._cache = None
         self._drive(resume=True, progress=progress, loggers=names, on_chunk=on_chunk)

@@ -390,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from saferl.foundation.errors import MissingExtraError
     from saferl.training.config import ConfigError
-    from saferl.training.runs import RunError
+    from saferl.training.run_directory import RunError
 
     try:
         _setup_jax(args)

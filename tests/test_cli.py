@@ -165,9 +165,9 @@ def test_train_eval_plot_with_a_var_constraint(tmp_path, capsys):
     vp = summary["final"]["violation_probability"]
     assert len(vp["per_seed"]) == 2 and all(0.0 <= p <= 1.0 for p in vp["per_seed"])
     # the empirical violation probability is the fraction of episodes whose cost reached rho
-    from saferl.training import runs
+    from saferl.training import run_directory
 
-    rows = runs.read_progress(run_dir)
+    rows = run_directory.read_progress(run_dir)
     assert all(0.0 <= r["violation_probability"] <= 1.0 for r in rows)
     capsys.readouterr()
     gif = tmp_path / "episode.gif"
@@ -182,8 +182,8 @@ def test_train_eval_plot_with_a_var_constraint(tmp_path, capsys):
     from saferl.analysis.evaluate import episode_env_params
     from saferl.training.trainer import Trainer
 
-    trainer = Trainer(runs.load_run_config(run_dir))
-    agent = jax.tree.map(lambda x: x[0], runs.load_checkpoint(run_dir, trainer.init_all())[0].agent)
+    trainer = Trainer(run_directory.load_run_config(run_dir))
+    agent = jax.tree.map(lambda x: x[0], run_directory.load_checkpoint(run_dir, trainer.init_all())[0].agent)
     assert float(episode_env_params(trainer, agent).rho) == 5.0 and float(trainer.env_params.rho) == 1.0
     assert cli.main(["plot", str(run_dir), "--out", str(tmp_path / "curves.png")]) == 0
     assert (tmp_path / "curves.png").read_bytes()[:4] == b"\x89PNG"

@@ -2,13 +2,25 @@
 
     python benchmarks/fidelity/compare.py docs/results/fidelity
 
-Reads ``original.json`` (run_original.py) and ``saferl.json`` (run_saferl.py) from that folder.
-Numpy only: it runs in either venv.
+Reads ``original.json`` (run_original.py) and ``saferl.json`` (run_saferl.py) from that folder. Numpy and
+``saferl.analysis.verdicts``: it runs in the main venv (``make fidelity`` runs it there).
 
-Verdict: a task is *faithful* when the scripted
-controller's mean episode return and mean episode cost each lie within 10% of the original's
-mean, or within the original's own spread (one standard deviation of its episodes);
-otherwise it *differs*, and the findings below the table say why.
+Verdict: an equivalence test per quantity (:func:`saferl.analysis.verdicts.equivalence_verdict`: two one-sided
+tests in their interval form, Schuirmann 1987; BCa bootstrap intervals, Efron & Tibshirani, "An Introduction to
+the Bootstrap", 1993). For every policy (random and scripted) and every recorded per-episode quantity (return, cost,
+length, and the task's counts: goals reached, apples collected, steps touching the box, button presses, wrong-button
+steps ...), the 90% interval of saferl's mean over the original's is *equivalent* when it lies inside
+``[1 / (1 + MARGIN), 1 + MARGIN]``, *different* when it lies wholly outside, *inconclusive* otherwise; where either
+mean is not told apart from zero the difference of means is compared with ``+- MARGIN`` pooled episode
+standard deviations instead, and a quantity constant on both sides (a cost no episode incurs) is judged by its
+value once each side has the rule-of-three count of episodes. A task is *faithful* when every quantity of both
+policies is equivalent, *differs* when any is different, and is *inconclusive* otherwise. Each row reports the
+episodes a side at which "equivalent" would be reached with probability 0.8 if the means were equal
+(:func:`saferl.analysis.verdicts.episodes_for_equivalence`).
+
+This replaces a rule ("within 10% of the original's mean or within one standard deviation of its episodes") that
+could not fail for noisy quantities: the episodes' standard deviation does not shrink with their number. Lack of
+episodes now shows as *inconclusive*, never as agreement.
 """
 
 from __future__ import annotations
@@ -21,7 +33,20 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parents[1]))
 import common  # noqa: E402
+
+from saferl.analysis import verdicts  # noqa: E402
+
+#: The equivalence margin: saferl's mean within 10% of the original's (the band [1/1.1, 1.1] on the ratio of means,
+#: or a tenth of the pooled episode standard deviation where a mean is near zero). Why 10%: it is the
+#: tolerance these write-ups have always quoted (the first clause of the rule this replaces), so the question is the
+#: same and only the evidence asked for changes; a learner's cost is judged against a limit, and a port that moves the
+#: cost by more than a tenth moves a policy that meets the limit with 10% to spare across it; and it can be reached:
+#: a quantity with coefficient of variation 0.3 a side needs 170 episodes a side, where 5% would need 4 times as
+#: many. Average bioequivalence, where the test comes from, allows 20-25% (the band 0.80-1.25).
+MARGIN = 0.10
+LEVEL = verdicts.EQUIVALENCE_LEVEL
 
 #: what we found when a task (or its trajectory check) differs: measured in this benchmark
 #: (the wall-bounce probe, the trajectories) and read in the original's source
@@ -49,8 +74,10 @@ FINDINGS = {
     "explicit turning servo (saferl/envs/safety_nav/point_goal.py docstring). Under the same actions the two "
     "robots stay within centimetres (trajectory tables), and saferl's turns about 10% more under "
     "random actions. The random policy's cost is heavy-tailed: most episodes cost 0, and a robot that "
-    "drifts into a hazard can cost hundreds. So its mean moves by more than 10% between two samples "
-    "of 30 layouts; the bootstrap intervals show how wide that is.",
+    "drifts into a hazard can cost hundreds. Its mean is 2.7 times the original's, and the interval of that "
+    "ratio lies just above the band, so the rule calls it different. On these tails it calls equal means "
+    "different in about 7% of 30-episode experiments (the calibration under the verdict rule), so this verdict is "
+    "weaker than one on a scripted row; the episodes column says how many would settle it.",
 }
 
 
@@ -62,20 +89,100 @@ def f2(x: float) -> str:
     return f"{0.0 if abs(x) < 0.005 else x:.2f}"
 
 
-def within(ours: dict, orig: dict) -> tuple[bool, str]:
-    """|delta| <= 10% of |original mean|, or <= the original's standard deviation."""
-    delta = ours["mean"] - orig["mean"]
-    if abs(delta) <= 0.1 * abs(orig["mean"]):
-        return True, "within 10%"
-    if abs(delta) <= orig["std"]:
-        return True, "within 1 sd"
-    return False, f"off by {delta:+.3g}"
-
-
 def ratio(ours: float, orig: float) -> str:
     if orig == 0.0:
         return "=" if ours == 0.0 else "n/a"
     return f"{ours / orig:.3f}"
+
+
+#: the per-episode lists of a side's record, by quantity
+EPISODE_LISTS = {"return": "returns", "cost": "costs", "length": "lengths"}
+
+
+def quantities(record: dict) -> list[tuple[str, str]]:
+    """(key, name) of every per-episode quantity of a (task, policy) record: return, cost, length, the extras."""
+    return [("return", "episode return"), ("cost", "episode cost"), ("length", "episode length")] + [
+        (name, name) for name in record["extras"]
+    ]
+
+
+def episode_values(record: dict, key: str) -> list:
+    """The per-episode values of ``key`` in a (task, policy) record."""
+    return record[EPISODE_LISTS[key]] if key in EPISODE_LISTS else record["extras"][key]["values"]
+
+
+def summary_of_values(record: dict, key: str) -> dict:
+    """The summary (mean, std, ci95, n) of ``key`` in a (task, policy) record."""
+    return record[key] if key in EPISODE_LISTS else record["extras"][key]
+
+
+def json_safe(value):
+    """NaN and infinities as None, recursively (comparison.json stays strict JSON)."""
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return value
+
+
+def equivalence(mine: list, theirs: list) -> dict:
+    """:func:`saferl.analysis.verdicts.equivalence_verdict` of saferl's episodes against the original's, at
+    :data:`MARGIN` and :data:`LEVEL` (2,000 resamples, seed 0)."""
+    v = verdicts.equivalence_verdict(mine, theirs, margin=MARGIN, level=LEVEL)
+    keep = ("verdict", "scale", "ratio", "estimate", "lower", "upper", "band", "episodes_needed")
+    return json_safe({k: v[k] for k in keep})
+
+
+def interval_cell(v: dict) -> str:
+    """The interval and what it was held against: the ratio's (band 0.909-1.1), the difference's with its band, or
+    that the quantity is constant."""
+    scale = v["scale"]
+    if scale == "ratio":
+        return f"{v['lower']:.3f} to {v['upper']:.3f}"
+    if scale == "difference":
+        return f"difference {v['lower']:.3g} to {v['upper']:.3g} (band ±{v['band'][1]:.3g})"
+    if scale == "both_zero":
+        return "0 in every episode"
+    if scale == "constant":
+        return "constant on both sides"
+    return "-"
+
+
+def needed_cell(v: dict) -> str:
+    return "-" if v["episodes_needed"] is None else f"{v['episodes_needed']:,}"
+
+
+def check_line(row: str, name: str, mine: dict, theirs: dict, v: dict) -> str:
+    """A table row (``row``: its first cell): both sides' summaries, the ratio of means, the interval, the verdict
+    and the episodes."""
+    return (
+        f"| {row} | {name} | {fmt(mine)} | {fmt(theirs)} | {ratio(mine['mean'], theirs['mean'])} "
+        f"| {interval_cell(v)} | {v['verdict']} | {needed_cell(v)} |"
+    )
+
+
+TABLE_HEADER = [
+    f"| policy | quantity | saferl mean ± std [95% CI] | original mean ± std [95% CI] | ratio | "
+    f"{LEVEL:.0%} interval | verdict | episodes a side for equivalent |",
+    "|---|---|---|---|---|---|---|---|",
+]
+
+
+def task_verdict(checks: dict) -> dict:
+    """*faithful* when every quantity is equivalent, *differs* when any is different, else *inconclusive*; with the
+    counts, the different quantities, and the most episodes a side any inconclusive quantity needs (None when one
+    cannot get there on its scale)."""
+    counts = {k: sum(c["verdict"] == k for c in checks.values()) for k in verdicts.EQUIVALENCE_VERDICTS}
+    verdict = "differs" if counts["different"] else "inconclusive" if counts["inconclusive"] else "faithful"
+    needed = [c["episodes_needed"] for c in checks.values() if c["verdict"] == "inconclusive"]
+    return {
+        "verdict": verdict,
+        "counts": counts,
+        "different": [k for k, c in checks.items() if c["verdict"] == "different"],
+        "episodes_needed": None if None in needed else max(needed, default=0),
+    }
 
 
 def task_section(label: str, env_id: str, ours: dict, orig: dict) -> tuple[list[str], dict]:
@@ -83,31 +190,20 @@ def task_section(label: str, env_id: str, ours: dict, orig: dict) -> tuple[list[
         f"### {label}: saferl `{ours['env']}({', '.join(f'{k}={v!r}' for k, v in ours['kwargs'].items())})` "
         f"vs `{env_id}`",
         "",
-        "| policy | quantity | saferl mean ± std [95% CI] | original mean ± std [95% CI] | ratio | check |",
-        "|---|---|---|---|---|---|",
+        *TABLE_HEADER,
     ]
     checks = {}
     for policy in common.POLICIES:
         o, b = ours["policies"][policy], orig["policies"][policy]
-        quantities = [
-            ("return", "episode return", o["return"], b["return"]),
-            ("cost", "episode cost", o["cost"], b["cost"]),
-            ("length", "episode length", o["length"], b["length"]),
-        ]
-        quantities += [(name, name, o["extras"][name], b["extras"][name]) for name in b["extras"]]
-        for key, name, mine, theirs in quantities:
-            ok, why = within(mine, theirs)
-            checks[(policy, key)] = (ok, why)
-            lines.append(
-                f"| {policy} (n={theirs['n']}) | {name} | {fmt(mine)} | {fmt(theirs)} | "
-                f"{ratio(mine['mean'], theirs['mean'])} | {why} |"
-            )
-    ret_ok, ret_why = checks[("scripted", "return")]
-    cost_ok, cost_why = checks[("scripted", "cost")]
-    verdict = "faithful" if ret_ok and cost_ok else "differs"
+        for key, name in quantities(b):
+            v = equivalence(episode_values(o, key), episode_values(b, key))
+            checks[f"{policy}/{key}"] = v
+            mine, theirs = summary_of_values(o, key), summary_of_values(b, key)
+            lines.append(check_line(f"{policy} (n={theirs['n']})", name, mine, theirs, v))
+    verdict = task_verdict(checks)
     lines += [
         "",
-        f"**Verdict: {verdict}** (scripted return {ret_why}; scripted cost {cost_why}).",
+        f"**Verdict: {verdict['verdict']}** ({verdict_reason(verdict)}).",
         "",
         FINDINGS.get(label, ""),
         "",
@@ -120,12 +216,7 @@ def task_section(label: str, env_id: str, ours: dict, orig: dict) -> tuple[list[
             f"{100 * o['start_in_puddle_zone']:.1f}% of saferl's (of {o['resets']}).",
             "",
         ]
-    return lines, {
-        "verdict": verdict,
-        "scripted_return": ret_why,
-        "scripted_cost": cost_why,
-        "checks": {f"{p}/{k}": v[1] for (p, k), v in checks.items()},
-    }
+    return lines, {**verdict, "checks": checks}
 
 
 def trajectory_errors(label: str, ours: dict, orig: dict) -> dict:
@@ -268,10 +359,33 @@ def install_time(orig: dict) -> str:
     return "an unrecorded time" if seconds is None else f"{seconds:.0f} s"
 
 
+def verdict_reason(verdict: dict) -> str:
+    """The counts behind a task's verdict, the different quantities, and the episodes a side that would let every
+    inconclusive one be reached."""
+    c = verdict["counts"]
+    text = f"{c['equivalent']} of {sum(c.values())} quantities equivalent, {c['inconclusive']} inconclusive"
+    if verdict["different"]:
+        text += f", different: {', '.join(verdict['different'])}"
+    needed = verdict["episodes_needed"]
+    if c["inconclusive"]:
+        text += (
+            "; some inconclusive quantity cannot reach equivalent on its scale"
+            if needed is None
+            else f"; {needed:,} episodes a side would make equivalent reachable for each inconclusive one"
+        )
+    return text
+
+
 def verdict_cell(verdict: dict) -> str:
-    """The verdict with the clause each of return and cost passed or failed by: the 1-sd clause can pass a mean
-    that is far from the original's when the original's episodes spread widely."""
-    return f"{verdict['verdict']} (return {verdict['scripted_return']}; cost {verdict['scripted_cost']})"
+    """The verdict with its counts and the different quantities (a summary row)."""
+    c = verdict["counts"]
+    text = f"{verdict['verdict']} ({c['equivalent']}/{sum(c.values())} equivalent"
+    return text + (f"; different: {', '.join(verdict['different'])})" if verdict["different"] else ")")
+
+
+def needed_summary(verdict: dict) -> str:
+    needed = verdict["episodes_needed"]
+    return "-" if not verdict["counts"]["inconclusive"] else "n/a" if needed is None else f"{needed:,}"
 
 
 def readme(ours: dict, orig: dict, suite: dict | None = None) -> tuple[str, dict]:
@@ -297,9 +411,24 @@ def readme(ours: dict, orig: dict, suite: dict | None = None) -> tuple[str, dict
         "it reads the state pytree. Spread: the standard deviation of the episodes and a percentile-bootstrap "
         "95% interval of the mean (10,000 resamples).",
         "",
-        "**Verdict rule:** *faithful* when the scripted controller's mean return and mean cost are each within "
-        "10% of the original's or within one standard deviation of the original's episodes; otherwise "
-        "*differs*. The random-policy rows are checked the same way, for information.",
+        f"**Verdict rule** (`compare.py`, `saferl.analysis.verdicts.equivalence_verdict`): an equivalence test per "
+        "quantity, for both policies and every per-episode quantity recorded (return, cost, length and the task's "
+        f"counts). The {LEVEL:.0%} bias-corrected and accelerated (BCa) bootstrap interval of saferl's mean over the "
+        "original's (2,000 resamples of each side independently, widened for small samples) is *equivalent* when it "
+        f"lies inside [1/{1 + MARGIN:g}, {1 + MARGIN:g}], *different* when it lies wholly outside, *inconclusive* "
+        "otherwise: two one-sided tests at 5% each (Schuirmann 1987). Where the original's mean is not told apart "
+        f"from zero the difference of means is held against ±{MARGIN:g} pooled episode standard deviations instead; a "
+        "quantity constant on both sides is judged by its value once each side has 29 episodes (the rule of three). "
+        "A task is *faithful* when every quantity is equivalent, *differs* when any is different, *inconclusive* "
+        "otherwise. The last column: episodes a side at which equivalent is reached with probability 0.8 if the "
+        f"means were equal (ratio scale: (cv_saferl² + cv_original²) (1.645 + 1.282)² / ln(1 + {MARGIN:g})²). "
+        "This replaces a rule (within 10% or within one standard deviation of the original's episodes) that could "
+        "not fail for noisy quantities; too few episodes now show as *inconclusive*. Calibration: with both sides "
+        "drawn from one original's own 30 episodes (equal means), a quantity came out different in 1.2% of 400 "
+        "experiments on average for the scripted rows, 4.9% for the random ones, and 10-13% where the mean rests "
+        "on two or three episodes (AntVelocity's random lengths, PointPush1's and RacecarCircle1's random costs): "
+        "a lone different verdict on a heavy-tailed random-policy quantity is weaker evidence than one on a steady "
+        "scripted quantity.",
         "",
         f"**Bridge:** the originals are stepped with a plain loop in the fidelity venv. saferl's Gymnasium bridge "
         f"(`saferl/envs/gym_bridge.py`) does not import there: `{bridge['error']}`. It cannot be made to import. "
@@ -311,25 +440,27 @@ def readme(ours: dict, orig: dict, suite: dict | None = None) -> tuple[str, dict
         "",
     ]
     summary_rows = [
-        "| task | verdict | scripted return (saferl / original) | scripted cost (saferl / original) |",
-        "|---|---|---|---|",
+        "| task | verdict (equivalent quantities of all) | scripted return (saferl / original) | scripted cost "
+        "(saferl / original) | episodes a side for the inconclusive ones |",
+        "|---|---|---|---|---|",
     ]
-    sections, verdicts = [], {}
+    sections, task_verdicts = [], {}
     for label, env_id, *_ in common.TASKS:
         if label not in orig["tasks"] or label not in ours["tasks"]:
             continue
         body, verdict = task_section(label, env_id, ours["tasks"][label], orig["tasks"][label])
-        verdicts[label] = verdict
+        task_verdicts[label] = verdict
         sections += body
         o, b = ours["tasks"][label]["policies"]["scripted"], orig["tasks"][label]["policies"]["scripted"]
         summary_rows.append(
             f"| {label} | {verdict_cell(verdict)} | {o['return']['mean']:.2f} / {b['return']['mean']:.2f} "
-            f"| {o['cost']['mean']:.2f} / {b['cost']['mean']:.2f} |"
+            f"| {o['cost']['mean']:.2f} / {b['cost']['mean']:.2f} | {needed_summary(verdict)} |"
         )
     for label, row in (suite or {}).get("summary", {}).items():  # suite_compare.py's seven tasks
         summary_rows.append(
             f"| {label} ([details](safety_gymnasium.md)) | {verdict_cell(row)} | {row['return_saferl']:.2f} / "
-            f"{row['return_original']:.2f} | {row['cost_saferl']:.2f} / {row['cost_original']:.2f} |"
+            f"{row['return_original']:.2f} | {row['cost_saferl']:.2f} / {row['cost_original']:.2f} | "
+            f"{needed_summary(row)} |"
         )
     trajectory_lines, trajectories = trajectory_section(ours, orig)
     lines += ["## Summary", ""] + summary_rows + ["", "## Per task", ""] + sections + trajectory_lines
@@ -345,7 +476,7 @@ def readme(ours: dict, orig: dict, suite: dict | None = None) -> tuple[str, dict
         "* `safety_gymnasium.md`, `suite_*.json`: the other seven Safety-Gymnasium tasks (suite_compare.py).",
         "",
     ]
-    return "\n".join(lines), {"verdicts": verdicts, "trajectories": trajectories}
+    return "\n".join(lines), {"margin": MARGIN, "level": LEVEL, "verdicts": task_verdicts, "trajectories": trajectories}
 
 
 def speed_md(ours: dict, orig: dict) -> tuple[str, dict]:
@@ -489,7 +620,7 @@ def main(argv=None) -> None:
     comparison["speed"] = speed
     (folder / "comparison.json").write_text(json.dumps(comparison, indent=1))
     for label, v in comparison["verdicts"].items():
-        print(f"{label:11s} {v['verdict']:9s} (scripted return {v['scripted_return']}; cost {v['scripted_cost']})")
+        print(f"{label:11s} {v['verdict']:12s} ({verdict_reason(v)})")
     print(f"wrote {folder / 'README.md'}, {folder / 'speed.md'}, {folder / 'comparison.json'}")
 
 

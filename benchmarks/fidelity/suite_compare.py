@@ -3,16 +3,20 @@ suite_comparison.json}.
 
     python benchmarks/fidelity/suite_compare.py docs/results/fidelity
 
-Reads ``suite_original.json`` (suite_original.py) and ``suite_saferl.json`` (suite_saferl.py) from
-that folder.  Numpy only: it runs in either venv.  The verdict is ``compare.py``'s:
-*faithful* when the scripted controller's mean episode return and mean episode cost each lie
-within 10% of the original's mean or within one standard deviation of the original's episodes;
-otherwise *differs*.  The random-policy rows are checked the same way, for information.
+Reads ``suite_original.json`` (suite_original.py) and ``suite_saferl.json`` (suite_saferl.py) from that folder; runs
+in the main venv (``compare.py`` and ``saferl.analysis.verdicts``). The verdict is ``compare.py``'s equivalence
+rule: per policy (random and scripted) and per recorded per-episode quantity (return, cost, length, and CarButton1's
+goal presses, wrong-button, hazard and gremlin steps, PointPush1's goals), *equivalent* / *different* /
+*inconclusive* from the 90% BCa interval of saferl's mean over the original's against the band
+``[1 / 1.1, 1.1]`` (:func:`saferl.analysis.verdicts.equivalence_verdict`, two one-sided tests, Schuirmann 1987);
+a task is *faithful* only when every quantity is equivalent, *differs* when any is different. The MuJoCo 4.0
+diagnosis rows of the velocity tasks are judged the same way and do not count towards the task's verdict.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -29,73 +33,109 @@ THRESHOLDS = (1e-3, 1e-1)
 #: what we found, per task (measured here: the tables of this file; read in the task files' docstrings)
 FINDINGS = {
     "AntVelocity": (
-        "The episode statistics agree within one standard deviation (the scripted Ant flips over in some "
-        "episodes on both sides, hence the spread of its length and return; its cost is a few steps an "
-        "episode). The scripted return is 21% lower, as MuJoCo 4.0 itself with halved margins gives (324, "
-        "the row above): the difference is MuJoCo 2.3.3 against 4.0, which saferl steps. Step by step "
-        "saferl follows the original for 6 / 10 steps, exactly as MuJoCo 4.0 with halved margins does, "
-        "still short of the original against itself (21, 30): a further difference between the two MuJoCo "
-        "versions, small per step (about 1e-6 in qvel within one step from the original's own state, "
-        "before any contact) but amplified at every foot contact, which was not identified here. With MJX "
-        "physics (`mjx_tasks` in suite_saferl.json) saferl parted at step 3 / 5, earlier than MuJoCo 4.0, "
-        "through MJX's contact frame for capsules steeper than 60 degrees (saferl/envs/velocity/ant_velocity.py "
-        "docstring), and its scripted return was 388."
+        "The episode statistics lie within one standard deviation of the original's, and 30 episodes a side decide "
+        "none of them: every quantity is inconclusive (the scripted Ant flips over in some episodes on both sides, "
+        "hence the spread of its length and return; its cost is a few steps an episode). The scripted return is 21%"
+        " lower, as MuJoCo 4.0 itself with halved margins gives (324, the row above): the difference is MuJoCo "
+        "2.3.3 against 4.0, which saferl steps. Step by step saferl follows the original for 6 / 10 steps, exactly "
+        "as MuJoCo 4.0 with halved margins does, still short of the original against itself (21, 30): a further "
+        "difference between the two MuJoCo versions, small per step (about 1e-6 in qvel within one step from the "
+        "original's own state, before any contact) but amplified at every foot contact, which was not identified "
+        "here. With MJX physics (`mjx_tasks` in suite_saferl.json) saferl parted at step 3 / 5, earlier than MuJoCo"
+        " 4.0, through MJX's contact frame for capsules steeper than 60 degrees "
+        "(saferl/envs/velocity/ant_velocity.py docstring), and its scripted return was 388."
     ),
-    "HalfCheetahVelocity": "The statistics agree to 1% (the scripted cost is 76.57 on both sides). The HalfCheetah's "
-    "geoms have no margin, so the pair-margin rule does not touch it: MuJoCo 4.0 reproduces "
-    "MuJoCo 2.3.3 exactly for about 50 steps. saferl parts earlier (step 16 above 1e-3; step 8 "
-    "with MJX physics): its state is rounded to float32 between env steps, and that 6e-8 grows "
-    "as fast as any small difference does in this gait (the original against itself parts at "
-    "step 8 when its start velocities move by 1e-6), which hits the floor with both feet four "
-    "times a second.",
+    "HalfCheetahVelocity": (
+        "The statistics agree to 1% (the scripted cost is 76.57 on both sides). The HalfCheetah's geoms have no "
+        "margin, so the pair-margin rule does not touch it: MuJoCo 4.0 reproduces MuJoCo 2.3.3 exactly for about 50"
+        " steps. saferl parts earlier (step 16 above 1e-3; step 8 with MJX physics): its state is rounded to "
+        "float32 between env steps, and that 6e-8 grows as fast as any small difference does in this gait (the "
+        "original against itself parts at step 8 when its start velocities move by 1e-6), which hits the floor with"
+        " both feet four times a second."
+    ),
     "HopperVelocity": (
-        "The scripted return is 4% lower and the cost within one standard deviation (MJX physics: return "
-        "404.8; MJX with the file's margins, before saferl halved them: 384.0). Step by step saferl "
-        "follows the original to 1e-6 until the hop ends (both terminate at step 30; the errors after it "
-        "compare two finished episodes); with the file's margins MJX parted at step 10, as MuJoCo 4.0 with "
-        "them does, while MuJoCo 4.0 with halved margins reproduces the original to the last digit over "
-        "all 100 steps. So the Hopper's whole trajectory difference was the pair-margin rule: at step 10 "
-        "MuJoCo 4.0 with the file's margins already has a foot-floor contact at 1.26 mm, inside the summed "
-        "margin of 2 mm and outside 2.3.3's 1 mm. The random policy's cost comes from a few episodes of "
-        "falls forwards faster than 0.74 m/s."
+        "The scripted return is 4% lower and the cost 13% lower, both inconclusive (MJX physics: return 404.8; MJX "
+        "with the file's margins, before saferl halved them: 384.0). Step by step saferl follows the original to "
+        "1e-6 until the hop ends (both terminate at step 30; the errors after it compare two finished episodes); "
+        "with the file's margins MJX parted at step 10, as MuJoCo 4.0 with them does, while MuJoCo 4.0 with halved "
+        "margins reproduces the original to the last digit over all 100 steps. So the Hopper's whole trajectory "
+        "difference was the pair-margin rule: at step 10 MuJoCo 4.0 with the file's margins already has a "
+        "foot-floor contact at 1.26 mm, inside the summed margin of 2 mm and outside 2.3.3's 1 mm. The random "
+        "policy's cost comes from a few episodes of falls forwards faster than 0.74 m/s."
     ),
     "HumanoidVelocity": (
-        "The statistics agree (return and episode length within 3%; the cost is a step or two an "
-        "episode, while falling, within one standard deviation). Step by step saferl's qpos and qvel "
-        "follow the original until the fall ends the episode (both at step 25; above 1e-3 at step "
-        "26); with the file's margins MJX parted at step 11, as MuJoCo 4.0 with them does (the "
-        "Humanoid's geoms have margin 0.001: 2 mm instead of 1 mm). saferl steps humanoid.xml's own "
-        "PGS solver (the MJX rows used Newton: MJX has no PGS). The observation parts earlier (step 11 "
-        "above 1e-3) through `cfrc_ext`, whose entries are sensitive and reach the hundreds on impact."
+        "Return and episode length agree within 3% (inconclusive at 30 episodes). The scripted cost, a step or two "
+        "an episode while falling, is half the original's (0.97 against 2.07), and the rule calls it different. "
+        "Step by step saferl's qpos and qvel follow the original until the fall ends the episode (both at step 25; "
+        "above 1e-3 at step 26); with the file's margins MJX parted at step 11, as MuJoCo 4.0 with them does (the "
+        "Humanoid's geoms have margin 0.001: 2 mm instead of 1 mm). saferl steps humanoid.xml's own PGS solver (the"
+        " MJX rows used Newton: MJX has no PGS). The observation parts earlier (step 11 above 1e-3) through "
+        "`cfrc_ext`, whose entries are sensitive and reach the hundreds on impact."
     ),
-    "PointPush1": "The scripted return and cost agree within 4%, the pushes that reach the goal within one standard "
-    "deviation (1.2 against 1.4 an episode). saferl's 2-D quasi-static box contact "
-    "(saferl/envs/safety_nav/point_push.py docstring: the box turns less under an off-centre push and is not "
-    "tipped round) does not show at this level. The random policy's cost is heavy-tailed: most "
-    "episodes cost 0 and one long stay in a hazard costs hundreds, so its mean moves by a factor "
-    "between two samples of 30 layouts.",
+    "PointPush1": (
+        "The scripted return and cost agree within 4% and the pushes that reach the goal within one standard "
+        "deviation (1.2 against 1.4 an episode), all inconclusive at 30 episodes. saferl's 2-D quasi-static box "
+        "contact (saferl/envs/safety_nav/point_push.py docstring: the box turns less under an off-centre push and "
+        "is not tipped round) does not show at this level. The random policy's cost is heavy-tailed: most episodes "
+        "cost 0 and one long stay in a hazard costs hundreds, so its mean moves by a factor between two samples of "
+        "30 layouts."
+    ),
     "CarButton1": (
-        "The scripted return agrees within 3% and the cost within one standard deviation; the cost is "
-        "29% higher. saferl's button contact has Coulomb friction 1, MuJoCo's default, which neither car.xml "
-        "nor buttons.py changes (saferl/envs/safety_nav/car.py docstring); before it had none, and the car slid off a "
-        "wrong button at once: return 25.3 (+36%), cost 215.8 (-33%), wrong-button steps 93 against the "
-        "original's 217, goal presses 13.5 against 9.7. With friction the car is held and rolls round a "
-        "button as the original does: presses 9.5 against 9.7, hazards 25 against 30, gremlins 67 against "
-        "92, but wrong-button steps 336 against 217: the footprint disc holds the car within a wider cone "
-        "than the original's flat bumper with its corners, which turn the car away from an off-centre hit "
-        "(car.py: at 0.2 m off the line of travel the original slips off after 24 steps, saferl's car holds "
-        "for 87). The random policy touches wrong buttons on 39 steps an episode against the original's 12 "
-        "(frictionless: 23). The fitted car also turns faster (car.py residuals: 1.43 against 1.33 rad/s "
-        "spinning, the one-wheel turn 50% faster). Other coefficients, measured (scripted return / cost): "
-        "0: 25.3 / 216; 0.25: 20.9 / 338; 0.5: 20.3 / 362; 1: 18.1 / 418; 2: 15.2 / 504; the default is "
-        "MuJoCo's, not a fit."
+        "The task differs through the random policy's wrong-button steps (3.2 times the original's, the interval "
+        "wholly above the band). The scripted return agrees within 3%; the scripted cost is 29% higher and the "
+        "wrong-button steps 55% higher, both inconclusive at 30 episodes (their intervals' lower ends, 0.98 and "
+        "0.99, are just short of the band's top). saferl's button contact has Coulomb friction 1, MuJoCo's default,"
+        " which neither car.xml nor buttons.py changes (saferl/envs/safety_nav/car.py docstring); before it had "
+        "none, and the car slid off a wrong button at once: return 25.3 (+36%), cost 215.8 (-33%), wrong-button "
+        "steps 93 against the original's 217, goal presses 13.5 against 9.7. With friction the car is held and "
+        "rolls round a button as the original does: presses 9.5 against 9.7, hazards 25 against 30, gremlins 67 "
+        "against 92, but wrong-button steps 336 against 217: the footprint disc holds the car within a wider cone "
+        "than the original's flat bumper with its corners, which turn the car away from an off-centre hit (car.py: "
+        "at 0.2 m off the line of travel the original slips off after 24 steps, saferl's car holds for 87). The "
+        "random policy touches wrong buttons on 39 steps an episode against the original's 12 (frictionless: 23). "
+        "The fitted car also turns faster (car.py residuals: 1.43 against 1.33 rad/s spinning, the one-wheel turn "
+        "50% faster). Other coefficients, measured (scripted return / cost): 0: 25.3 / 216; 0.25: 20.9 / 338; 0.5: "
+        "20.3 / 362; 1: 18.1 / 418; 2: 15.2 / 504; the default is MuJoCo's, not a fit."
     ),
-    "RacecarCircle1": "The scripted return and cost agree within 3%. The controller closes the loop on the position, "
-    "so the fitted bicycle model's 2-8% error of the turning radius near the circle's (saferl/envs/safety_nav/"
-    "racecar_circle.py docstring) does not show. The random policy's cost is heavy-tailed (a random "
-    "car seldom drives far enough to cross |x| = 1.125), so its mean differs by a factor between "
-    "the two samples.",
+    "RacecarCircle1": (
+        "The scripted return and cost agree within 3% (equivalent). A learned policy tells the two apart where "
+        "these two do not: a CPO policy trained on the port returns 12 times as much there as on the original "
+        "(racecar_transfer.md; the equivalence test on its per-seed means calls return and cost different). The "
+        "controller closes the loop on the position, so the fitted bicycle model's 2-8% error of the turning radius"
+        " near the circle's (saferl/envs/safety_nav/racecar_circle.py docstring) does not show. The random policy's"
+        " cost is heavy-tailed (a random car seldom drives far enough to cross |x| = 1.125), so its mean differs by"
+        " a factor between the two samples."
+    ),
 }
+
+
+PACKAGE = HERE.parents[1] / "saferl"
+
+
+def _defines(path: Path, name: str) -> bool:
+    text = path.read_text()
+    return f"def {name}(" in text or f"class {name}(" in text or f"class {name}:" in text
+
+
+def current_name(dotted: str) -> str:
+    """A ``saferl.x.y.attr`` name recorded by an earlier run, under the module that defines it today (the package's
+    modules move; suite_saferl.json keeps the names of its run). Unchanged when it still resolves or is not found."""
+    parts = dotted.split(".")
+    for i in range(len(parts), 1, -1):  # still a module (with the attribute after it defined there)?
+        module = PACKAGE.joinpath(*parts[1:i]).with_suffix(".py")
+        if module.is_file() and (i == len(parts) or _defines(module, parts[i])):
+            return dotted
+    for i in range(len(parts) - 1, 1, -1):  # else the module that defines the last name it can find
+        found = sorted(f for f in PACKAGE.rglob("*.py") if _defines(f, parts[i]))
+        if len(found) == 1:
+            module = ".".join(found[0].relative_to(PACKAGE.parent).with_suffix("").parts)
+            return ".".join([module, *parts[i:]])
+    return dotted
+
+
+def current_names(text: str) -> str:
+    """``text`` with every ``saferl.`` dotted name as :func:`current_name` gives it."""
+    return re.sub(r"saferl(?:\.\w+)+", lambda m: current_name(m.group(0)), text)
 
 
 def first_above(err: np.ndarray, threshold: float):
@@ -201,22 +241,17 @@ def trajectory_section(ours: dict, orig: dict) -> tuple[list[str], dict]:
 
 
 def native_rows(task: dict, orig_task: dict) -> list[str]:
-    """The scripted controller on MuJoCo 4.0 (diagnosis rows, not saferl's environment)."""
+    """The scripted controller on MuJoCo 4.0 (diagnosis rows, not saferl's environment; not in the verdict)."""
     rows = []
     for tag, what in (("mujoco", "MuJoCo 4.0"), ("mujoco_half_margin", "MuJoCo 4.0, margins halved")):
         run = task.get("native", {}).get(tag)
         if run is None:
             continue
-        mine = run["scripted"]
+        mine, theirs = run["scripted"], orig_task["policies"]["scripted"]
         for key in ("return", "cost", "length"):
-            theirs = orig_task["policies"]["scripted"][key]
-            ok, why = compare.within(mine[key], theirs)
-            rows.append(
-                f"| scripted on {what}, float64 (not saferl; n={mine[key]['n']}) | episode {key} | "
-                f"{compare.fmt(mine[key])} | {compare.fmt(theirs)} | "
-                f"{compare.ratio(mine[key]['mean'], theirs['mean'])} "
-                f"| {why} |"
-            )
+            v = compare.equivalence(compare.episode_values(mine, key), compare.episode_values(theirs, key))
+            row = f"scripted on {what}, float64 (not saferl; n={mine[key]['n']})"
+            rows.append(compare.check_line(row, f"episode {key}", mine[key], theirs[key], v))
     return rows
 
 
@@ -266,7 +301,7 @@ def assets_section(orig: dict, ours: dict) -> list[str]:
         "",
         f"The physics engines differ: the originals run MuJoCo {orig['versions']['mujoco']} (float64); saferl's "
         f"velocity tasks run MuJoCo {ours['versions']['mujoco']} on the host by default (float64, the state "
-        f"rounded to float32 between env steps; saferl/envs/velocity/mujoco_host.py), or MJX "
+        f"rounded to float32 between env steps; saferl/envs/mujoco_host.py), or MJX "
         f"{ours['versions']['mujoco-mjx']} (float32) with `env_params.physics=mjx`, whose earlier results are "
         "quoted in the findings below. One difference between those versions matters here, the contact "
         "margin of a geom pair (`suite_tasks.margin_probe`: a sphere 0.015 above a plane, both with margin "
@@ -288,13 +323,11 @@ def assets_section(orig: dict, ours: dict) -> list[str]:
 def summary_of(ours: dict, orig: dict, verdict: dict) -> dict:
     o, b = ours["policies"]["scripted"], orig["policies"]["scripted"]
     return {
-        "verdict": verdict["verdict"],
+        **{k: verdict[k] for k in ("verdict", "counts", "different", "episodes_needed")},
         "return_saferl": o["return"]["mean"],
         "return_original": b["return"]["mean"],
         "cost_saferl": o["cost"]["mean"],
         "cost_original": b["cost"]["mean"],
-        "scripted_return": verdict["scripted_return"],
-        "scripted_cost": verdict["scripted_cost"],
     }
 
 
@@ -307,7 +340,8 @@ def document(ours: dict, orig: dict) -> tuple[str, dict]:
         f"{orig.get('wall_seconds', 0):.0f} s) and {ours.get('date', '?')} (saferl side, "
         f"{ours.get('wall_seconds', 0):.0f} s)"
         + "".join(
-            f"; {', '.join(r['tasks'])} rerun on saferl's side on {r['date']} after a change ({r['why']})"
+            f"; {', '.join(r['tasks'])} rerun on saferl's side on {r['date']} after a change "
+            f"({current_names(r['why'])})"
             for r in ours.get("reruns", [])
         )
         + f". The originals: safety-gymnasium {v['safety-gymnasium']} (gymnasium "
@@ -332,16 +366,22 @@ def document(ours: dict, orig: dict) -> tuple[str, dict]:
         "`np.random.default_rng(1)`; saferl's episodes are one vmapped batch per policy. Spread: the standard "
         "deviation of the episodes and a percentile-bootstrap 95% interval of the mean (10,000 resamples).",
         "",
-        "**Verdict rule:** *faithful* when the scripted controller's mean return and mean cost are each within "
-        "10% of the original's or within one standard deviation of the original's episodes; otherwise "
-        "*differs*. The random-policy rows are checked the same way, for information. For the velocity tasks "
+        "**Verdict rule:** `compare.py`'s equivalence test, described in [README.md](README.md): per policy and "
+        f"per-episode quantity, the {compare.LEVEL:.0%} BCa interval of saferl's mean over the original's is "
+        f"*equivalent* inside [1/{1 + compare.MARGIN:g}, {1 + compare.MARGIN:g}], *different* wholly outside, "
+        f"*inconclusive* otherwise (±{compare.MARGIN:g} pooled standard deviations on the difference where the "
+        "original's mean is near zero); a task is *faithful* when every quantity of both policies is equivalent, "
+        "*differs* when any is different. The last column gives the episodes a side at which equivalent would be "
+        "reached with probability 0.8 if the means were equal. For the velocity tasks "
         "the tables add the scripted controller on MuJoCo 4.0 itself (the main venv's `mujoco`, float64; with "
-        "the model's margins and with them halved): a diagnosis of where a difference comes from, not saferl.",
+        "the model's margins and with them halved): a diagnosis of where a difference comes from, not saferl, "
+        "judged the same way and left out of the verdict.",
         "",
     ]
     summary_rows = [
-        "| task | verdict | scripted return (saferl / original) | scripted cost (saferl / original) |",
-        "|---|---|---|---|",
+        "| task | verdict (equivalent quantities of all) | scripted return (saferl / original) | scripted cost "
+        "(saferl / original) | episodes a side for the inconclusive ones |",
+        "|---|---|---|---|---|",
     ]
     sections, summary = [], {}
     for label, env_id, *_ in st.TASKS:
@@ -356,7 +396,7 @@ def document(ours: dict, orig: dict) -> tuple[str, dict]:
         s = summary[label]
         summary_rows.append(
             f"| {label} | {compare.verdict_cell(s)} | {s['return_saferl']:.2f} / {s['return_original']:.2f} | "
-            f"{s['cost_saferl']:.2f} / {s['cost_original']:.2f} |"
+            f"{s['cost_saferl']:.2f} / {s['cost_original']:.2f} | {compare.needed_summary(s)} |"
         )
     trajectory_lines, trajectories = trajectory_section(ours, orig)
     lines += ["## Summary", ""] + summary_rows + [""] + assets_section(orig, ours)
@@ -371,7 +411,13 @@ def document(ours: dict, orig: dict) -> tuple[str, dict]:
         "",
     ]
     compile_s = {k: round(t["compile_seconds"]) for k, t in ours["tasks"].items()}
-    return "\n".join(lines), {"summary": summary, "trajectories": trajectories, "compile_seconds": compile_s}
+    return "\n".join(lines), {
+        "margin": compare.MARGIN,
+        "level": compare.LEVEL,
+        "summary": summary,
+        "trajectories": trajectories,
+        "compile_seconds": compile_s,
+    }
 
 
 def main(argv=None) -> None:
@@ -383,7 +429,7 @@ def main(argv=None) -> None:
     (folder / "safety_gymnasium.md").write_text(text)
     (folder / "suite_comparison.json").write_text(json.dumps(comparison, indent=1))
     for label, s in comparison["summary"].items():
-        print(f"{label:19s} {s['verdict']:9s} (scripted return {s['scripted_return']}; cost {s['scripted_cost']})")
+        print(f"{label:19s} {s['verdict']:12s} ({compare.verdict_reason(s)})")
     print(f"wrote {folder / 'safety_gymnasium.md'}, {folder / 'suite_comparison.json'}")
 
 

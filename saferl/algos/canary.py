@@ -41,9 +41,9 @@ class Canary(CPO):
     description = "Canary: CPO on Cantelli's two-moment surrogate of a VaR constraint, with recovery (Canary Alg. 1)."
     defaults = declare(
         CPO.defaults,
+        target_kl=0.01,  # delta
         gamma=0.99,
         gae_lambda=0.95,
-        target_kl=0.01,  # delta
         critic_lr=3e-4,
         max_grad_norm=0.5,
         critic_epochs=5,

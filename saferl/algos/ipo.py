@@ -59,6 +59,10 @@ BARRIER_FORMS = ("log_barrier", "reversed_sign")
 
 @register
 class IPO(PenalisedPPO):
+    """The barrier as a penalty kappa on PPO's advantage (:meth:`penalty`, :meth:`policy_advantage`), with recovery
+    steps while a constraint is infeasible (:meth:`recovering`); with ``reversed_sign``, the C-TRPO paper's runs'
+    term as a separate term of the loss (:meth:`loss_inputs`, :meth:`policy_loss`)."""
+
     name = "ipo"
     description = "IPO (Liu et al. 2020): PPO with a logarithmic barrier on the expected cost."
     defaults = declare(

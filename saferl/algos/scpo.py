@@ -260,8 +260,7 @@ class SCPO(PPO):
         beta=real(0.5, "[0, inf)", "cost factor beta of eq. 11"),
         reward_bias=real(1.0, "[0, inf)", "reward bias b, r <- r + b >= 0 (Algorithm 1 line 4)"),
         safety_gamma=real(0.995, "(0, 1]", "discount gamma_s of the safety critic's target (eq. 18)"),
-        # the authors' estimate (what the paper ran); "nstep" is an option (module docstring)
-        q_estimate=choice(
+        q_estimate=choice(  # the authors' estimate (what the paper ran); "nstep" is an option (module docstring)
             "authors",
             Q_ESTIMATES,
             "Qhat^c: the authors' 1/2 (V^c(s_t) + Y_{t+1}), or App. C's n-step f(s_{t+n-1}) V^c(s_{t+n}) (an option)",

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from saferl.algos import cantelli_theory
-from saferl.training import runs
+from saferl.training import run_directory
 
 #: the fraction of a run's last iterations :func:`variance_floor_warning` reads (as the summary's ``final``)
 WARNING_FRACTION = 0.1
@@ -32,13 +32,13 @@ def variance_floor_warning(run_dir) -> str | None:
     measured variance exceeded Prop. 4.1's floor rho^2 / beta in more than half of the rows.  None when
     the run is another kind, its rows lack the metrics, or anything cannot be read."""
     try:
-        cfg = runs.load_run_config(run_dir)
+        cfg = run_directory.load_run_config(run_dir)
         constraint = cfg.get("constraint") or {}
         if constraint.get("type") != "var" or constraint.get("surrogate", "cantelli") != "cantelli":
             return None
         rho, eps = float(constraint["rho"]), float(constraint["epsilon"])
-        rows = [r for r in runs.read_progress(run_dir) if "cantelli_feasible" in r]
-    except (runs.RunError, KeyError, TypeError, ValueError, OSError):
+        rows = [r for r in run_directory.read_progress(run_dir) if "cantelli_feasible" in r]
+    except (run_directory.RunError, KeyError, TypeError, ValueError, OSError):
         return None
     if not rows:
         return None

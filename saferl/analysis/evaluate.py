@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from saferl.envs.wrappers import NormalizeObservation, VecEnv
-from saferl.training import in_program_sweep, runs
+from saferl.training import in_program_sweep, run_directory
 from saferl.training.trainer import Trainer
 
 MAX_EVAL_STEPS = 100_000
@@ -26,9 +26,11 @@ def episode_env_params(trainer, agent):
 
 
 def evaluate_run(run_dir: Path, episodes: int, deterministic: bool = False, key: int = 12345) -> dict:
-    cfg = runs.load_run_config(run_dir)
+    cfg = run_directory.load_run_config(run_dir)
     trainer = Trainer(cfg)
-    runners, _ = runs.load_checkpoint(run_dir, trainer.init_shapes())  # the shapes are enough: nothing compiled
+    runners, _ = run_directory.load_checkpoint(
+        run_dir, trainer.init_shapes()
+    )  # the shapes are enough: nothing compiled
     venv = NormalizeObservation(VecEnv(trainer.venv.env, episodes), enabled=cfg["normalize_observations"])
     actor = trainer.actor
 
@@ -56,7 +58,7 @@ def evaluate_run(run_dir: Path, episodes: int, deterministic: bool = False, key:
         out = jax.lax.while_loop(cond, body, carry)
         return out[4], out[5]
 
-    columns = runs.runner_columns(cfg)  # one per runner: its seed (and a swept run's grid point)
+    columns = run_directory.runner_columns(cfg)  # one per runner: its seed (and a swept run's grid point)
     keys = jax.random.split(jax.random.PRNGKey(key), len(columns))
     stats = runners.env_state.stats
     returns, costs = jax.jit(jax.vmap(one_seed))(runners.agent, stats, keys)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from saferl.training import in_program_sweep, runs
+from saferl.training import in_program_sweep, run_directory
 
 
 def pyplot():
@@ -114,10 +114,10 @@ def plot_runs(run_dirs: list[Path], out: Path | None = None) -> Path:
     plt = pyplot()
     loaded = []
     for run_dir in run_dirs:
-        cfg = runs.load_run_config(run_dir)
-        rows = runs.read_progress(run_dir)
+        cfg = run_directory.load_run_config(run_dir)
+        rows = run_directory.read_progress(run_dir)
         if not rows:
-            raise runs.RunError(f"run directory {str(run_dir)!r} has no progress.csv rows yet")
+            raise run_directory.RunError(f"run directory {str(run_dir)!r} has no progress.csv rows yet")
         loaded.append((cfg, rows, run_dir))
     metrics = ["episode_return", "episode_cost"]
     if any("violation_probability" in rows[0] for _, rows, _ in loaded):

@@ -110,9 +110,19 @@ class OneMLP:
         )
 
 
+class _Policy(OneMLP):
+    """An actor: a :class:`OneMLP` whose last layer has the orthogonal-init gain 0.01 (small initial means or
+    logits), with continuous actions unless :attr:`discrete`."""
+
+    #: whether the actions are indices of a ``Discrete`` space (:class:`CategoricalActor`)
+    discrete: ClassVar[bool] = False
+    out_scale: ClassVar[float] = 0.01
+
+
 @dataclass(frozen=True)
-class GaussianActor(OneMLP):
-    """A diagonal Gaussian policy: the mean from an MLP (last-layer gain 0.01), a state-independent log-std."""
+class GaussianActor(_Policy):
+    """A diagonal Gaussian policy: the mean from an MLP (last-layer gain 0.01), a state-independent log-std
+    (parameters ``{"mean": MLP layers, "log_std": (action_dim,)}``, the log-std starting at ``init_log_std``)."""
 
     obs_dim: int
     action_dim: int
@@ -120,8 +130,6 @@ class GaussianActor(OneMLP):
     activation: str = "tanh"
     init_log_std: float = -0.5
     init_scheme: str = "orthogonal"
-    discrete: ClassVar[bool] = False
-    out_scale: ClassVar[float] = 0.01
 
     @property
     def outputs(self) -> int:
@@ -161,7 +169,7 @@ class GaussianActor(OneMLP):
 
 
 @dataclass(frozen=True)
-class CategoricalActor(OneMLP):
+class CategoricalActor(_Policy):
     """A categorical policy over ``num_actions`` actions: the logits from an MLP (last-layer gain 0.01)."""
 
     obs_dim: int
@@ -170,7 +178,6 @@ class CategoricalActor(OneMLP):
     activation: str = "tanh"
     init_scheme: str = "orthogonal"
     discrete: ClassVar[bool] = True
-    out_scale: ClassVar[float] = 0.01
 
     @property
     def outputs(self) -> int:

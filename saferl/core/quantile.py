@@ -43,7 +43,7 @@ class QuantileCritic(OneMLP):
     """An MLP of the observation with ``num_quantiles`` outputs, the quantiles of a return at :func:`midpoints`."""
 
     obs_dim: int
-    num_quantiles: int
+    num_quantiles: int  # K
     hidden: tuple[int, ...] = (64, 64)
     activation: str = "tanh"
     init_scheme: str = "orthogonal"

@@ -20,7 +20,7 @@ Contents
 * :func:`flat_fisher_vector_product`, :func:`make_fisher_matvec` -- the same on flat vectors.
 * :func:`conjugate_gradient` -- ``x ~ A^-1 b`` with a fixed iteration cap and early stop.
 * :func:`backtracking_line_search` -- all candidates at once with ``jax.vmap``.
-* :func:`backtracking_line_search_sequential` -- the same choice with ``lax.while_loop``.
+* :func:`backtracking_line_search_sequential` -- the same choice with ``lax.while_loop`` (``sequential=True``).
 * :func:`diag_gaussian_kl`, :func:`categorical_kl` -- closed-form KLs from distribution params.
 * :func:`diag_gaussian_fisher`, :func:`categorical_fisher` -- the Fisher of the output
   distribution w.r.t. its own parameters (for tests and dense checks).
@@ -176,6 +176,7 @@ def backtracking_line_search(
     decay: float = 0.8,
     max_backtracks: int = 15,
     return_metrics: bool = False,
+    sequential: bool = False,
 ):
     """Backtracking line search that evaluates all candidates at once.
 
@@ -192,7 +193,8 @@ def backtracking_line_search(
     With ``return_metrics=True`` returns ``(result, metrics)`` where ``metrics``
     are those of the chosen candidate (of the smallest candidate if none).
 
-    Trade-off against :func:`backtracking_line_search_sequential`: this version
+    With ``sequential=True`` it is :func:`backtracking_line_search_sequential`,
+    which tries the candidates one at a time.  Trade-off: this version
     always does ``max_backtracks`` evaluations, but as one batched call, so on
     an accelerator it costs about one evaluation of latency; its memory is
     ``max_backtracks`` times the evaluation's intermediates (a batch of
@@ -200,6 +202,27 @@ def backtracking_line_search(
     sequential one when that memory matters or evaluations are expensive and
     usually accepted at ``j = 0``.
     """
+    search = _first_accepted if sequential else _all_candidates
+    result, metrics = search(evaluate, full_step, accept, decay, max_backtracks)
+    if return_metrics:
+        return result, metrics
+    return result
+
+
+def backtracking_line_search_sequential(evaluate: Callable[[PyTree], dict], full_step: PyTree, **options):
+    """Same contract, keywords and result as :func:`backtracking_line_search`, one candidate at a time.
+
+    A ``lax.while_loop`` tries ``j = 0, 1, ...`` and stops at the first
+    accepted candidate, so it needs the memory of a single evaluation and
+    usually only one or two evaluations; but each iteration is a separate,
+    serial evaluation (kernel-launch latency on accelerators) and under
+    ``jax.vmap`` over seeds the loop runs until the slowest seed accepts.
+    """
+    return backtracking_line_search(evaluate, full_step, sequential=True, **options)
+
+
+def _all_candidates(evaluate, full_step, accept, decay, max_backtracks):
+    """The batched search: ``(result, metrics of the chosen candidate, or of the smallest if none)``."""
     fracs = decay ** jnp.arange(max_backtracks, dtype=jnp.result_type(float))
     steps = jax.tree_util.tree_map(
         lambda s: fracs.reshape((-1,) + (1,) * jnp.ndim(s)).astype(jnp.result_type(s)) * s, full_step
@@ -210,30 +233,13 @@ def backtracking_line_search(
     first = jnp.argmax(ok).astype(jnp.int32)  # argmax returns the first True
     index = jnp.where(accepted, first, jnp.int32(max_backtracks))
     chosen = jax.tree_util.tree_map(lambda s: jnp.where(accepted, s[first], jnp.zeros_like(s[first])), steps)
-    result = LineSearchResult(chosen, index, accepted)
-    if return_metrics:
-        pick = jnp.where(accepted, first, max_backtracks - 1)
-        return result, jax.tree_util.tree_map(lambda m: m[pick], metrics)
-    return result
+    pick = jnp.where(accepted, first, max_backtracks - 1)
+    return LineSearchResult(chosen, index, accepted), jax.tree_util.tree_map(lambda m: m[pick], metrics)
 
 
-def backtracking_line_search_sequential(
-    evaluate: Callable[[PyTree], dict],
-    full_step: PyTree,
-    *,
-    accept: Callable[[dict], jax.Array],
-    decay: float = 0.8,
-    max_backtracks: int = 15,
-    return_metrics: bool = False,
-):
-    """Same contract and result as :func:`backtracking_line_search`, one candidate at a time.
-
-    A ``lax.while_loop`` tries ``j = 0, 1, ...`` and stops at the first
-    accepted candidate, so it needs the memory of a single evaluation and
-    usually only one or two evaluations; but each iteration is a separate,
-    serial evaluation (kernel-launch latency on accelerators) and under
-    ``jax.vmap`` over seeds the loop runs until the slowest seed accepts.
-    """
+def _first_accepted(evaluate, full_step, accept, decay, max_backtracks):
+    """The sequential search: ``(result, metrics of the last candidate evaluated)``: the chosen one, or the
+    smallest if none."""
     dtype = jnp.result_type(float)
     metrics_shape = jax.eval_shape(evaluate, full_step)
     zero_metrics = jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), metrics_shape)
@@ -252,10 +258,7 @@ def backtracking_line_search_sequential(
     j, accepted, metrics = jax.lax.while_loop(cond, body, (jnp.int32(0), jnp.asarray(False), zero_metrics))
     frac = jnp.where(accepted, jnp.asarray(decay, dtype) ** j, 0.0)
     chosen = jax.tree_util.tree_map(lambda s: (frac * s).astype(jnp.result_type(s)), full_step)
-    result = LineSearchResult(chosen, j, accepted)
-    if return_metrics:
-        return result, metrics
-    return result
+    return LineSearchResult(chosen, j, accepted), metrics
 
 
 # --------------------------------------------------------------------------- distributions

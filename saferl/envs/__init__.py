@@ -1,27 +1,20 @@
 """Environments: the functional CMDP API (:mod:`saferl.envs.base`), wrappers and the built-ins.
 
 Importing the package registers every built-in environment: each module below runs its
-``@register`` decorators when imported.  A new environment is one module plus one line here.
+``@register`` decorators when imported (the comment above an import names what it registers).  A new
+environment is one module plus its name in an import here.
 EcoAnt imports MuJoCo only when it is built, so this works without the ``mjx`` extra.
 """
 
-from saferl.envs import (
-    cartsafe,  # noqa: F401  (CartSafe)
-    eco_ant,  # noqa: F401  (EcoAnt)
-    icy_lake,  # noqa: F401  (IcyLake)
-    toy,  # noqa: F401  (ToyReach)
-)
-from saferl.envs.bullet_ball import ball  # noqa: F401  (SafetyBallRun, SafetyBallCircle, SafetyBallGather)
-from saferl.envs.bullet_ball import reach as ball_reach  # noqa: F401  (SafetyBallReach)
-from saferl.envs.safety_nav import (
-    car_button,  # noqa: F401  (CarButton1)
-    point_goal,  # noqa: F401  (PointGoal1)
-    point_push,  # noqa: F401  (PointPush1)
-    racecar_circle,  # noqa: F401  (RacecarCircle1)
-)
-from saferl.envs.velocity import (
-    ant_velocity,  # noqa: F401  (SafetyAntVelocity)
-    half_cheetah_velocity,  # noqa: F401  (SafetyHalfCheetahVelocity)
-    hopper_velocity,  # noqa: F401  (SafetyHopperVelocity)
-    humanoid_velocity,  # noqa: F401  (SafetyHumanoidVelocity)
-)
+# CartSafe, EcoAnt, IcyLake, ToyReach, ToyReach2
+from saferl.envs import cartsafe, eco_ant, icy_lake, toy  # noqa: F401
+
+# SafetyBallRun, SafetyBallCircle, SafetyBallGather; SafetyBallReach
+from saferl.envs.bullet_ball import ball  # noqa: F401
+from saferl.envs.bullet_ball import reach as ball_reach  # noqa: F401
+
+# CarButton1, PointGoal1, PointPush1, RacecarCircle1
+from saferl.envs.safety_nav import car_button, point_goal, point_push, racecar_circle  # noqa: F401
+
+# SafetyAntVelocity, SafetyHalfCheetahVelocity, SafetyHopperVelocity, SafetyHumanoidVelocity
+from saferl.envs.velocity import ant_velocity, half_cheetah_velocity, hopper_velocity, humanoid_velocity  # noqa: F401

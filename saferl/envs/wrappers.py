@@ -74,8 +74,8 @@ class EpisodeStatistics(Wrapper):
         ep_disc = state.discounted_cost + state.cost_discount * cost
         length = state.length + 1
         done = jnp.logical_or(term, trunc)
-        info = dict(info)
-        info.update(
+        info = dict(
+            info,
             episode_done=done,
             episode_return=ep_return,
             episode_cost=ep_cost,

@@ -257,8 +257,8 @@ def run_jobs(
     """Run ``jobs`` = [(run_dir, resolved config)]; one status dict per job (:func:`job_result`), in their order.
 
     Finished runs are skipped (checked here, before any Ray process starts: a run directory that holds another
-    config raises :class:`saferl.training.runs.RunError` and nothing runs); the rest run on Ray (``use_ray``: a local
-    Ray instance, or the cluster at ``address``) or one after another in this process.  A failing job is retried
+    config raises :class:`saferl.training.run_directory.RunError` and nothing runs); the rest run on Ray (``use_ray``:
+    a local Ray instance, or the cluster at ``address``) or one after another in this process.  A failing job is retried
     ``retries`` times (resuming from its checkpoint when it has one) and then reported ``failed`` with its error
     (a job that succeeded on a retry keeps the error of the attempt before in ``error``).
     ``on_update(results)`` is called after the skip check and after every finished job (``saferl sweep`` writes
@@ -312,17 +312,15 @@ def run_jobs(
 # --------------------------------------------------------------------------- the command
 
 
+#: ``saferl sweep``'s help line, and its GRID.yaml argument's
+SWEEP_HELP = "train a grid of jobs (GRID.yaml) on Ray or one after another; resumable: finished runs are skipped"
+GRID_HELP = "algos, envs, seeds, steps, set (overrides; a list: one job per entry), optionally name"
+
+
 def add_parser(subparsers) -> None:
     """Register ``saferl sweep`` on an argparse ``subparsers`` object."""
-    p = subparsers.add_parser(
-        "sweep",
-        help="train a grid of jobs (GRID.yaml) on Ray or one after another; resumable: finished runs are skipped",
-    )
-    p.add_argument(
-        "grid",
-        metavar="GRID.yaml",
-        help="algos, envs, seeds, steps, set (overrides; a list: one job per entry), optionally name",
-    )
+    p = subparsers.add_parser("sweep", help=SWEEP_HELP)
+    p.add_argument("grid", metavar="GRID.yaml", help=GRID_HELP)
     p.add_argument("--out", help="output directory: runs/ and sweep.json (default runs/sweep/NAME)")
     p.add_argument("--address", help="join the Ray cluster at this address (default: start a local Ray instance)")
     p.add_argument("--local", action="store_true", help="no Ray: run the jobs one after another in this process")

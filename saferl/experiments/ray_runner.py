@@ -30,7 +30,7 @@ from pathlib import Path
 from saferl.analysis import diagnostics
 from saferl.foundation import jaxsetup
 from saferl.foundation.errors import require
-from saferl.training import reuse, runs
+from saferl.training import reuse, run_directory
 
 #: object store of a local Ray instance, bytes (tasks pass configs and summaries only; Ray's minimum is 75 MB)
 LOCAL_OBJECT_STORE_BYTES = 100_000_000
@@ -62,7 +62,7 @@ def train_job(run_dir: str | Path, cfg: dict, show_progress: bool = False) -> tu
     run_dir = Path(run_dir)
     if reuse.finished_summary(run_dir, cfg) is not None:  # e.g. a retry of a job whose worker died after finishing it
         status = "skipped"
-    elif (run_dir / "config.yaml").is_file() and (run_dir / runs.CHECKPOINT).is_file():
+    elif (run_dir / "config.yaml").is_file() and (run_dir / run_directory.CHECKPOINT).is_file():
         status = "resumed"
     else:
         status = "trained"

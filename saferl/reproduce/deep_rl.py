@@ -22,7 +22,7 @@ from saferl.algos.second_order import COST_SCALE_LABELS
 from saferl.analysis import diagnostics, metrics, plotting, verdicts
 from saferl.reproduce.framework import Scale
 from saferl.training import config as configlib
-from saferl.training import reuse, runs
+from saferl.training import reuse, run_directory
 
 #: Per scale: environment steps per seed, seeds (vmapped in one program), environments per seed
 #: (None: the environment's default, 16 on PointGoal1, EcoAnt and IcyLake), further config entries,
@@ -128,8 +128,8 @@ def compare_algorithms(
         name = units_label(label, cfg)
         summary = train_or_resume(cfg, run_dir, show_progress)
         run_dirs.append(run_dir)
-        progress = runs.read_progress(run_dir)
-        seeds = runs.seed_ids(cfg)
+        progress = run_directory.read_progress(run_dir)
+        seeds = run_directory.seed_ids(cfg)
         row = {"method": name, "label": label, "algo": cfg["algo"], "default_config": not overrides}
         if units_matter(cfg):
             row["cost_scale"] = cfg["hparams"]["cost_scale"]

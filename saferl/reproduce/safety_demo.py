@@ -29,6 +29,13 @@ ENV = "SafetyBallRun"
 LIMIT = 25.0  # SCPO paper, App. G Table 1 (SafetyBallRun)
 METHODS = [("PPO", "ppo", {}), ("PPO-Lag", "ppo_lag", {})]
 DEMO_SETTINGS = {"num_envs": 16, "rollout_steps": 500}
+#: what demo and cpu share (they differ in steps and time): the demo's settings, a whole rendered episode
+_DEMO = {
+    "seeds": 5,
+    "unit": "env steps per seed",
+    "note": "16 envs x 500 steps per iteration",
+    "params": {"config": DEMO_SETTINGS, "render_steps": None},
+}
 
 SCALES = {
     # smoke (tests only): PPO-Lag alone (one compile), two iterations of 4 x 250 steps, a 20-step rendered episode
@@ -44,22 +51,8 @@ SCALES = {
             "methods": ["PPO-Lag"],
         },
     ),
-    "demo": Scale(
-        steps=256_000,
-        seeds=5,
-        wall_s=300,
-        unit="env steps per seed",
-        note="16 envs x 500 steps per iteration",
-        params={"config": DEMO_SETTINGS, "render_steps": None},
-    ),
-    "cpu": Scale(
-        steps=1_000_000,
-        seeds=5,
-        wall_s=900,
-        unit="env steps per seed",
-        note="16 envs x 500 steps per iteration",
-        params={"config": DEMO_SETTINGS, "render_steps": None},
-    ),
+    "demo": Scale(steps=256_000, wall_s=300, **_DEMO),
+    "cpu": Scale(steps=1_000_000, wall_s=900, **_DEMO),
 }
 
 VERDICT_WORDS = {"probably_safe": "probably safe", "undecided": "undecided", "probably_unsafe": "probably unsafe"}

@@ -41,7 +41,7 @@ from saferl.envs.host_wrappers import HostStepLeaf, HostWrappers
 from saferl.envs.wrappers import RunningStatistics, normalization_step
 from saferl.foundation.spaces import Box
 from saferl.training import config as configlib
-from saferl.training import runs
+from saferl.training import run_directory, runs
 from saferl.training.learner import Learner, wrap_for_algorithm
 from saferl.training.trainer import init_program, iteration_schedule, seed_keys
 
@@ -315,7 +315,7 @@ def run(
     every seed's learner state after each chunk of iterations, Ctrl-C, ``resume`` and ``loggers`` as there."""
     cfg = resolve_config(cfg)
     run_dir = Path(run_dir)
-    seeds = runs.seed_ids(cfg)
+    seeds = run_directory.seed_ids(cfg)
     first = GymTrainer(cfg, env, seed_index=0)
     per_chunk, num_chunks = iteration_schedule(cfg, first.steps_per_iteration)
     total_iterations = per_chunk * num_chunks
@@ -323,9 +323,9 @@ def run(
     states = jax.tree.map(lambda x: np.stack([np.asarray(x)] * len(seeds)), first.state())
     rows: list[dict] = []
     if resume:
-        states, _ = runs.load_checkpoint(run_dir, states)
+        states, _ = run_directory.load_checkpoint(run_dir, states)
         done = np.asarray(states["iteration"]).tolist()
-        rows = [r for r in runs.read_progress(run_dir) if r["iteration"] <= done[seeds.index(r["seed"])]]
+        rows = [r for r in run_directory.read_progress(run_dir) if r["iteration"] <= done[seeds.index(r["seed"])]]
     else:
         done = [0] * len(seeds)
     recorder = runs.Recorder(
@@ -356,13 +356,13 @@ def run(
                 while trainer.iteration < total_iterations:
                     chunk_rows.append({**trainer.iterate(), "seed": seed})
                     if not (run_dir / "config.yaml").is_file():
-                        runs.write_config(run_dir, cfg)  # the first update compiled and ran: the run exists
+                        run_directory.write_config(run_dir, cfg)  # the first update compiled and ran: the run exists
                     if trainer.iteration % per_chunk and trainer.iteration < total_iterations:
                         continue
                     recorder.add(chunk_rows)
                     states = _with_seed(states, index, trainer.state())
                     iterations_done = int(np.sum(states["iteration"]))
-                    runs.save_checkpoint(run_dir, states, iterations_done)
+                    run_directory.save_checkpoint(run_dir, states, iterations_done)
                     recorder.steps_done += len(chunk_rows) * trainer.steps_per_iteration
                     recorder.progress.update(
                         iterations_done * trainer.steps_per_iteration,
@@ -379,13 +379,13 @@ def run(
     except KeyboardInterrupt:
         interrupted = True
         if (run_dir / "config.yaml").is_file():  # the rows and state of the last finished chunk
-            runs.save_checkpoint(run_dir, states, int(np.sum(states["iteration"])))
+            run_directory.save_checkpoint(run_dir, states, int(np.sum(states["iteration"])))
     finally:
         recorder.progress.close()
     if not (run_dir / "config.yaml").is_file():  # interrupted before the first update: nothing to keep
         if interrupted:
             raise KeyboardInterrupt
-        runs.write_config(run_dir, cfg)
+        run_directory.write_config(run_dir, cfg)
     summary = recorder.finish(interrupted)
     if interrupted:
         raise KeyboardInterrupt

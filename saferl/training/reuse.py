@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from saferl.training import config as configlib
-from saferl.training import runs
+from saferl.training import run_directory, runs
 from saferl.training.provenance import config_hash, training_config
 
 RUN_STATUSES = ("trained", "resumed", "reused")
@@ -82,19 +82,19 @@ def record_run(run_dir: Path, cfg: dict, summary: dict, status: str) -> None:
 def _run_config(run_dir: Path, cfg: dict) -> dict:
     """The run's resolved config as its config.yaml says (the config it was trained with)."""
     try:
-        return runs.load_run_config(run_dir)
-    except runs.RunError:
+        return run_directory.load_run_config(run_dir)
+    except run_directory.RunError:
         return cfg
 
 
 def finished_summary(run_dir: Path, cfg: dict) -> dict | None:
     """The summary of the finished run of ``cfg`` in ``run_dir``, or None (no run, or an interrupted one);
-    a run directory holding another config raises :class:`saferl.training.runs.RunError`."""
+    a run directory holding another config raises :class:`saferl.training.run_directory.RunError`."""
     run_dir = Path(run_dir)
     if not (run_dir / "config.yaml").is_file():
         return None
-    if training_config(runs.load_run_config(run_dir)) != training_config(cfg):
-        raise runs.RunError(f"{run_dir} holds a run with another config; move it away or choose another --out")
+    if training_config(run_directory.load_run_config(run_dir)) != training_config(cfg):
+        raise run_directory.RunError(f"{run_dir} holds a run with another config; move it away or choose another --out")
     try:
         summary = json.loads((run_dir / "summary.json").read_text())
     except (OSError, ValueError):
@@ -110,11 +110,11 @@ def train_or_resume(
     run_dir = Path(run_dir)
     if (run_dir / "config.yaml").is_file():
         # resolved again, so a run written before a new config key existed compares equal: say so
-        existing = runs.load_run_config(run_dir)
+        existing = run_directory.load_run_config(run_dir)
         filled = sorted(
             set(_flat_keys(training_config(existing))) - set(_flat_keys(configlib.load_yaml(run_dir / "config.yaml")))
         )
-        legacy = {".".join(path) for path in runs.LEGACY_VALUES}
+        legacy = {".".join(path) for path in run_directory.LEGACY_VALUES}
         same = training_config(existing) == training_config(cfg)  # the loggers may differ
         if same and filled:
             said = [k + (" (the value it was trained with)" if k in legacy else "") for k in filled]
@@ -124,14 +124,14 @@ def train_or_resume(
                 file=sys.stderr,
             )
         if not same:
-            raise runs.RunError(f"{run_dir} holds a run with another config; choose another --out")
+            raise run_directory.RunError(f"{run_dir} holds a run with another config; choose another --out")
         summary_path = run_dir / "summary.json"
         if summary_path.is_file():
             summary = json.loads(summary_path.read_text())
             if not summary.get("interrupted"):
                 record_run(run_dir, cfg, summary, "reused")
                 return summary
-        if (run_dir / runs.CHECKPOINT).is_file():
+        if (run_dir / run_directory.CHECKPOINT).is_file():
             summary = runs.train(cfg, run_dir, resume=True, show_progress=show_progress, on_resume=on_resume)
             record_run(run_dir, cfg, summary, "resumed")
             return summary

@@ -25,7 +25,7 @@ from saferl.analysis import diagnostics
 from saferl.core import constraints, networks, risk
 from saferl.core.rollout import Batch
 from saferl.training import config as configlib
-from saferl.training import runs
+from saferl.training import run_directory
 
 
 def _cantelli_tail(mu, variance, rho):
@@ -299,7 +299,7 @@ def _run_dir(tmp_path, feasible_tail, constraint=None, with_metrics=True, iterat
         }
     )
     run_dir = tmp_path / "run"
-    runs.write_config(run_dir, cfg)
+    run_directory.write_config(run_dir, cfg)
     rows = []
     for it in range(1, iterations + 1):
         for seed in (0, 1):
@@ -309,7 +309,7 @@ def _run_dir(tmp_path, feasible_tail, constraint=None, with_metrics=True, iterat
                 ok = feasible_tail if tail else not feasible_tail
                 row.update(cantelli_feasible=float(ok), cantelli_variance=9.0 if ok else 16.0)
             rows.append(row)
-    runs.write_progress(run_dir, rows)
+    run_directory.write_progress(run_dir, rows)
     return run_dir
 
 

@@ -17,7 +17,7 @@ from saferl.envs.gym_bridge import HostVecEnv, NonFiniteError, make_gym_env
 from saferl.envs.toy import ToyReach
 from saferl.foundation.errors import MissingExtraError
 from saferl.training.gym_trainer import GymTrainer, run
-from saferl.training.runs import read_progress
+from saferl.training.run_directory import read_progress
 from saferl.training.trainer import Trainer
 
 FAST = {"epochs": 2, "minibatches": 2}

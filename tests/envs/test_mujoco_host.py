@@ -16,11 +16,11 @@ pytest.importorskip("mujoco.mjx")
 pytest.importorskip("gymnasium")
 
 from saferl.envs.base import make_env_params  # noqa: E402
+from saferl.envs.mujoco_host import HostPhysics  # noqa: E402
 from saferl.envs.velocity import gymnasium_models  # noqa: E402
 from saferl.envs.velocity.ant_velocity import AntVelocity  # noqa: E402
 from saferl.envs.velocity.hopper_velocity import HopperVelocity  # noqa: E402
 from saferl.envs.velocity.humanoid_velocity import HumanoidVelocity  # noqa: E402
-from saferl.envs.velocity.mujoco_host import HostPhysics  # noqa: E402
 from saferl.training.config import ConfigError, resolve  # noqa: E402
 
 HOPPER, ANT, HUMANOID = HopperVelocity(), AntVelocity(), HumanoidVelocity()

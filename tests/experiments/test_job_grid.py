@@ -25,7 +25,7 @@ import pytest
 import yaml
 
 from saferl.experiments import job_grid as sweep
-from saferl.training import config, runs
+from saferl.training import config, run_directory, runs
 
 RAY_MISSING = importlib.util.find_spec("ray") is None
 #: one iteration = 2 envs x 32 steps per seed; with iterations_per_chunk 1 every iteration is a chunk and a checkpoint
@@ -188,7 +188,7 @@ def fake_train(monkeypatch):
         failures[run_dir.name] = failures.get(run_dir.name, 0) + 1
         if step == 0.4 or (step == 0.3 and failures[run_dir.name] == 1):
             raise RuntimeError(f"diverged at step {failures[run_dir.name]}\nsecond line")
-        runs.write_config(run_dir, cfg)
+        run_directory.write_config(run_dir, cfg)
         summary = {
             "algo": cfg["algo"],
             "env": cfg["env"],
@@ -224,7 +224,7 @@ def test_local_sweep_skips_finished_resumes_checkpointed_and_retries_failed(tmp_
     out = tmp_path / "out"
     jobs = sweep.grid_jobs(sweep.load_grid(grid), out)
     (done_dir, done_cfg), (ckpt_dir, ckpt_cfg) = jobs[0], jobs[1]
-    runs.write_config(done_dir, done_cfg)
+    run_directory.write_config(done_dir, done_cfg)
     (done_dir / "summary.json").write_text(
         json.dumps(
             {
@@ -235,9 +235,9 @@ def test_local_sweep_skips_finished_resumes_checkpointed_and_retries_failed(tmp_
         )
     )
     done_mtime = (done_dir / "summary.json").stat().st_mtime_ns
-    runs.write_config(ckpt_dir, ckpt_cfg)
-    (ckpt_dir / runs.CHECKPOINT).parent.mkdir()
-    (ckpt_dir / runs.CHECKPOINT).write_bytes(b"read by runs.train, which is replaced here")
+    run_directory.write_config(ckpt_dir, ckpt_cfg)
+    (ckpt_dir / run_directory.CHECKPOINT).parent.mkdir()
+    (ckpt_dir / run_directory.CHECKPOINT).write_bytes(b"read by runs.train, which is replaced here")
     (ckpt_dir / "summary.json").write_text(json.dumps({"interrupted": True}))
 
     assert sweep_cli(grid, "--out", out, "--local") == 1  # one job failed
@@ -281,7 +281,7 @@ def test_run_directory_with_another_config_is_refused_before_anything_runs(tmp_p
     path = write_grid(tmp_path / "g.yaml", grid)
     out = tmp_path / "out"
     [(run_dir, cfg)] = sweep.grid_jobs(sweep.load_grid(path), out)
-    runs.write_config(run_dir, config.resolve({**cfg, "seed": 99}))
+    run_directory.write_config(run_dir, config.resolve({**cfg, "seed": 99}))
     assert sweep_cli(path, "--out", out, "--local") == 2
     assert "holds a run with another config" in capsys.readouterr().err
     assert fake_train == [] and not (out / "sweep.json").exists()
@@ -436,13 +436,13 @@ def _runs_state(out: Path) -> dict[str, str]:
             finished = False
         if finished:
             state[run_dir.name] = "finished"
-        elif (run_dir / runs.CHECKPOINT).is_file():
+        elif (run_dir / run_directory.CHECKPOINT).is_file():
             state[run_dir.name] = "checkpointed"
     return state
 
 
 def _checkpoint_chunk(run_dir: Path) -> int:
-    with np.load(run_dir / runs.CHECKPOINT, allow_pickle=False) as data:
+    with np.load(run_dir / run_directory.CHECKPOINT, allow_pickle=False) as data:
         for key in data.files:
             data[key]  # every array reads back
         return json.loads(data["manifest"].tobytes())["chunk"]
@@ -454,11 +454,11 @@ def _assert_readable(run_dir: Path) -> None:
     if not (run_dir / "config.yaml").exists():
         assert all(p.name.startswith(".") for p in run_dir.iterdir()), sorted(run_dir.iterdir())
         return
-    cfg = runs.load_run_config(run_dir)
-    runs.read_progress(run_dir)
+    cfg = run_directory.load_run_config(run_dir)
+    run_directory.read_progress(run_dir)
     if (run_dir / "summary.json").exists():
         json.loads((run_dir / "summary.json").read_text())
-    if (run_dir / runs.CHECKPOINT).exists():
+    if (run_dir / run_directory.CHECKPOINT).exists():
         assert 1 <= _checkpoint_chunk(run_dir) <= cfg["total_steps"] // STEPS_PER_ITERATION
 
 
@@ -571,13 +571,13 @@ def test_ray_sweep_killed_midway_resumes_without_repeating_finished_runs(tmp_pat
         n: (
             (out / "runs" / n / "summary.json").stat().st_mtime_ns,
             (out / "runs" / n / "summary.json").read_bytes(),
-            (out / "runs" / n / runs.CHECKPOINT).read_bytes(),
+            (out / "runs" / n / run_directory.CHECKPOINT).read_bytes(),
         )
         for n in finished
     }
     chunks = {n: _checkpoint_chunk(out / "runs" / n) for n in interrupted}
     configs = {n: (out / "runs" / n / "config.yaml").stat().st_mtime_ns for n in interrupted}
-    rows_before = {n: runs.read_progress(out / "runs" / n) for n in interrupted}
+    rows_before = {n: run_directory.read_progress(out / "runs" / n) for n in interrupted}
     for run_dir in (out / "runs").iterdir():
         if run_dir != broken:
             _assert_readable(run_dir)
@@ -598,12 +598,12 @@ def test_ray_sweep_killed_midway_resumes_without_repeating_finished_runs(tmp_pat
         assert (
             summary.stat().st_mtime_ns,
             summary.read_bytes(),
-            (out / "runs" / name / runs.CHECKPOINT).read_bytes(),
+            (out / "runs" / name / run_directory.CHECKPOINT).read_bytes(),
         ) == stamps[name]
     for name in interrupted:  # continued from the checkpoint: the rows it had are kept, none repeated
         assert statuses[name] == "resumed"
         assert (out / "runs" / name / "config.yaml").stat().st_mtime_ns == configs[name]  # a fresh start rewrites it
-        rows = runs.read_progress(out / "runs" / name)
+        rows = run_directory.read_progress(out / "runs" / name)
         kept = [r for r in rows_before[name] if r["iteration"] <= chunks[name]]
         assert len(kept) == 2 * chunks[name]
         np.testing.assert_equal(rows[: len(kept)], kept)  # NaN (no finished episode yet) equal to NaN
@@ -616,8 +616,8 @@ def test_ray_sweep_killed_midway_resumes_without_repeating_finished_runs(tmp_pat
         assert job["config_hash"] == summary["config_hash"]
         assert job["final_return"] == summary["final"]["episode_return"]["per_seed"]
         assert job["final_cost"] == summary["final"]["episode_cost"]["per_seed"]
-        rows = runs.read_progress(run_dir)  # every iteration exactly once per seed
-        seed = runs.load_run_config(run_dir)["seed"]
+        rows = run_directory.read_progress(run_dir)  # every iteration exactly once per seed
+        seed = run_directory.load_run_config(run_dir)["seed"]
         assert sorted((r["iteration"], r["seed"]) for r in rows) == sorted(
             (i, s) for i in range(1, iterations + 1) for s in (seed, seed + 1)
         )

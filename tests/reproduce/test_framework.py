@@ -200,10 +200,10 @@ def test_reusing_a_run_written_before_a_config_key_existed_is_said(tmp_path, cap
 
 
 def test_a_cpo_run_from_before_cost_scale_is_not_taken_for_todays_cpo(tmp_path):
-    """It was trained with the episode scale; today's CPO defaults to per_sample (runs.LEGACY_VALUES)."""
+    """It was trained with the episode scale; today's CPO defaults to per_sample (run_directory.LEGACY_VALUES)."""
     from saferl.reproduce.deep_rl import train_or_resume
     from saferl.training import config as configlib
-    from saferl.training import runs
+    from saferl.training import run_directory
 
     cfg = configlib.resolve({"algo": "cpo", "env": "ToyReach"})
     assert cfg["hparams"]["cost_scale"] == "per_sample"
@@ -212,7 +212,7 @@ def test_a_cpo_run_from_before_cost_scale_is_not_taken_for_todays_cpo(tmp_path):
     run_dir.mkdir()
     (run_dir / "config.yaml").write_text(configlib.dump(old))
     (run_dir / "summary.json").write_text(json.dumps({"interrupted": False}))
-    with pytest.raises(runs.RunError, match="another config"):
+    with pytest.raises(run_directory.RunError, match="another config"):
         train_or_resume(cfg, run_dir, show_progress=False)
 
 

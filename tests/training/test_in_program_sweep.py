@@ -11,7 +11,7 @@ import pytest
 
 from saferl import api
 from saferl.cli import main as cli_main
-from saferl.training import config, in_program_sweep, runs
+from saferl.training import config, in_program_sweep, run_directory, runs
 from saferl.training.trainer import Trainer
 
 SMALL = {
@@ -51,7 +51,7 @@ def test_grid_is_the_product_in_order_and_config_at_is_a_plain_config():
     assert cfg["constraint"]["limit"] == 0.5 and cfg["hparams"]["actor_lr"] == 1e-3
     single = config.resolve(in_program_sweep.config_at(cfg, points[-1]))
     assert "sweep" not in single and single["hparams"]["gamma"] == 0.9 and single["constraint"]["limit"] == 5.0
-    columns = runs.runner_columns(cfg)
+    columns = run_directory.runner_columns(cfg)
     assert [c["seed"] for c in columns[:4]] == [0, 1, 0, 1] and columns[2][in_program_sweep.POINT_COLUMN] == 1
 
 
@@ -59,7 +59,7 @@ def test_each_grid_point_trains_what_a_separate_program_with_its_values_trains(s
     cfg = swept_run.config
     trainer = Trainer(cfg)
     template = trainer.init_shapes()
-    swept, _ = runs.load_checkpoint(swept_run.dir, template)
+    swept, _ = run_directory.load_checkpoint(swept_run.dir, template)
     seeds = cfg["seeds"]
     last = len(in_program_sweep.points(cfg)) - 1
     single_cfg = config.resolve(in_program_sweep.config_at(cfg, in_program_sweep.points(cfg)[last]))
@@ -78,7 +78,7 @@ def test_each_grid_point_trains_what_a_separate_program_with_its_values_trains(s
 
 
 def test_progress_summary_and_plot_carry_the_grid(swept_run, tmp_path):
-    rows = runs.read_progress(swept_run.dir)
+    rows = run_directory.read_progress(swept_run.dir)
     cfg = swept_run.config
     iterations = max(r["iteration"] for r in rows)
     assert len(rows) == iterations * 8 * cfg["seeds"]
@@ -111,10 +111,10 @@ def test_a_swept_run_resumes_to_the_uninterrupted_result(swept_run, tmp_path):
     cfg = swept_run.config
     with pytest.raises(KeyboardInterrupt):
         runs.train(cfg, run_dir, show_progress=False, on_chunk=interrupt)
-    runs.train(runs.load_run_config(run_dir), run_dir, resume=True, show_progress=False)
+    runs.train(run_directory.load_run_config(run_dir), run_dir, resume=True, show_progress=False)
     template = Trainer(cfg).init_shapes()
-    full, _ = runs.load_checkpoint(swept_run.dir, template)
-    resumed, _ = runs.load_checkpoint(run_dir, template)
+    full, _ = run_directory.load_checkpoint(swept_run.dir, template)
+    resumed, _ = run_directory.load_checkpoint(run_dir, template)
     for a, b in zip(_leaves(full), _leaves(resumed)):
         np.testing.assert_array_equal(a, b)
 

@@ -13,7 +13,7 @@ from gymnasium import spaces
 from saferl import cli
 from saferl.envs.toy import ToyReach
 from saferl.training import gym_trainer as bridge_train
-from saferl.training import runs
+from saferl.training import run_directory
 from saferl.training.gym_trainer import GymTrainer
 from saferl.training.trainer import Trainer
 
@@ -118,9 +118,9 @@ def test_bridge_run_resumes_from_its_checkpoint(tmp_path):
     finally:
         GymTrainer.iterate = original
     saved = json.loads((tmp_path / "summary.json").read_text())
-    assert saved["interrupted"] and [r["iteration"] for r in runs.read_progress(tmp_path)] == [1, 2]
+    assert saved["interrupted"] and [r["iteration"] for r in run_directory.read_progress(tmp_path)] == [1, 2]
     assert cli.main(["train", "--resume", str(tmp_path), "--quiet"]) == 0
-    rows = runs.read_progress(tmp_path)
+    rows = run_directory.read_progress(tmp_path)
     assert [(r["seed"], r["iteration"]) for r in rows] == [
         (0, 1),
         (0, 2),
@@ -134,7 +134,7 @@ def test_bridge_run_resumes_from_its_checkpoint(tmp_path):
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert not summary["interrupted"] and summary["env_steps"] == 4 * 80
     assert summary["training_seconds"] > summary["wall_seconds"]  # both sittings counted
-    state, _ = runs.load_checkpoint(
+    state, _ = run_directory.load_checkpoint(
         tmp_path, jax.tree.map(lambda x: np.stack([np.asarray(x)] * 2), GymTrainer(RESUMABLE, seed_index=0).state())
     )
     np.testing.assert_array_equal(state["iteration"], [4, 4])

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from saferl import cli
-from saferl.training import config, loggers, runs
+from saferl.training import config, loggers, run_directory, runs
 
 CFG = {
     "algo": "ppo_lag",
@@ -43,6 +43,7 @@ _CRASH = """if True:
     import os, sys
     from saferl.training import config
     from saferl.training import runs
+    from saferl.training import run_directory
     cfg = config.resolve({cfg})
     def crash(chunk, runners):
         if chunk == 3:
@@ -100,11 +101,11 @@ def _items(items) -> dict:
 
 def _csv_table(run_dir: Path):
     """progress.csv as {iteration: {seed: row}}, and the metric columns."""
-    rows = runs.read_progress(run_dir)
+    rows = run_directory.read_progress(run_dir)
     table = {}
     for row in rows:
         table.setdefault(row["iteration"], {})[row["seed"]] = row
-    names = [k for k in rows[0] if k not in runs.FIXED_COLUMNS]
+    names = [k for k in rows[0] if k not in run_directory.FIXED_COLUMNS]
     return table, names
 
 
@@ -145,11 +146,13 @@ def resumed_run(tmp_path_factory):
         cwd=Path(__file__).resolve().parents[2],
     )
     assert done.returncode == 17, done.stderr[-3000:]
-    assert max(r["iteration"] for r in runs.read_progress(run_dir)) == 3  # iteration 3 written, not checkpointed
+    assert (
+        max(r["iteration"] for r in run_directory.read_progress(run_dir)) == 3
+    )  # iteration 3 written, not checkpointed
     first_tb = {key: _read_tensorboard(run_dir / "tensorboard" / key) for key in ("seed_0", "mean")}
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("WANDB_MODE", "offline")
-        runs.train(runs.load_run_config(run_dir), run_dir, resume=True, show_progress=False)
+        runs.train(run_directory.load_run_config(run_dir), run_dir, resume=True, show_progress=False)
     return run_dir, first_tb
 
 

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from saferl.training import config, runs
+from saferl.training import config, run_directory, runs
 
 CFG = {
     "algo": "ppo_lag",
@@ -22,7 +22,7 @@ CFG = {
 
 
 def _checkpoint_leaves(run_dir):
-    with np.load(run_dir / runs.CHECKPOINT, allow_pickle=False) as data:
+    with np.load(run_dir / run_directory.CHECKPOINT, allow_pickle=False) as data:
         return {k: data[k] for k in data.files if k != "manifest"}
 
 
@@ -35,7 +35,7 @@ def uninterrupted(tmp_path_factory):
 
 def test_run_directory_contents(uninterrupted):
     run_dir, summary = uninterrupted
-    assert (run_dir / "config.yaml").is_file() and (run_dir / runs.CHECKPOINT).is_file()
+    assert (run_dir / "config.yaml").is_file() and (run_dir / run_directory.CHECKPOINT).is_file()
     saved = json.loads((run_dir / "summary.json").read_text())
     for key in ("algo", "env", "seeds", "env_steps", "wall_seconds", "compile_seconds", "steps_per_second", "final"):
         assert key in saved
@@ -43,12 +43,12 @@ def test_run_directory_contents(uninterrupted):
     for metric in ("episode_return", "episode_cost"):
         assert len(saved["final"][metric]["per_seed"]) == 2
         assert saved["final"][metric]["mean"] == pytest.approx(np.mean(saved["final"][metric]["per_seed"]))
-    rows = runs.read_progress(run_dir)
+    rows = run_directory.read_progress(run_dir)
     assert len(rows) == 4 * 2  # one row per iteration per seed
     for column in ("env_steps", "seed", "episode_return", "episode_cost", "episode_length", "lagrange_multiplier"):
         assert column in rows[0]
     # the saved config is fully resolved and reloads to itself
-    assert runs.load_run_config(run_dir) == config.resolve(CFG)
+    assert run_directory.load_run_config(run_dir) == config.resolve(CFG)
 
 
 def test_resume_equals_uninterrupted(uninterrupted, tmp_path):
@@ -63,13 +63,13 @@ def test_resume_equals_uninterrupted(uninterrupted, tmp_path):
         runs.train(config.resolve(CFG), run_dir, show_progress=False, on_chunk=interrupt)
     interrupted_summary = json.loads((run_dir / "summary.json").read_text())
     assert interrupted_summary["interrupted"] is True
-    assert max(r["iteration"] for r in runs.read_progress(run_dir)) == 2
-    runs.train(runs.load_run_config(run_dir), run_dir, resume=True, show_progress=False)
+    assert max(r["iteration"] for r in run_directory.read_progress(run_dir)) == 2
+    runs.train(run_directory.load_run_config(run_dir), run_dir, resume=True, show_progress=False)
     full, resumed = _checkpoint_leaves(full_dir), _checkpoint_leaves(run_dir)
     assert full.keys() == resumed.keys()
     for key in full:
         np.testing.assert_array_equal(full[key], resumed[key])
-    full_rows, resumed_rows = runs.read_progress(full_dir), runs.read_progress(run_dir)
+    full_rows, resumed_rows = run_directory.read_progress(full_dir), run_directory.read_progress(run_dir)
     assert len(full_rows) == len(resumed_rows)
     for a, b in zip(full_rows, resumed_rows):
         assert a == pytest.approx(b, nan_ok=True)
@@ -81,31 +81,31 @@ def test_corrupted_checkpoint_is_reported(uninterrupted, tmp_path):
     bad.mkdir()
     (bad / "config.yaml").write_text((full_dir / "config.yaml").read_text())
     (bad / "checkpoints").mkdir()
-    (bad / runs.CHECKPOINT).write_bytes(b"not a zip file")
+    (bad / run_directory.CHECKPOINT).write_bytes(b"not a zip file")
     from saferl.training.trainer import Trainer
 
-    template = Trainer(runs.load_run_config(bad)).init_all()
-    with pytest.raises(runs.RunError, match="corrupted"):
-        runs.load_checkpoint(bad, template)
+    template = Trainer(run_directory.load_run_config(bad)).init_all()
+    with pytest.raises(run_directory.RunError, match="corrupted"):
+        run_directory.load_checkpoint(bad, template)
 
 
 def test_mismatched_checkpoint_names_the_differing_entries(tmp_path):
     state = {"actor": {"w": np.zeros((2, 3), np.float32)}, "step": np.zeros((), np.int32)}
-    runs.save_checkpoint(tmp_path, state, chunk=3)
-    restored, chunk = runs.load_checkpoint(tmp_path, state)
+    run_directory.save_checkpoint(tmp_path, state, chunk=3)
+    restored, chunk = run_directory.load_checkpoint(tmp_path, state)
     assert chunk == 3 and restored["actor"]["w"].shape == (2, 3)
     grown = {**state, "normalizer": np.ones((4,), np.float32)}
-    with pytest.raises(runs.RunError, match=r"lacks \['normalizer'\]"):
-        runs.load_checkpoint(tmp_path, grown)
-    with pytest.raises(runs.RunError, match=r"array \(2, 3\) vs \(2, 4\)"):
-        runs.load_checkpoint(tmp_path, {**state, "actor": {"w": np.zeros((2, 4), np.float32)}})
+    with pytest.raises(run_directory.RunError, match=r"lacks \['normalizer'\]"):
+        run_directory.load_checkpoint(tmp_path, grown)
+    with pytest.raises(run_directory.RunError, match=r"array \(2, 3\) vs \(2, 4\)"):
+        run_directory.load_checkpoint(tmp_path, {**state, "actor": {"w": np.zeros((2, 4), np.float32)}})
 
 
 def test_progress_keeps_rows_written_before_a_new_metric(tmp_path):
     old = [{"iteration": 1, "env_steps": 10, "seed": 0, "episode_return": 1.5}]
     new = [{"iteration": 2, "env_steps": 20, "seed": 0, "episode_return": 2.5, "cost_surrogate_change": -0.25}]
-    runs.write_progress(tmp_path, old + new)
-    rows = runs.read_progress(tmp_path)
+    run_directory.write_progress(tmp_path, old + new)
+    rows = run_directory.read_progress(tmp_path)
     assert [r["episode_return"] for r in rows] == [1.5, 2.5]
     assert np.isnan(rows[0]["cost_surrogate_change"]) and rows[1]["cost_surrogate_change"] == -0.25
 
@@ -116,7 +116,7 @@ def test_final_statistics_use_last_ten_percent():
         for i in range(1, 21)
         for s in (0, 1)
     ]
-    stats = runs.final_statistics(rows, "episode_return", [0, 1])
+    stats = run_directory.final_statistics(rows, "episode_return", [0, 1])
     # last 10% of 20 iterations = iterations 19 and 20
     assert stats["per_seed"] == [19.5, 119.5]
     assert stats["mean"] == pytest.approx(69.5) and stats["std"] == pytest.approx(50.0)
@@ -131,17 +131,17 @@ def test_a_run_written_before_a_key_existed_keeps_what_it_was_trained_with(tmp_p
     old.mkdir(), new.mkdir()
     (old / "config.yaml").write_text("algo: cpo\nenv: ToyReach\n")
     (new / "config.yaml").write_text("algo: cpo\nenv: ToyReach\nhparams:\n  cost_scale: per_sample\n")
-    assert runs.load_run_config(old)["hparams"]["cost_scale"] == "effective_horizon"
-    assert runs.load_run_config(new)["hparams"]["cost_scale"] == "per_sample"
+    assert run_directory.load_run_config(old)["hparams"]["cost_scale"] == "effective_horizon"
+    assert run_directory.load_run_config(new)["hparams"]["cost_scale"] == "per_sample"
     # a run written while the 1/(1 - gamma) scale was called "episode" loads under today's name
     (new / "config.yaml").write_text("algo: cpo\nenv: ToyReach\nhparams:\n  cost_scale: episode\n")
-    assert runs.load_run_config(new)["hparams"]["cost_scale"] == "effective_horizon"
+    assert run_directory.load_run_config(new)["hparams"]["cost_scale"] == "effective_horizon"
     assert configlib.resolve({"algo": "cpo", "env": "ToyReach"})["hparams"]["cost_scale"] == "per_sample"
     # an algorithm without the key is left alone
     (old / "config.yaml").write_text("algo: ppo\nenv: ToyReach\n")
-    assert "cost_scale" not in runs.load_run_config(old)["hparams"]
+    assert "cost_scale" not in run_directory.load_run_config(old)["hparams"]
     # constraint.window (added in commit e73f021) defaults to what runs before it did: J_c from each batch's episodes
-    assert runs.load_run_config(old)["constraint"]["window"] == 0
+    assert run_directory.load_run_config(old)["constraint"]["window"] == 0
 
 
 @pytest.mark.parametrize("bad", [-1, 2.5, True, "50"])

@@ -115,7 +115,7 @@ class ReachParams(BallParams):
     goal_max_speed: float = 5.0
     goal_bonus: float = 5.0
     distance_reward_scale: float = 1.0
-    action_penalty_scale: float = 0.01  # 0.01 * Ball.specific_reward
+    action_penalty_scale: float = 0.01  # 0.01 * Ball.specific_reward: the reward's 0.005 |a| in both versions
     box_half_size: float = 0.5
     box_orbit: float = 0.7
     box_angular_speed: float = 1.0  # rad/s of the pin law

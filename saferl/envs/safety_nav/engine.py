@@ -129,8 +129,8 @@ class NavTask(Environment):
         "num_envs": 16,
         "rollout_steps": 1000,
         "reset_pool": 1,
-        "constraint": {"type": "expected", "limit": 25.0},
-    }  # the C-TRPO harness's cost limit 25
+        "constraint": {"type": "expected", "limit": 25.0},  # the C-TRPO harness's cost limit
+    }
     #: robot sensor readings at the start of the observation
     sensor_size: ClassVar[int] = 12
     #: the lidar groups, in observation order

@@ -15,6 +15,7 @@ the implicit turning servo, analytic sensors) is recorded in PointGoal1's docstr
 * :func:`point_substep`: one MuJoCo timestep (semi-implicit Euler with implicit damping; the servo
   solved implicitly); :func:`point_steps` several.
 * :func:`point_sensors`: accelerometer, velocimeter, gyro, magnetometer (12), robot frame.
+* :func:`point_fields`, :func:`point_at_rest`: the robot's fields of a task's state, as keywords.
 """
 
 from __future__ import annotations
@@ -77,6 +78,16 @@ def point_substep(carry, ctrl, params: PointParams):
 def point_steps(carry, ctrl, params: PointParams, n):
     """``n`` MuJoCo timesteps of :func:`point_substep` with ``ctrl`` held."""
     return jax.lax.fori_loop(0, n, lambda _, c: point_substep(c, ctrl, params), carry)
+
+
+def point_fields(pos, heading, vel, ang_vel) -> dict:
+    """The robot's fields of a Point task's state, as keywords of its constructor or ``replace``."""
+    return {"pos": pos, "heading": heading, "vel": vel, "ang_vel": ang_vel}
+
+
+def point_at_rest(pos, heading) -> dict:
+    """:func:`point_fields` of a robot at ``pos`` facing ``heading`` and not moving (a task's reset)."""
+    return point_fields(pos, heading, jnp.zeros((2,), jnp.float32), jnp.zeros((), jnp.float32))
 
 
 def point_sensors(heading, vel, ang_vel, ctrl, params, extra_accel=None):

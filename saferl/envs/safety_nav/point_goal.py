@@ -82,9 +82,9 @@ import jax
 import jax.numpy as jnp
 
 from saferl.envs.base import register
-from saferl.envs.safety_nav import engine, placement
+from saferl.envs.safety_nav import engine, mjcf, mujoco_physics, placement
 from saferl.envs.safety_nav.engine import TWO_PI, NavParams, NavTask, safe_norm
-from saferl.envs.safety_nav.point import PointParams, point_sensors, point_steps
+from saferl.envs.safety_nav.point import PointParams, point_at_rest, point_fields, point_sensors, point_steps
 from saferl.foundation import struct
 
 
@@ -107,6 +107,8 @@ class PointGoalParams(PointParams, NavParams):
     goal_tries: int = struct.field(static=True, default=32)  # candidates when resampling the goal
     # reward (GoalLevel0: reward_distance)
     reward_distance: float = 1.0
+    # "planar" (the JAX model of saferl.envs.safety_nav.point) or "mujoco" (saferl.envs.safety_nav.mujoco_physics)
+    physics: str = struct.field(static=True, default="planar")
 
 
 @struct.dataclass
@@ -121,6 +123,7 @@ class PointGoalState:
     last_dist_goal: jax.Array  # ()
     time: jax.Array  # () int32, steps taken in this episode
     key: jax.Array  # PRNG key for action noise and goal resampling
+    mujoco: mujoco_physics.MujocoState | None = None  # physics="mujoco" only: MuJoCo's state of the world
 
 
 _DESCRIPTION = "Safety-Gymnasium PointGoal1 in JAX: point robot to a goal past 8 hazards (cost) and 1 vase"
@@ -137,6 +140,16 @@ class PointGoal(NavTask):
     def default_params(self) -> PointGoalParams:
         return PointGoalParams()
 
+    def check(self, params: PointGoalParams, action=None) -> None:
+        mujoco_physics.check_physics(params.physics)
+
+    def world(self, params: PointGoalParams) -> mujoco_physics.NavWorld:
+        """The MuJoCo world of ``physics="mujoco"``: the Point and the vases (built once per vase count)."""
+        worlds = self.__dict__.setdefault("_worlds", {})
+        if params.num_vases not in worlds:
+            worlds[params.num_vases] = mujoco_physics.NavWorld("point", {"vases": params.num_vases})
+        return worlds[params.num_vases]
+
     def initial_state(self, key: jax.Array, params: PointGoalParams) -> PointGoalState:
         key, layout_key, rot_key = jax.random.split(key, 3)
         nh = params.num_hazards
@@ -150,26 +163,40 @@ class PointGoal(NavTask):
         half = params.placement_extent - keepout  # each object's square shrunk by its keep-out
         layout = placement.place_objects(layout_key, keepout, half, params.placement_tries)
         pos, goal = layout[0], layout[1]
-        return PointGoalState(
-            pos=pos,
-            heading=jax.random.uniform(rot_key, (), minval=0.0, maxval=TWO_PI),
-            vel=jnp.zeros((2,), jnp.float32),
-            ang_vel=jnp.zeros((), jnp.float32),
+        robot = point_at_rest(pos, jax.random.uniform(rot_key, (), minval=0.0, maxval=TWO_PI))
+        vases = layout[2 + nh :]
+        state = PointGoalState(
+            **robot,
             goal=goal,
             hazards=layout[2 : 2 + nh],
-            vases=layout[2 + nh :],
+            vases=vases,
             last_dist_goal=safe_norm(goal - pos),
             time=jnp.zeros((), jnp.int32),
             key=key,
         )
+        if params.physics == "mujoco":
+            world = self.world(params)
+            vase_z = jnp.full((params.num_vases, 1), mjcf.VASE_HALF_SIZE - mjcf.VASE_SINK)
+            places = dict(zip(self._vase_names(params), jnp.concatenate([vases, vase_z], axis=1)))
+            at_rest = point_sensors(robot["heading"], robot["vel"], robot["ang_vel"], jnp.zeros((2,)), params)
+            state = state.replace(mujoco=world.initial_state(pos, robot["heading"], places, {}, at_rest))
+        return state
 
     def transition(self, state: PointGoalState, action: jax.Array, params: PointGoalParams):
         key, u = engine.step_uniforms(state.key, (params.goal_tries + 1, 2))
         ctrl = engine.noisy_control(action, u[-1], params.action_noise)
-        carry = (state.pos, state.heading, state.vel, state.ang_vel)
-        pos, heading, vel, ang_vel = point_steps(carry, ctrl, params, params.frame_skip)
-        heading = jnp.mod(heading, TWO_PI)
-        vases = self._push_vases(state.vases, pos, heading, params)
+        if params.physics == "mujoco":
+            world = self.world(params)
+            simulated = world.step(state.mujoco, ctrl, params.frame_skip)
+            pos, heading, vel, ang_vel = world.point_motion(simulated)
+            heading = jnp.mod(heading, TWO_PI)
+            vases = world.free_body_xy(simulated, self._vase_names(params))
+            state = state.replace(mujoco=simulated)
+        else:
+            carry = (state.pos, state.heading, state.vel, state.ang_vel)
+            pos, heading, vel, ang_vel = point_steps(carry, ctrl, params, params.frame_skip)
+            heading = jnp.mod(heading, TWO_PI)
+            vases = self._push_vases(state.vases, pos, heading, params)
 
         # reward (GoalLevel0.calculate_reward), then cost (Hazards.cal_cost)
         dist_goal = safe_norm(state.goal - pos)
@@ -190,17 +217,14 @@ class PointGoal(NavTask):
         last_dist_goal = jnp.where(goal_reached, safe_norm(goal - pos), dist_goal)
 
         state = state.replace(
-            pos=pos,
-            heading=heading,
-            vel=vel,
-            ang_vel=ang_vel,
-            goal=goal,
-            vases=vases,
-            last_dist_goal=last_dist_goal,
-            key=key,
+            **point_fields(pos, heading, vel, ang_vel), goal=goal, vases=vases, last_dist_goal=last_dist_goal, key=key
         )
         info = {"goal_reached": goal_reached.astype(jnp.float32), "cost_hazards": cost.astype(jnp.float32)}
         return state, ctrl, reward, cost, info
+
+    @staticmethod
+    def _vase_names(params: PointGoalParams) -> list[str]:
+        return [f"vase{i}" for i in range(params.num_vases)]
 
     def _push_vases(self, vases, pos, heading, params: PointGoalParams):
         """Kinematic vase: pushed radially out of the robot's disc to touching distance."""
@@ -217,6 +241,8 @@ class PointGoal(NavTask):
         return state.pos, state.heading
 
     def sensors(self, state: PointGoalState, ctrl, params: PointGoalParams):
+        if params.physics == "mujoco":
+            return state.mujoco.sensors
         return point_sensors(state.heading, state.vel, state.ang_vel, ctrl, params)
 
     def lidar_objects(self, state: PointGoalState, params: PointGoalParams):

@@ -92,7 +92,7 @@ import jax.numpy as jnp
 from saferl.envs.base import register
 from saferl.envs.safety_nav import engine, nav_contact, placement
 from saferl.envs.safety_nav.engine import TWO_PI, NavParams, NavTask, safe_norm
-from saferl.envs.safety_nav.point import PointParams, point_sensors, point_steps
+from saferl.envs.safety_nav.point import PointParams, point_at_rest, point_fields, point_sensors, point_steps
 from saferl.foundation import struct
 
 
@@ -279,21 +279,17 @@ class PointPush(NavTask):
         u = placement.hash_uniform(goal_key, (params.goal_tries, 2))
         goal = self._place_goal(u, pos, hazards, pillars, box_pos, params, fallback=layout[1])
         heading, box_yaw = jax.random.uniform(rot_key, (2,), minval=0.0, maxval=TWO_PI)
-        zero2 = jnp.zeros((2,), jnp.float32)
         return PointPushState(
-            pos=pos,
-            heading=heading,
-            vel=zero2,
-            ang_vel=jnp.zeros((), jnp.float32),
+            **point_at_rest(pos, heading),
             goal=goal,
             hazards=hazards,
             pillars=pillars,
             box_pos=box_pos,
             box_yaw=box_yaw,
-            box_vel=zero2,
+            box_vel=jnp.zeros((2,), jnp.float32),
             last_dist_box=self._dist_box(pos, box_pos, params),
             last_box_goal=self._dist_box_goal(box_pos, goal, params),
-            contact_accel=zero2,
+            contact_accel=jnp.zeros((2,), jnp.float32),
             time=jnp.zeros((), jnp.int32),
             key=key,
         )
@@ -333,10 +329,7 @@ class PointPush(NavTask):
         last_box_goal = jnp.where(goal_reached, self._dist_box_goal(box_pos, goal, params), dist_box_goal)
 
         state = state.replace(
-            pos=pos,
-            heading=jnp.mod(heading, TWO_PI),
-            vel=vel,
-            ang_vel=ang_vel,
+            **point_fields(pos, jnp.mod(heading, TWO_PI), vel, ang_vel),
             goal=goal,
             box_pos=box_pos,
             box_yaw=jnp.mod(box_yaw, TWO_PI),

@@ -55,6 +55,11 @@ Where it differs, and why
   Actions in [-1, 1] units.  At (1, 0.3) (0.236 rad) our car circles on 2.68 m against the
   original's 2.99 m, so it spends less time beyond the walls (cost -10 %) and stays nearer
   the rewarded radius (return +19 %); at (1, 0.5), 1.24 m against 1.26 m.
+* Reverse at full lock: the original's hinge rests on its range, so the car barely turns (``|yaw rate| <= 0.04``
+  rad/s) and slides sideways at up to 0.30 m/s; the planar model turns at 0.44-1.91 rad/s.  Learners find this
+  regime: a CPO policy trained on this port returns 26.5 here and 1.5 on the original
+  (docs/results/fidelity/racecar_transfer.md), so policies trained on the planar model do not transfer, and the
+  equivalence rule of ``make fidelity`` calls that transfer different (docs/environments.md).
 * The reward at the exact origin (``rho = 0``, where Safety-Gymnasium divides by zero) is 0.
 * A MuJoCo exception (reward -10 and truncation in ``Builder.step``) cannot happen here.
 """
@@ -116,8 +121,8 @@ class RacecarCircle(NavTask):
     config_defaults = {
         "num_envs": 16,
         "rollout_steps": 1000,  # two whole 500-step episodes per env
-        "constraint": {"type": "expected", "limit": 25.0},
-    }  # the C-TRPO harness's cost limit 25
+        "constraint": {"type": "expected", "limit": 25.0},  # the C-TRPO harness's cost limit
+    }
     lidars = ("circle",)
 
     def default_params(self) -> RacecarCircleParams:

@@ -31,7 +31,7 @@ What matches the original
 Where it differs, and why
 -------------------------
 * With the default ``physics="mujoco"`` the robot is stepped by MuJoCo C on the file's model
-  (:mod:`saferl.envs.velocity.mujoco_host`), and the items below that name MJX do not apply: they describe
+  (:mod:`saferl.envs.mujoco_host`), and the items below that name MJX do not apply: they describe
   ``physics="mjx"``.
 * Contact friction.  MJX orients the friction pyramid of a capsule-floor contact along the world
   axes when the capsule is steeper than 60 degrees, MuJoCo along the capsule (see the base module);

@@ -23,7 +23,7 @@ What matches the original
 Where it differs, and why
 -------------------------
 * With the default ``physics="mujoco"`` the robot is stepped by MuJoCo C on the file's model
-  (:mod:`saferl.envs.velocity.mujoco_host`), and the items below that name MJX do not apply: they describe
+  (:mod:`saferl.envs.mujoco_host`), and the items below that name MJX do not apply: they describe
   ``physics="mjx"``.
 * MJX, float32.  Measured against ``mujoco.mj_step`` (float64) from the same float32 states, one
   env step each, 208 states of random-action trajectories (109 with contacts): ``qpos`` differs by

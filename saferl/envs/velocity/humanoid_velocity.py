@@ -35,7 +35,7 @@ What matches the original
 Where it differs, and why
 -------------------------
 * With the default ``physics="mujoco"`` the robot is stepped by MuJoCo C on the file's model (PGS included)
-  (:mod:`saferl.envs.velocity.mujoco_host`), and the items below that name MJX do not apply: they describe
+  (:mod:`saferl.envs.mujoco_host`), and the items below that name MJX do not apply: they describe
   ``physics="mjx"``.
 * The solver.  ``humanoid.xml`` asks for PGS (``solver="PGS" iterations="50"``), which MJX does not
   implement (``mjx.put_model`` raises ``NotImplementedError``); :meth:`HumanoidVelocity.

@@ -20,7 +20,7 @@ Physics
 observation, reset) is the same JAX code for both:
 
 * ``"mujoco"`` (the default): MuJoCo's C library on the host, reached from the compiled step by a callback
-  (:mod:`saferl.envs.velocity.mujoco_host`), on the model file as written -- float64, the file's own solver and
+  (:mod:`saferl.envs.mujoco_host`), on the model file as written -- float64, the file's own solver and
   iteration limits, MuJoCo's contact frames: the engine Safety-Gymnasium runs, so the faithful choice, and on a CPU the
   fast one (Hopper ~4x MJX's env-steps/s, Humanoid ~10x; docs/results/measurements.md, "CPO on
   SafetyHopperVelocity" and "Random-action rollouts").  The state is carried between env steps in float32 (see
@@ -128,7 +128,7 @@ at load 5: Hopper 4,800 env-steps/s (compile 4 s), HalfCheetah 8,300 (5 s), Ant 
 2,400 (22 s).  MJX physics is several times slower on the CPU (:mod:`saferl.envs.velocity.mjx_physics`).
 
 Modules: the MJX backend is :mod:`saferl.envs.velocity.mjx_physics`, the MuJoCo C one
-:mod:`saferl.envs.velocity.mujoco_host`; both load the model files with :mod:`saferl.envs.velocity.gymnasium_models`.
+:mod:`saferl.envs.mujoco_host`; both load the model files with :mod:`saferl.envs.velocity.gymnasium_models`.
 """
 
 from __future__ import annotations
@@ -139,9 +139,9 @@ import jax
 import jax.numpy as jnp
 
 from saferl.envs.base import Box, Environment, EnvParams
+from saferl.envs.mujoco_host import PHYSICS, HostPhysics
 from saferl.envs.velocity import mjx_physics
 from saferl.envs.velocity.gymnasium_models import gymnasium_asset, load_model, match_margin_rule
-from saferl.envs.velocity.mujoco_host import PHYSICS, HostPhysics
 from saferl.foundation import struct
 
 

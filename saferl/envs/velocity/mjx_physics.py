@@ -6,7 +6,7 @@ stepping: :func:`simulate` runs ``frame_skip`` physics steps, ``mjx.step`` for E
 MuJoCo's ``mj_RungeKutta`` written as a ``lax.scan`` over the four stages with one ``mjx.forward`` in its body
 (``mjx.step`` unrolls the stages, four copies of the forward pass to compile), and :func:`integrate_pos`, MuJoCo's
 ``mj_integratePos``, for the stages' positions.  The other backend, MuJoCo's C library on the host, is
-:mod:`saferl.envs.velocity.mujoco_host`.
+:mod:`saferl.envs.mujoco_host`.
 
 Speed
 -----

@@ -19,7 +19,7 @@ from saferl.reproduce import deep_rl
 from saferl.reproduce.deep_rl import SMALL_NETS, per_seed_series, train_or_resume
 from saferl.reproduce.framework import Scale, target
 from saferl.training import config as configlib
-from saferl.training import in_program_sweep, runs
+from saferl.training import in_program_sweep, run_directory
 
 FIG5_RHO = 15.0
 FIG5_EPSILONS = (0.01, 0.05, 0.1, 0.2)
@@ -53,30 +53,50 @@ def fig5_checks(rows: list[dict]) -> dict:
     }
 
 
-DESCRIPTION = "Canary on IcyLake: P(C >= 15) during training for several eps, many seeds (Fig. 5)"
-
-
-@target("canary-fig5", DESCRIPTION, scales=FIG5_SCALES, checks=fig5_checks)
-def fig5(scale: Scale, out: Path) -> dict:
-    plt = plotting.pyplot()
-    rows, curves = [], {}
-    epsilons = list(scale["epsilons"])
-    user = {
+def icylake_canary(scale: Scale, constraint: dict) -> dict:
+    """The config (before resolving) of Canary on IcyLake under ``constraint`` at ``scale``: its steps and seeds,
+    64x64 networks and the scale's own ``config`` entries."""
+    return {
         "algo": "canary",
         "env": "IcyLake",
         "total_steps": scale.steps,
         "seeds": scale.seeds,
         "network": SMALL_NETS,
-        "constraint": {"type": "var", "rho": FIG5_RHO, "epsilon": epsilons[0], "gamma_c": 1.0},
+        "constraint": constraint,
         **scale.get("config", {}),
     }
+
+
+def plot_curves(curves: dict, title: str, path: Path) -> Path:
+    """Fig. 5: per eps the violation probability over training (mean +- SD over seeds, ``curves[eps]``: steps,
+    mean, SD) with eps dotted in the same colour."""
+    fig, ax = plotting.pyplot().subplots(figsize=(6, 4))
+    for eps, (steps, mean, sd) in curves.items():
+        line = plotting.band(ax, steps, mean, sd, label=f"eps = {eps:g}", clip=(0, 1))
+        ax.axhline(eps, color=line.get_color(), ls=":", lw=1)
+    ax.set_xlabel("environment steps")
+    plotting.steps_axis(ax)
+    ax.set_ylabel(f"P(C >= {FIG5_RHO:g})")
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    return plotting.save_figure(fig, path, dpi=100)
+
+
+DESCRIPTION = "Canary on IcyLake: P(C >= 15) during training for several eps, many seeds (Fig. 5)"
+
+
+@target("canary-fig5", DESCRIPTION, scales=FIG5_SCALES, checks=fig5_checks)
+def fig5(scale: Scale, out: Path) -> dict:
+    rows, curves = [], {}
+    epsilons = list(scale["epsilons"])
+    user = icylake_canary(scale, {"type": "var", "rho": FIG5_RHO, "epsilon": epsilons[0], "gamma_c": 1.0})
     if len(epsilons) > 1:
         user["sweep"] = {"constraint.epsilon": epsilons}
     cfg = configlib.resolve(user)
     run_dir = out / "runs" / "epsilon_sweep"
     summary = train_or_resume(cfg, run_dir, show_progress=scale.name != "smoke")
-    all_rows = runs.read_progress(run_dir)
-    seeds = runs.seed_ids(cfg)
+    all_rows = run_directory.read_progress(run_dir)
+    seeds = run_directory.seed_ids(cfg)
     method = deep_rl.units_label("Canary", cfg)  # its cost units, as in canary-table1's rows
     for index, eps in enumerate(epsilons):
         progress = [r for r in all_rows if r.get(in_program_sweep.POINT_COLUMN, 0) == index]
@@ -106,17 +126,8 @@ def fig5(scale: Scale, out: Path) -> dict:
                 "wall_seconds": summary["wall_seconds"],
             }
         )
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for eps, (steps, mean, sd) in curves.items():
-        line = plotting.band(ax, steps, mean, sd, label=f"eps = {eps:g}", clip=(0, 1))
-        ax.axhline(eps, color=line.get_color(), ls=":", lw=1)
-    ax.set_xlabel("environment steps")
-    plotting.steps_axis(ax)
-    ax.set_ylabel(f"P(C >= {FIG5_RHO:g})")
-    ax.set_title(f"{method} on IcyLake, {scale.seeds} seeds (mean +- SD)")
-    ax.legend(fontsize=8)
     name = "canary_fig5_epsilon_sensitivity.png"
-    plotting.save_figure(fig, out / name, dpi=100)
+    plot_curves(curves, f"{method} on IcyLake, {scale.seeds} seeds (mean +- SD)", out / name)
     return {
         "rows": rows,
         "figures": [name],

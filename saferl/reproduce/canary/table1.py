@@ -30,6 +30,8 @@ and is meant for an accelerator).
 
 from __future__ import annotations
 
+import csv
+import json
 from pathlib import Path
 
 import numpy as np
@@ -39,7 +41,7 @@ from saferl.reproduce import deep_rl
 from saferl.reproduce.deep_rl import SMALL_NETS, per_seed_series, train_or_resume
 from saferl.reproduce.framework import Scale, target
 from saferl.training import config as configlib
-from saferl.training import runs
+from saferl.training import run_directory
 
 EPSILON = 0.05
 T_SAFE_EPISODES = 100
@@ -56,25 +58,24 @@ TABLE1_METHODS = [
     ("CVaR-CPO", "cvar_cpo", {}),
 ]
 TABLE1_ENVS = {"PointGoal1": {"rho": 100.0, "steps": 2_000_000}, "EcoAnt": {"rho": 150.0, "steps": 10_000_000}}
-#: The Canary paper (arXiv:2601.22993) Table 1: (P_hat, SE), P_hat_max, (t_safe, SE), (J, SE); 30 seeds, the
-#: paper's MJX PointGoal (a harsher task than Safety-Gymnasium's PointGoal1, whose port we train: its PPO returns
-#: 69) and EcoAnt at 2M and 10M steps with App. D networks.  Attached to the default rows.
-PAPER_TABLE1 = {
-    "EcoAnt": {
-        "Canary": ((0.006, 0.001), 0.022, (6, 2), (119, 5)),
-        "PPO": ((0.699, 0.002), 0.727, (100, 0), (1335, 9)),
-        "CPO (VaR)": ((0.054, 0.001), 0.060, (98, 0), (245, 8)),
-        "CPPO": ((0.010, 0.001), 0.017, (43, 7), (59, 2)),
-        "CVaR-CPO": ((0.042, 0.001), 0.059, (94, 2), (187, 12)),
-    },
-    "PointGoal1": {
-        "Canary": ((0.015, 0.002), 0.038, (29, 5), (12.8, 1.5)),
-        "PPO": ((0.518, 0.006), 0.579, (100, 0), (69.0, 0.0)),
-        "CPO (VaR)": ((0.098, 0.003), 0.138, (99, 1), (24.3, 1.8)),
-        "CPPO": ((0.025, 0.003), 0.073, (60, 4), (6.5, 1.0)),
-        "CVaR-CPO": ((0.026, 0.001), 0.047, (61, 6), (12.9, 2.5)),
-    },
-}
+#: The Canary paper (arXiv:2601.22993) Table 1 (paper_table1.csv, numbers as printed): env -> method -> the columns
+#: P_hat, P_hat_se, P_hat_max, t_safe, t_safe_se, J, J_se; 30 seeds, the paper's MJX PointGoal (a harsher task than
+#: Safety-Gymnasium's PointGoal1, whose port we train: its PPO returns 69) and EcoAnt at 2M and 10M steps with App. D
+#: networks.  Attached to the default rows as ``paper_<column>``.
+PAPER_TABLE1_FILE = Path(__file__).with_name("paper_table1.csv")
+
+
+def _read_paper_table1(path: Path) -> dict[str, dict[str, dict[str, float]]]:
+    """PAPER_TABLE1 from its CSV (one row per env and method); a number keeps its type (6 an int, 69.0 a float)."""
+    table: dict[str, dict[str, dict]] = {}
+    with open(path, newline="") as handle:
+        for row in csv.DictReader(handle):
+            env, method = row.pop("env"), row.pop("method")
+            table.setdefault(env, {})[method] = {column: json.loads(value) for column, value in row.items()}
+    return table
+
+
+PAPER_TABLE1 = _read_paper_table1(PAPER_TABLE1_FILE)
 PAPER_SOURCE = (
     "Canary paper (arXiv:2601.22993) Table 1: mean +- SE over 30 seeds; PointGoal 2M steps (MJX PointGoal), "
     "EcoAnt 10M steps, 3x256 networks"
@@ -137,8 +138,8 @@ def _mean_se(values):
 
 def risk_row(label: str, cfg: dict, run_dir: Path, summary: dict, default_config: bool = True) -> dict:
     """Table 1's columns for one trained method."""
-    progress = runs.read_progress(run_dir)
-    seeds = runs.seed_ids(cfg)
+    progress = run_directory.read_progress(run_dir)
+    seeds = run_directory.seed_ids(cfg)
     violation = per_seed_series(progress, "violation_probability", seeds)
     episodes = per_seed_series(progress, "episodes", seeds)
     eps = cfg["constraint"]["epsilon"]
@@ -163,16 +164,7 @@ def risk_row(label: str, cfg: dict, run_dir: Path, summary: dict, default_config
     row["satisfied"] = bool(row["P_hat"] <= eps)  # the paper's reading (mean P_hat against eps)
     paper = PAPER_TABLE1.get(cfg["env"], {}).get(label) if default_config else None
     if paper is not None:
-        (p, p_se), p_max, (t, t_se), (j, j_se) = paper
-        row.update(
-            paper_P_hat=p,
-            paper_P_hat_se=p_se,
-            paper_P_hat_max=p_max,
-            paper_t_safe=t,
-            paper_t_safe_se=t_se,
-            paper_J=j,
-            paper_J_se=j_se,
-        )
+        row.update({f"paper_{column}": value for column, value in paper.items()})
     row.update(
         seeds=cfg["seeds"],
         env_steps_per_seed=summary["env_steps"],

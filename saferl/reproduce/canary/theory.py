@@ -31,10 +31,11 @@ import numpy as np
 
 from saferl.algos import cantelli_theory as theory
 from saferl.analysis import plotting
+from saferl.reproduce.canary.fig5 import icylake_canary
 from saferl.reproduce.deep_rl import SMALL_NETS, per_seed_series, train_or_resume
 from saferl.reproduce.framework import Scale, target
 from saferl.training import config as configlib
-from saferl.training import runs
+from saferl.training import run_directory
 
 RHO, EPSILON, GAMMA_C = 15.0, 0.05, 0.99
 _ITERATION = 16 * 128  # IcyLake's num_envs x rollout_steps: env steps per iteration
@@ -100,20 +101,11 @@ DESCRIPTION = (
 @target("canary-theorem42", DESCRIPTION, scales=SCALES, checks=theorem42_checks)
 def theorem42(scale: Scale, out: Path) -> dict:
     plt = plotting.pyplot()
-    user = {
-        "algo": "canary",
-        "env": "IcyLake",
-        "total_steps": scale.steps,
-        "seeds": scale.seeds,
-        "network": SMALL_NETS,
-        "constraint": {"type": "var", "rho": RHO, "epsilon": EPSILON, "gamma_c": GAMMA_C},
-        **scale.get("config", {}),
-    }
-    cfg = configlib.resolve(user)
+    cfg = configlib.resolve(icylake_canary(scale, {"type": "var", "rho": RHO, "epsilon": EPSILON, "gamma_c": GAMMA_C}))
     run_dir = out / "runs" / "canary"
     train_or_resume(cfg, run_dir, show_progress=scale.name != "smoke")
-    progress = runs.read_progress(run_dir)
-    seeds = runs.seed_ids(cfg)
+    progress = run_directory.read_progress(run_dir)
+    seeds = run_directory.seed_ids(cfg)
     table = step_table(progress, seeds)
     feasible = _series(progress, seeds, "cantelli_feasible")
     variance = _series(progress, seeds, "cantelli_variance")

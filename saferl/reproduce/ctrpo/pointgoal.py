@@ -39,6 +39,9 @@ MARGIN = {"hparams": {"cost_margin_lr": 0.05}}
 SGD_DUAL = {"hparams": {"lagrange_optimizer": "sgd", "lagrange_lr": 0.005}}
 HYST = {"hparams": {"hysteresis": 0.8}}
 LENGTH_UNITS = {"hparams": {"cost_scale": "length"}}
+#: Our IPO's feasible-side barrier has the opposite sign of the C-TRPO paper's (saferl/algos/ipo.py): its row's label
+#: says so, and it carries none of the paper's IPO numbers (PAPER_POINTGOAL)
+IPO_LABEL = "IPO (not the C-TRPO authors' IPO)"
 POINTGOAL_METHODS = [
     ("C-TRPO", "ctrpo", {}),
     ("C-TRPO (ablation: no hysteresis)", "ctrpo", {"hparams": {"hysteresis": 1.0}}),
@@ -55,7 +58,7 @@ POINTGOAL_METHODS = [
     ("PPO-Lag", "ppo_lag", {}),
     ("CPPO-PID", "cppo_pid", {}),
     ("FOCOPS", "focops", {}),
-    ("IPO (not the C-TRPO authors' IPO)", "ipo", {}),
+    (IPO_LABEL, "ipo", {}),
     ("P3O", "p3o", {}),
     ("CUP", "cup", {}),
     ("TRPO", "trpo", {}),

@@ -94,7 +94,7 @@ from saferl.reproduce.ctrpo.harness import (  # noqa: F401  (the harness's names
     plan_with_harness,
 )
 from saferl.reproduce.framework import Scale, target
-from saferl.training import runs
+from saferl.training import run_directory
 
 LIMIT = 25.0  # cost_limit 25.0 for all eight tasks (milosen/ctrpo, every stored run's config.json)
 #: saferl's names of the eight tasks, in the order of the paper's Table 1 columns
@@ -302,8 +302,8 @@ def seed_values(run_dir: Path, cfg: dict, summary: dict) -> dict[str, np.ndarray
         for name, key in (("final_return", "episode_return"), ("final_cost", "episode_cost"))
     }
     limit = cfg["constraint"]["limit"]
-    rows = runs.read_progress(run_dir)
-    costs = deep_rl.per_seed_series(rows, regret_cost_column(rows), runs.seed_ids(cfg))
+    rows = run_directory.read_progress(run_dir)
+    costs = deep_rl.per_seed_series(rows, regret_cost_column(rows), run_directory.seed_ids(cfg))
     costs = np.where(np.isnan(costs), limit, costs)
     values["cost_regret"] = np.array([metrics.cost_regret(c, limit) for c in costs])
     return values

@@ -30,10 +30,12 @@ import numpy as np
 from saferl.analysis import verdicts
 from saferl.reproduce import deep_rl
 from saferl.reproduce.framework import Scale, target
-from saferl.reproduce.scpo.common import CONSTRAINED, METHODS, SMOKE_SHRINK, run_one_task
+from saferl.reproduce.scpo.common import CONSTRAINED, METHODS, SMOKE_SHRINK, one_task_scale, run_one_task, smoke_scale
 from saferl.reproduce.scpo.stats import SAFE_NO_LATER, by_task, claim, final_window, safe_no_later_entry
 
 TASK = "CartSafe"
+FIGURE, TITLE = "scpo_cartsafe.png", "SCPO paper Fig. 13 (CartSafe)"
+PAPER = "SCPO paper (arXiv:2311.00880) App. F.2.2 / Fig. 13: claims in checks"
 _F22 = (
     "Figure 13 demonstrates the ability of SCPO to quickly find a safe policy and simultaneously improve the return.",
     "App. F.2.2, on Fig. 13",
@@ -48,6 +50,18 @@ CARTSAFE_CLAIMS = {
         "App. F.2.2",
     ),
 }
+
+CARTSAFE_FULL_STEPS = 3_200_000
+_FULL_NOTE = "100 iterations of 32000: RL-Safety-Algorithms' SafetyBallRun budget; the paper states none"
+_SMOKE_NOTE = "SCPO only, 2 iterations of 4 x 300 steps, minibatches 8 (the tests; one compiled program)"
+_FULL = one_task_scale(TASK, CARTSAFE_FULL_STEPS, seeds=4, wall_s=4_000, note=_FULL_NOTE)
+CARTSAFE_SCALES = deep_rl.scales(
+    runs=len(METHODS),
+    smoke=smoke_scale(TASK, 2_400, "SCPO", _SMOKE_NOTE, shrink={**SMOKE_SHRINK, "rollout_steps": 300}),
+    demo=one_task_scale(TASK, 640_000, seeds=4, wall_s=900, note="20 iterations"),
+    cpu={**_FULL, "note": f"the full budget ({_FULL_NOTE}); ~2.5 h wall at load 12"},
+    full=_FULL,
+)
 
 
 def cartsafe_columns(cost, ret) -> dict:
@@ -115,50 +129,9 @@ def cartsafe_checks(rows: list[dict]) -> dict:
     }
 
 
-CARTSAFE_FULL_STEPS = 3_200_000
-_FULL_NOTE = "100 iterations of 32000: RL-Safety-Algorithms' SafetyBallRun budget; the paper states none"
-CARTSAFE_SCALES = deep_rl.scales(
-    runs=len(METHODS),
-    smoke={
-        "steps": 2_400,
-        "seeds": 2,
-        "runs": 1,
-        "wall_s": 25,
-        "methods": ["SCPO"],
-        "env_steps": {TASK: 2_400},
-        "shrink": {**SMOKE_SHRINK, "rollout_steps": 300},
-        "note": "SCPO only, 2 iterations of 4 x 300 steps, minibatches 8 (the tests; one compiled program)",
-    },
-    demo={"steps": 640_000, "seeds": 4, "wall_s": 900, "env_steps": {TASK: 640_000}, "note": "20 iterations"},
-    cpu={
-        "steps": CARTSAFE_FULL_STEPS,
-        "seeds": 4,
-        "wall_s": 4_000,
-        "env_steps": {TASK: CARTSAFE_FULL_STEPS},
-        "note": f"the full budget ({_FULL_NOTE}); ~2.5 h wall at load 12",
-    },
-    full={
-        "steps": CARTSAFE_FULL_STEPS,
-        "seeds": 4,
-        "wall_s": 4_000,
-        "env_steps": {TASK: CARTSAFE_FULL_STEPS},
-        "note": _FULL_NOTE,
-    },
-)
-
-
 DESCRIPTION = "SCPO vs TRPO, TRPO-L, CPO, PDO, PCPO on CartSafe, cost limit 1 (App. F.2.2, Fig. 13)"
 
 
 @target("scpo-cartsafe", DESCRIPTION, scales=CARTSAFE_SCALES, checks=cartsafe_checks)
 def cartsafe(scale: Scale, out: Path) -> dict:
-    return run_one_task(
-        METHODS,
-        TASK,
-        scale,
-        out,
-        "scpo_cartsafe.png",
-        f"SCPO paper Fig. 13 (CartSafe): {scale.seeds} seeds, mean +- SD",
-        cartsafe_columns,
-        "SCPO paper (arXiv:2311.00880) App. F.2.2 / Fig. 13: claims in checks",
-    )
+    return run_one_task(METHODS, TASK, scale, out, FIGURE, TITLE, cartsafe_columns, PAPER)

@@ -19,7 +19,7 @@ from saferl.reproduce.deep_rl import per_seed_series
 from saferl.reproduce.framework import Scale
 from saferl.reproduce.scpo.stats import RETURN_MARGIN, curve_columns
 from saferl.training import config as configlib
-from saferl.training import runs
+from saferl.training import run_directory
 
 #: App. G Table 1 (CartSafe: the paper's 1; the authors' utils/env_info.py says 0.5)
 COST_LIMITS = {
@@ -76,6 +76,18 @@ CONSTRAINED = ("TRPO-L", "CPO", "PDO", "PCPO")  # the labels SCPO's safety claim
 #: smoke (tests only): SCPO alone, 2 seeds x 2 iterations of 4 x 250 steps (one episode each), minibatches 8
 SMOKE_SHRINK = {"num_envs": 4, "rollout_steps": 250, "iterations_per_chunk": 1, "hparams": {"minibatches": 8}}
 
+
+def one_task_scale(task: str, steps: int, **entries) -> dict:
+    """A :func:`deep_rl.scales` entry of a one-task target: ``steps`` per seed, all on ``task``, and ``entries``."""
+    return {"steps": steps, "env_steps": {task: steps}, **entries}
+
+
+def smoke_scale(task: str, steps: int, method: str, note: str, shrink: dict = SMOKE_SHRINK) -> dict:
+    """A one-task target's smoke scale (tests only): ``method`` alone (one compiled program), 2 seeds x ``steps``
+    with the ``shrink`` settings, ~25 s."""
+    return one_task_scale(task, steps, seeds=2, runs=1, wall_s=25, methods=[method], shrink=shrink, note=note)
+
+
 # --------------------------------------------------------------------------- training and tabulating
 
 
@@ -93,8 +105,8 @@ def train_task(
     curves = []
     for row in result["rows"]:
         run_dir = out / task / "runs" / deep_rl.run_dir_name(row["method"])
-        cfg, progress = runs.load_run_config(run_dir), runs.read_progress(run_dir)
-        seeds = runs.seed_ids(cfg)
+        cfg, progress = run_directory.load_run_config(run_dir), run_directory.read_progress(run_dir)
+        seeds = run_directory.seed_ids(cfg)
         cost, ret = per_seed_series(progress, "episode_cost", seeds), per_seed_series(progress, "episode_return", seeds)
         row["env"] = task
         row.update(curve_columns(cost, limit, cfg["num_envs"] * cfg["rollout_steps"]))
@@ -139,13 +151,14 @@ def curves_figure(curves_by_task: dict, path: Path, title: str) -> str:
 def run_comparison(
     methods: list[tuple], tasks, scale: Scale, out: Path, figure: str, title: str, extra_columns=None
 ) -> dict:
-    """Every task of ``tasks`` in turn; the rows, the combined figure and each task's curves.png."""
+    """Every task of ``tasks`` in turn; the rows, the combined figure (``title``, then the seeds: ``SCPO paper Fig. 5:
+    4 seeds, mean +- SD``) and each task's curves.png."""
     rows, curves, figures = [], {}, []
     for task in tasks:
         task_rows, curves[task] = train_task(methods, task, out, scale, COST_LIMITS[task], extra_columns)
         rows += task_rows
         figures.append(f"{task}/curves.png")
-    figures.insert(0, curves_figure(curves, out / figure, title))
+    figures.insert(0, curves_figure(curves, out / figure, f"{title}: {scale.seeds} seeds, mean +- SD"))
     return {"rows": rows, "figures": figures}
 
 

@@ -40,10 +40,12 @@ import numpy as np
 from saferl.analysis import verdicts
 from saferl.reproduce import deep_rl
 from saferl.reproduce.framework import Scale, target
-from saferl.reproduce.scpo.common import SMOKE_SHRINK, run_one_task
+from saferl.reproduce.scpo.common import one_task_scale, run_one_task, smoke_scale
 from saferl.reproduce.scpo.stats import by_task, claim, curve_bootstrap, final_window, similar
 
 TASK = "SafetyBallRun"
+FIGURE, TITLE = "scpo_fig15.png", "SCPO paper Fig. 15 (augmented-state ablation)"
+PAPER = "SCPO paper (arXiv:2311.00880) App. F.3 / Fig. 15: claims in checks"
 AUGMENTED, PLAIN = "SCPO", "SCPO (ablation: no cumulative-cost state)"
 ABLATION_METHODS = [(AUGMENTED, "scpo", {}), (PLAIN, "scpo", {"hparams": {"cost_state": False}})]
 FIG15_CLAIMS = {
@@ -126,33 +128,15 @@ def fig15_checks(rows: list[dict]) -> dict:
 
 
 FIG15_STEPS = 3_200_000  # RL-Safety-Algorithms experiments/benchmark_run_tasks.py: 100 epochs x 32000
+_SMOKE_NOTE = "the ablated run only, 2 iterations of 4 x 250 steps, minibatches 8 (the tests; one compiled program)"
+_FULL_NOTE = "Fig. 5's SafetyBallRun budget (the paper states none for Fig. 15)"
+_FULL = one_task_scale(TASK, FIG15_STEPS, seeds=4, wall_s=1_200, note=_FULL_NOTE)
 FIG15_SCALES = deep_rl.scales(
     runs=len(ABLATION_METHODS),
-    smoke={
-        "steps": 2_000,
-        "seeds": 2,
-        "runs": 1,
-        "wall_s": 25,
-        "methods": [PLAIN],
-        "env_steps": {TASK: 2_000},
-        "shrink": SMOKE_SHRINK,
-        "note": "the ablated run only, 2 iterations of 4 x 250 steps, minibatches 8 (the tests; one compiled program)",
-    },
-    demo={"steps": 640_000, "seeds": 4, "wall_s": 260, "env_steps": {TASK: 640_000}, "note": "20 iterations"},
-    cpu={
-        "steps": FIG15_STEPS,
-        "seeds": 4,
-        "wall_s": 1_200,
-        "env_steps": {TASK: FIG15_STEPS},
-        "note": "Fig. 5's SafetyBallRun budget (the paper states none for Fig. 15); ~50 min wall at load 12",
-    },
-    full={
-        "steps": FIG15_STEPS,
-        "seeds": 4,
-        "wall_s": 1_200,
-        "env_steps": {TASK: FIG15_STEPS},
-        "note": "Fig. 5's SafetyBallRun budget (the paper states none for Fig. 15)",
-    },
+    smoke=smoke_scale(TASK, 2_000, PLAIN, _SMOKE_NOTE),
+    demo=one_task_scale(TASK, 640_000, seeds=4, wall_s=260, note="20 iterations"),
+    cpu={**_FULL, "note": f"{_FULL_NOTE}; ~50 min wall at load 12"},
+    full=_FULL,
 )
 
 
@@ -161,13 +145,4 @@ DESCRIPTION = "SCPO on SafetyBallRun with and without the cumulative-cost state 
 
 @target("scpo-fig15", DESCRIPTION, scales=FIG15_SCALES, checks=fig15_checks)
 def fig15(scale: Scale, out: Path) -> dict:
-    return run_one_task(
-        ABLATION_METHODS,
-        TASK,
-        scale,
-        out,
-        "scpo_fig15.png",
-        f"SCPO paper Fig. 15 (augmented-state ablation): {scale.seeds} seeds, mean +- SD",
-        fig15_columns,
-        "SCPO paper (arXiv:2311.00880) App. F.3 / Fig. 15: claims in checks",
-    )
+    return run_one_task(ABLATION_METHODS, TASK, scale, out, FIGURE, TITLE, fig15_columns, PAPER)

@@ -258,13 +258,6 @@ DESCRIPTION = (
 
 @target("scpo-fig5", DESCRIPTION, scales=FIG5_SCALES, checks=fig5_checks)
 def fig5(scale: Scale, out: Path) -> dict:
-    result = run_comparison(
-        METHODS,
-        scale["tasks"],
-        scale,
-        Path(out),
-        "scpo_fig5.png",
-        f"SCPO paper Fig. 5: {scale.seeds} seeds, mean +- SD",
-    )
+    result = run_comparison(METHODS, scale["tasks"], scale, Path(out), "scpo_fig5.png", "SCPO paper Fig. 5")
     result["settings"] = settings(METHODS, scale, scale["tasks"])
     return result

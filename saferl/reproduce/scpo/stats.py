@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 
 from saferl.analysis import verdicts
-from saferl.training import runs
+from saferl.training import run_directory
 
 #: "comparable" / "similar" return: within 10% of the other method's |mean final return| (our choice)
 RETURN_MARGIN = 0.1
@@ -36,8 +36,8 @@ def safe_from(mean_curves, limit) -> np.ndarray:
 
 
 def final_window(k: int) -> int:
-    """The iterations "final" averages over: the last 10%, at least one (saferl.training.runs.final_statistics)."""
-    return max(1, math.ceil(runs.FINAL_FRACTION * k))
+    """The iterations "final" averages over: the last 10%, at least one (run_directory.final_statistics)."""
+    return max(1, math.ceil(run_directory.FINAL_FRACTION * k))
 
 
 def curve_bootstrap(curves, statistic, reps: int = REPS, seed: int = 0) -> tuple[float, float, float]:

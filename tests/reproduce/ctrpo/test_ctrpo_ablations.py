@@ -16,7 +16,7 @@ from saferl import reproduce
 from saferl.analysis import verdicts
 from saferl.reproduce.ctrpo import ablations as abl
 from saferl.training import config as configlib
-from saferl.training import in_program_sweep, runs
+from saferl.training import in_program_sweep, run_directory
 from saferl.training.trainer import Trainer
 
 NOISE = reproduce.get("ctrpo-cost-noise")
@@ -364,13 +364,13 @@ def test_cost_noise_smoke_end_to_end(tmp_path):
     scale = tgt.scale("smoke")
     ((run_dir, cfg),) = tgt.plan(scale, tmp_path)
     result = reproduce.run("ctrpo-cost-noise", "smoke", tmp_path)
-    assert runs.load_run_config(run_dir)["sweep"] == cfg["sweep"] == {"hparams.cost_value_noise": [0.0, 0.5]}
+    assert run_directory.load_run_config(run_dir)["sweep"] == cfg["sweep"] == {"hparams.cost_value_noise": [0.0, 0.5]}
     assert cfg["hparams"]["hysteresis"] == 1.0  # the authors' noise runs: hyst_frac 1.0
     saved = json.loads((tmp_path / "results.json").read_text())
     assert [r["cost_value_noise"] for r in saved["rows"]] == [0.0, 0.5]
     assert [r["status"] for r in saved["runs"]] == ["trained"] and (tmp_path / saved["figures"][0]).is_file()
     summary = json.loads((run_dir / "summary.json").read_text())
-    progress = runs.read_progress(run_dir)
+    progress = run_directory.read_progress(run_dir)
     for index, row in enumerate(saved["rows"]):  # each row from its own point's progress rows, recomputed here
         costs = np.array(
             [[r["episode_cost"] for r in progress if r["sweep_point"] == index and r["seed"] == s] for s in (0, 1)]

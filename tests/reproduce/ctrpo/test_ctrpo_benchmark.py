@@ -14,7 +14,7 @@ from saferl import reproduce
 from saferl.reproduce.ctrpo import fig3, table1
 from saferl.reproduce.ctrpo import pointgoal as ctrpo_pointgoal
 from saferl.training import config as configlib
-from saferl.training import runs
+from saferl.training import run_directory, runs
 
 #: Table 1 of the C-TRPO paper (arXiv:2411.02957) as its text extraction gives it: one line starting
 #: "AntVelocity HalfCheetahVelocity", kept as a fixture
@@ -225,7 +225,7 @@ def test_seed_values_regret_is_eq2_over_iterations(tmp_path):
         for k in range(4)
         for s, c in costs.items()
     ]
-    runs.write_progress(tmp_path, rows)
+    run_directory.write_progress(tmp_path, rows)
     summary = {"final": {"episode_return": {"per_seed": [1.0, None]}, "episode_cost": {"per_seed": [27.5, 26.0]}}}
     values = table1.seed_values(tmp_path, cfg, summary)
     np.testing.assert_allclose(values["cost_regret"], [5.0 + 2.5, 15.0 + 1.0])
@@ -234,7 +234,7 @@ def test_seed_values_regret_is_eq2_over_iterations(tmp_path):
     window = {0: [26.0, 28.0, 24.0, 25.0], 1: [20.0, 30.0, 31.0, 22.0]}
     for row in rows:
         row["episode_cost_window"] = window[row["seed"]][row["iteration"] - 1]
-    runs.write_progress(tmp_path, rows)
+    run_directory.write_progress(tmp_path, rows)
     np.testing.assert_allclose(table1.seed_values(tmp_path, cfg, summary)["cost_regret"], [1.0 + 3.0, 5.0 + 6.0])
 
 
@@ -296,7 +296,7 @@ def _fake_values(env, algo, k, i):
 def _fake_train(cfg, run_dir, resume=False, show_progress=True, **_):
     """What runs.train leaves in a run directory (config.yaml, progress.csv, summary.json), from _fake_values."""
     run_dir = Path(run_dir)
-    runs.write_config(run_dir, cfg)
+    run_directory.write_config(run_dir, cfg)
     per_iteration = cfg["num_envs"] * cfg["rollout_steps"]
     rows = [
         {
@@ -307,11 +307,11 @@ def _fake_train(cfg, run_dir, resume=False, show_progress=True, **_):
             **dict(zip(("episode_return", "episode_cost"), _fake_values(cfg["env"], cfg["algo"], k, i))),
         }
         for k in range(1, cfg["total_steps"] // per_iteration + 1)
-        for i, seed in enumerate(runs.seed_ids(cfg))
+        for i, seed in enumerate(run_directory.seed_ids(cfg))
     ]
-    runs.write_progress(run_dir, rows)
+    run_directory.write_progress(run_dir, rows)
     timings = {"wall_seconds": 1.0, "compile_seconds": 0.0, "steps_per_second": 1.0}
-    return runs.write_summary(run_dir, cfg, rows, timings, False)
+    return run_directory.write_summary(run_dir, cfg, rows, timings, False)
 
 
 @pytest.fixture
@@ -333,7 +333,7 @@ def test_both_targets_train_their_plan_once_and_tabulate_it(tmp_path, fake_train
     assert [r["run"] for r in first["runs"]] == [run for run, _ in planned]  # plan() is what the target trains
     assert all(r["status"] == "trained" for r in first["runs"])
     for run, cfg in planned:
-        assert training_config(runs.load_run_config(tmp_path / run)) == training_config(cfg)
+        assert training_config(run_directory.load_run_config(tmp_path / run)) == training_config(cfg)
     assert planned[0][0] == "PointGoal1/runs/C-TRPO_1_1-gamma_units"
     # the smoke scale's settings, built independently of the target: 2 iterations of 4 envs x 1000 steps, 2 seeds,
     # actors at the authors' std 1 (milosen/ctrpo common/model.py: log_std zeros)

@@ -17,7 +17,7 @@ from saferl.reproduce import deep_rl
 from saferl.reproduce.ctrpo import table1
 from saferl.reproduce.framework import Scale
 from saferl.training import config as configlib
-from saferl.training import in_program_sweep, runs
+from saferl.training import in_program_sweep, run_directory
 
 LIMIT = table1.LIMIT  # 25, every task of the benchmark (the authors' cost_limit)
 ABLATION_TASK = "SafetyAntVelocity"  # App. D.1 and D.3: "the AntVelocity environment"
@@ -199,7 +199,7 @@ def seed_values(rows: list[dict], final: dict, seeds: list[int], limit: float) -
 
 def point_entries(run_dir: Path, cfg: dict, summary: dict) -> list[dict]:
     """One entry per grid point of a (swept) run: its value, its progress rows and its :func:`seed_values`."""
-    rows, seeds = runs.read_progress(run_dir), runs.seed_ids(cfg)
+    rows, seeds = run_directory.read_progress(run_dir), run_directory.seed_ids(cfg)
     key = next(iter(cfg.get("sweep") or {}), None)
     if key is None:  # one value: a plain run
         return [{"value": None, "rows": rows, "values": seed_values(rows, summary["final"], seeds, LIMIT)}]
@@ -245,7 +245,7 @@ def train_sweep(kind: str, scale: Scale, out: Path) -> tuple[list[dict], list[di
         for e in entries
     ]
     shown = {"hysteresis": "b_H / b", "cost_value_noise": "sigma"}.get(name, name)
-    return rows, [{**e, "label": f"{shown} = {e['value']:g}", "seeds": runs.seed_ids(cfg)} for e in entries]
+    return rows, [{**e, "label": f"{shown} = {e['value']:g}", "seeds": run_directory.seed_ids(cfg)} for e in entries]
 
 
 def train_tasks(methods: list, scale: Scale, out: Path) -> list[dict]:
@@ -261,7 +261,7 @@ def train_tasks(methods: list, scale: Scale, out: Path) -> list[dict]:
                 "task": cfg["env"],
                 "label": label,
                 "method": deep_rl.units_label(label, cfg),
-                "seeds": runs.seed_ids(cfg),
+                "seeds": run_directory.seed_ids(cfg),
                 "env_steps": summary["env_steps"],
             }
         )

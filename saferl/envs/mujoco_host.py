@@ -1,7 +1,9 @@
 """MuJoCo's C physics inside a compiled JAX program, through a host callback.
 
 The velocity tasks (:mod:`saferl.envs.velocity.locomotion`) step their robots either in MJX (``physics="mjx"``,
-JAX, what an accelerator runs) or in MuJoCo's C library (``physics="mujoco"``, the default): the env step stays a pure
+JAX, what an accelerator runs) or in MuJoCo's C library (``physics="mujoco"``, the default), and the navigation
+tasks (:mod:`saferl.envs.safety_nav.mujoco_physics`) in MuJoCo's C library where ``physics="mujoco"``: the env step
+stays a pure
 function of JAX arrays, but its ``frame_skip`` calls of ``mj_step`` run on the host, reached from inside the
 compiled training loop by ``jax.pure_callback``.  Nothing else changes: the task's reward, cost, termination and
 observation are the same JAX code on both backends, the training loop is still one ``lax.scan`` over iterations,
@@ -56,18 +58,21 @@ import numpy as np
 #: the env step's physics backends (``LocomotionParams.physics``)
 PHYSICS = ("mujoco", "mjx")
 
-#: the fields a task may read from the host data, and their shape as a function of (nq, nv, nbody)
+#: the fields a task may read from the host data, and their shape as a function of the ``MjModel``
 FIELD_SHAPES = {
-    "qpos": lambda nq, nv, nbody: (nq,),
-    "qvel": lambda nq, nv, nbody: (nv,),
-    "qacc_warmstart": lambda nq, nv, nbody: (nv,),
-    "xipos": lambda nq, nv, nbody: (nbody, 3),
-    "cinert": lambda nq, nv, nbody: (nbody, 10),
-    "cvel": lambda nq, nv, nbody: (nbody, 6),
-    "qfrc_actuator": lambda nq, nv, nbody: (nv,),
-    "cfrc_ext": lambda nq, nv, nbody: (nbody, 6),
+    "qpos": lambda m: (m.nq,),
+    "qvel": lambda m: (m.nv,),
+    "qacc_warmstart": lambda m: (m.nv,),
+    "xipos": lambda m: (m.nbody, 3),
+    "cinert": lambda m: (m.nbody, 10),
+    "cvel": lambda m: (m.nbody, 6),
+    "qfrc_actuator": lambda m: (m.nv,),
+    "cfrc_ext": lambda m: (m.nbody, 6),
+    "sensordata": lambda m: (m.nsensordata,),
 }
 _STATE_FIELDS = ("qpos", "qvel", "qacc_warmstart")
+#: inputs a step may set beyond the state and ``ctrl``: the places of mocap bodies (a layout's static objects)
+MOCAP_INPUTS = ("mocap_pos", "mocap_quat")
 #: the simulation time a step starts from: MuJoCo's reset of an unstable simulation inside ``mj_step`` sets it to 0,
 #: so a step that ends earlier than it started was reset (the models here have nothing that depends on time)
 _START_TIME = 1.0e6
@@ -121,8 +126,7 @@ class HostPhysics:
         self.threads = default_threads() if threads is None else int(threads)
         if self.threads < 1:
             raise ValueError(f"threads must be a positive integer, got {threads!r}")
-        dims = (model.nq, model.nv, model.nbody)
-        self.shapes = {name: FIELD_SHAPES[name](*dims) for name in self.fields}
+        self.shapes = {name: FIELD_SHAPES[name](model) for name in self.fields}
         self._local = threading.local()
 
     # ---------------------------------------------------------------- host side
@@ -133,24 +137,19 @@ class HostPhysics:
         scratch = getattr(self._local, "scratch", None)
         if scratch is None:
             data = self._mujoco.MjData(self.model)
-            views = {name: getattr(data, name) for name in set(self.fields) | {"ctrl"}}
+            views = {name: getattr(data, name) for name in set(self.fields) | {"ctrl", *MOCAP_INPUTS}}
             scratch = self._local.scratch = (data, views)
         return scratch
 
-    def _step_rows(self, rows: range, qpos, qvel, warmstart, ctrl, frame_skip: int, out: dict) -> None:
+    def _step_rows(self, rows: range, inputs: dict, frame_skip: int, out: dict) -> None:
         mujoco, model = self._mujoco, self.model
         data, views = self._scratch()
-        inputs = (
-            (views["qpos"], qpos),
-            (views["qvel"], qvel),
-            (views["qacc_warmstart"], warmstart),
-            (views["ctrl"], ctrl),
-        )
+        inputs = [(views[name], source) for name, source in inputs.items()]
         outputs = [(out[name], views[name], self.shapes[name]) for name in self.fields]
         for i in rows:
             data.time = _START_TIME
             for view, source in inputs:
-                view[:] = source[i]
+                view[:] = source[i].reshape(view.shape)
             mujoco.mj_step(model, data, nstep=frame_skip)
             if data.time < _START_TIME:
                 # MuJoCo reset the data inside mj_step (mj_resetData sets time = 0): it found the simulation
@@ -163,17 +162,21 @@ class HostPhysics:
             for target, view, shape in outputs:
                 target[i] = view.reshape(shape)
 
-    def host_step(self, qpos, qvel, warmstart, ctrl, frame_skip: int) -> dict:
-        """NumPy in, NumPy out: every array has the same leading (batch) dimensions."""
+    def host_step(self, qpos, qvel, warmstart, ctrl, frame_skip: int, **mocap) -> dict:
+        """NumPy in, NumPy out: every array has the same leading (batch) dimensions; ``mocap``: ``mocap_pos``
+        ``(..., nmocap, 3)`` and ``mocap_quat`` ``(..., nmocap, 4)``, where given."""
         batch = np.shape(qpos)[:-1]
-        flat = [np.asarray(a, np.float64).reshape(-1, np.shape(a)[-1]) for a in (qpos, qvel, warmstart, ctrl)]
-        n = flat[0].shape[0]
+        named = {"qpos": qpos, "qvel": qvel, "qacc_warmstart": warmstart, "ctrl": ctrl, **mocap}
+        flat = {
+            name: np.asarray(a, np.float64).reshape(int(np.prod(batch, dtype=int)), -1) for name, a in named.items()
+        }
+        n = flat["qpos"].shape[0]
         out = {name: np.empty((n, *shape), np.float32) for name, shape in self.shapes.items()}
         # always on the pool's threads, even one job: module docstring, "Threads"
         threads = max(1, min(self.threads, n))
         bounds = np.linspace(0, n, threads + 1).astype(int)
         jobs = [
-            _pool(self.threads).submit(self._step_rows, range(lo, hi), *flat, frame_skip, out)
+            _pool(self.threads).submit(self._step_rows, range(lo, hi), flat, frame_skip, out)
             for lo, hi in zip(bounds[:-1], bounds[1:])
         ]
         for job in jobs:
@@ -182,12 +185,19 @@ class HostPhysics:
 
     # ---------------------------------------------------------------- JAX side
 
-    def __call__(self, qpos, qvel, warmstart, ctrl, frame_skip: int) -> HostData:
-        """The data after ``frame_skip`` physics steps from each state, ``ctrl`` held (JAX arrays in and out)."""
+    def __call__(self, qpos, qvel, warmstart, ctrl, frame_skip: int, **mocap) -> HostData:
+        """The data after ``frame_skip`` physics steps from each state, ``ctrl`` held (JAX arrays in and out);
+        ``mocap``: the mocap bodies' ``mocap_pos`` and ``mocap_quat`` to set first, where given."""
+        unknown = sorted(set(mocap) - set(MOCAP_INPUTS))
+        if unknown:
+            raise ValueError(f"unknown host step inputs {unknown}; allowed: {', '.join(MOCAP_INPUTS)}")
         result_shapes = {name: jax.ShapeDtypeStruct(shape, jnp.float32) for name, shape in self.shapes.items()}
+        names = tuple(mocap)
 
-        def callback(qpos, qvel, warmstart, ctrl):
-            return self.host_step(qpos, qvel, warmstart, ctrl, frame_skip)
+        def callback(qpos, qvel, warmstart, ctrl, *mocap_arrays):
+            return self.host_step(qpos, qvel, warmstart, ctrl, frame_skip, **dict(zip(names, mocap_arrays)))
 
-        fields = jax.pure_callback(callback, result_shapes, qpos, qvel, warmstart, ctrl, vmap_method="broadcast_all")
+        fields = jax.pure_callback(
+            callback, result_shapes, qpos, qvel, warmstart, ctrl, *mocap.values(), vmap_method="broadcast_all"
+        )
         return HostData(fields)

@@ -1,0 +1,133 @@
+"""The navigation tasks on MuJoCo itself: a task's world stepped by MuJoCo's C library from inside the compiled step.
+
+``physics="mujoco"`` in a navigation task's parameters replaces the planar robot model with the MuJoCo model of
+:mod:`saferl.envs.safety_nav.mjcf` (Safety-Gymnasium 1.0.0's robot and colliding objects, written from its
+numbers), stepped on the host through :class:`saferl.envs.mujoco_host.HostPhysics` (``jax.pure_callback``; the
+step stays a pure, vmappable function of JAX arrays, and the training loop one compiled program).  What the task
+computes in JAX stays the same on both physics: the layout, the lidar, the reward, the cost and the goal's
+resampling read positions; only the robot's motion, the movable objects' motion and the robot's sensors come from
+MuJoCo.
+
+:class:`NavWorld` holds one task's model (one per task and level: every episode sets its layout through the
+data, so one compiled program serves them all), the addresses of the robot's joints and of each object in
+``qpos``/``qvel``/``mocap_pos``, and the host stepper.  :class:`MujocoState` is what a task's state carries
+between env steps under this physics: the integration state (``qpos``, ``qvel``, ``qacc_warmstart``), the static
+objects' places (``mocap_pos``) and the sensor readings of the last step.
+
+Where this differs from Safety-Gymnasium's own stepping:
+
+* The integration state lives in JAX between env steps in float32 (x64 is off), so every env step starts from
+  MuJoCo's float64 state rounded to float32 (a relative perturbation of ~6e-8 per step), as on the velocity
+  tasks (:mod:`saferl.envs.mujoco_host`).
+* Safety-Gymnasium writes a new XML per episode, with every object at its sampled place; here one model serves
+  every episode, with the layout written into ``qpos`` and ``mocap_pos`` (:mod:`saferl.envs.safety_nav.mjcf`).
+* The reset observation's sensors are those of a robot at rest (accelerometer +9.81 on z, velocimeter and gyro
+  zero, the magnetic field rotated into the robot's frame), computed in JAX: Safety-Gymnasium reads them from the
+  data after building the world, where the robot rests on the floor and reads the same up to the floor contact's
+  first transient.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from saferl.envs.mujoco_host import HostPhysics
+from saferl.envs.safety_nav import mjcf
+from saferl.foundation import struct
+
+#: a navigation task's physics backends (the parameter ``physics``)
+NAV_PHYSICS = ("planar", "mujoco")
+#: the robot sensors Safety-Gymnasium observes, in observation order (``bases/base_agent.py``, ``SensorConf``)
+OBSERVED_SENSORS = ("accelerometer", "velocimeter", "gyro", "magnetometer")
+
+
+@struct.dataclass
+class MujocoState:
+    """What a navigation task's state carries under ``physics="mujoco"``."""
+
+    qpos: jax.Array  # (nq,)
+    qvel: jax.Array  # (nv,)
+    qacc_warmstart: jax.Array  # (nv,)
+    mocap_pos: jax.Array  # (nmocap, 3): the static objects' places (a layout's pillars, buttons)
+    sensors: jax.Array  # (n_sensors,) the observed sensors after the last step
+
+
+def check_physics(physics: str) -> None:
+    """A one-line error for a physics a navigation task does not have."""
+    if physics not in NAV_PHYSICS:
+        raise ValueError(f"physics {physics!r} is not a navigation physics; allowed: {', '.join(NAV_PHYSICS)}")
+
+
+class NavWorld:
+    """One navigation task's MuJoCo world: the model, where each thing lives in the data, and the host stepper.
+
+    ``robot`` is ``"point"``, ``"car"`` or ``"racecar"``; ``objects`` the colliding objects' counts, as
+    :func:`saferl.envs.safety_nav.mjcf.navigation_model_xml` takes them.
+    """
+
+    def __init__(self, robot: str, objects: dict[str, int] | None = None, threads: int | None = None):
+        import mujoco  # the main dependency set has it; imported here so that importing the family stays cheap
+
+        self.robot = robot
+        self.model = mjcf.load_model(robot, objects)
+        self.addresses = mjcf.layout_addresses(self.model)
+        self.host = HostPhysics(mujoco, self.model, fields=("sensordata",), threads=threads)
+        self.qpos0 = np.asarray(self.model.qpos0, np.float32)
+        mocap_rows = np.argsort(self.model.body_mocapid)[self.model.nbody - self.model.nmocap :]
+        self.mocap_pos0 = np.asarray(self.model.body_pos[mocap_rows], np.float32).reshape(-1, 3)
+        sensors = [self.model.sensor(name) for name in OBSERVED_SENSORS]
+        self.sensor_index = np.concatenate([np.arange(s.adr[0], s.adr[0] + s.dim[0]) for s in sensors])
+        joints = self.addresses.robot_joints
+        if robot == "point":
+            self.planar_qpos = (joints["x"].qpos, joints["y"].qpos, joints["z"].qpos)
+            self.planar_qvel = (joints["x"].qvel, joints["y"].qvel, joints["z"].qvel)
+
+    # ---------------------------------------------------------------- the layout
+
+    def initial_state(self, robot_xy, robot_yaw, free_bodies: dict, mocap_bodies: dict, sensors) -> MujocoState:
+        """The state of a new episode: the robot at ``robot_xy`` facing ``robot_yaw`` and at rest, each free object
+        (name -> ``(x, y, z)``) and each static object (name -> ``(x, y, z)``) at its place, and the reset
+        observation's ``sensors``."""
+        if self.robot != "point":
+            raise NotImplementedError(f"the {self.robot} robot has no MuJoCo state builder yet")
+        qpos = jnp.asarray(self.qpos0)
+        x, y, yaw = self.planar_qpos
+        qpos = qpos.at[x].set(robot_xy[0]).at[y].set(robot_xy[1]).at[yaw].set(robot_yaw)
+        for name, place in free_bodies.items():
+            start = self.addresses.free_bodies[name].qpos
+            qpos = qpos.at[start : start + 3].set(place).at[start + 3 : start + 7].set(jnp.array([1.0, 0.0, 0.0, 0.0]))
+        mocap_pos = jnp.asarray(self.mocap_pos0)
+        for name, place in mocap_bodies.items():
+            mocap_pos = mocap_pos.at[self.addresses.mocap_bodies[name]].set(place)
+        zeros = jnp.zeros((self.model.nv,), jnp.float32)
+        return MujocoState(qpos.astype(jnp.float32), zeros, zeros, mocap_pos, jnp.asarray(sensors, jnp.float32))
+
+    # ---------------------------------------------------------------- a step
+
+    def step(self, state: MujocoState, ctrl, frame_skip: int) -> MujocoState:
+        """``frame_skip`` MuJoCo steps from ``state`` with ``ctrl`` held (MuJoCo clamps it to each actuator's
+        ``ctrlrange``, as Safety-Gymnasium's ``apply_action`` does)."""
+        mocap = {"mocap_pos": state.mocap_pos} if self.model.nmocap else {}
+        data = self.host(state.qpos, state.qvel, state.qacc_warmstart, ctrl, frame_skip, **mocap)
+        return MujocoState(
+            data.qpos, data.qvel, data.qacc_warmstart, state.mocap_pos, data.sensordata[self.sensor_index]
+        )
+
+    # ---------------------------------------------------------------- reading the state
+
+    def point_motion(self, state: MujocoState):
+        """The Point's ``(pos, heading, vel, ang_vel)`` as the planar model keeps them (world frame)."""
+        x, y, yaw = self.planar_qpos
+        vx, vy, wz = self.planar_qvel
+        pos = jnp.stack([state.qpos[x], state.qpos[y]])
+        vel = jnp.stack([state.qvel[vx], state.qvel[vy]])
+        return pos, state.qpos[yaw], vel, state.qvel[wz]
+
+    def free_body_xy(self, state: MujocoState, names) -> jax.Array:
+        """The ``(n, 2)`` places on the floor of the free objects ``names``."""
+        starts = [self.addresses.free_bodies[name].qpos for name in names]
+        if not starts:
+            return jnp.zeros((0, 2), jnp.float32)
+        return jnp.stack([state.qpos[start : start + 2] for start in starts])
