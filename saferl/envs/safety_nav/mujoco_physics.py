@@ -35,12 +35,19 @@ import numpy as np
 
 from saferl.envs.mujoco_host import HostPhysics
 from saferl.envs.safety_nav import mjcf
+from saferl.envs.safety_nav.car import quat_to_matrix
 from saferl.foundation import struct
 
 #: a navigation task's physics backends (the parameter ``physics``)
 NAV_PHYSICS = ("planar", "mujoco")
 #: the robot sensors Safety-Gymnasium observes, in observation order (``bases/base_agent.py``, ``SensorConf``)
 OBSERVED_SENSORS = ("accelerometer", "velocimeter", "gyro", "magnetometer")
+#: each robot's sensors read as they are, in observation order: ``SensorConf.sensors``, then the ball joints'
+#: angular velocities (``BaseAgent.obs_sensor``: explicit sensors, hinge velocities, ball angular velocities, ...)
+ROBOT_SENSORS = {"point": OBSERVED_SENSORS, "car": (*OBSERVED_SENSORS, "ballangvel_rear"), "racecar": OBSERVED_SENSORS}
+#: each robot's ball-joint quaternion sensors, observed last as 3x3 rotation matrices (``obs_sensor`` with
+#: ``sensors_angle_components``: ``quat2mat``, MuJoCo's ``mju_quat2Mat``, row-major)
+ROBOT_QUATERNION_SENSORS = {"point": (), "car": ("ballquat_rear",), "racecar": ()}
 
 
 @struct.dataclass
@@ -52,6 +59,13 @@ class MujocoState:
     qacc_warmstart: jax.Array  # (nv,)
     mocap_pos: jax.Array  # (nmocap, 3): the static objects' places (a layout's pillars, buttons)
     sensors: jax.Array  # (n_sensors,) the observed sensors after the last step
+
+
+def yaw_quaternion(yaw) -> jax.Array:
+    """The (w, x, y, z) quaternion of a rotation by ``yaw`` about +z (safety-gymnasium's ``rot2quat``)."""
+    half = jnp.asarray(yaw, jnp.float32) / 2
+    zero = jnp.zeros_like(half)
+    return jnp.stack([jnp.cos(half), zero, zero, jnp.sin(half)])
 
 
 def check_physics(physics: str) -> None:
@@ -77,12 +91,27 @@ class NavWorld:
         self.qpos0 = np.asarray(self.model.qpos0, np.float32)
         mocap_rows = np.argsort(self.model.body_mocapid)[self.model.nbody - self.model.nmocap :]
         self.mocap_pos0 = np.asarray(self.model.body_pos[mocap_rows], np.float32).reshape(-1, 3)
-        sensors = [self.model.sensor(name) for name in OBSERVED_SENSORS]
-        self.sensor_index = np.concatenate([np.arange(s.adr[0], s.adr[0] + s.dim[0]) for s in sensors])
+        self.sensor_index = self._sensor_rows(ROBOT_SENSORS[robot])
+        self.quaternion_index = self._sensor_rows(ROBOT_QUATERNION_SENSORS[robot]).reshape(-1, 4)
         joints = self.addresses.robot_joints
         if robot == "point":
             self.planar_qpos = (joints["x"].qpos, joints["y"].qpos, joints["z"].qpos)
             self.planar_qvel = (joints["x"].qvel, joints["y"].qvel, joints["z"].qvel)
+
+    def _sensor_rows(self, names) -> np.ndarray:
+        """The rows of ``sensordata`` that the sensors ``names`` fill, in that order."""
+        rows = [np.arange(s.adr[0], s.adr[0] + s.dim[0]) for s in (self.model.sensor(name) for name in names)]
+        return np.concatenate(rows) if rows else np.zeros((0,), int)
+
+    @property
+    def free_robot(self) -> bool:
+        """Whether the robot hangs on a free joint (Car, Racecar), not on slides and a hinge (Point)."""
+        return "agent" in self.addresses.robot_joints
+
+    def observed_sensors(self, sensordata) -> jax.Array:
+        """The robot's sensor readings in observation order from a ``sensordata`` row (quaternions as matrices)."""
+        matrices = [quat_to_matrix(sensordata[rows]).reshape(9) for rows in self.quaternion_index]
+        return jnp.concatenate([sensordata[self.sensor_index], *matrices])
 
     # ---------------------------------------------------------------- the layout
 
@@ -90,14 +119,17 @@ class NavWorld:
         """The state of a new episode: the robot at ``robot_xy`` facing ``robot_yaw`` and at rest, each free object
         (name -> ``(x, y, z)``) and each static object (name -> ``(x, y, z)``) at its place, and the reset
         observation's ``sensors``."""
-        if self.robot != "point":
-            raise NotImplementedError(f"the {self.robot} robot has no MuJoCo state builder yet")
         qpos = jnp.asarray(self.qpos0)
-        x, y, yaw = self.planar_qpos
-        qpos = qpos.at[x].set(robot_xy[0]).at[y].set(robot_xy[1]).at[yaw].set(robot_yaw)
+        if self.free_robot:  # the free joint: position at the spawn height, then the yaw's quaternion
+            start = self.addresses.robot_joints["agent"].qpos
+            place = jnp.stack([robot_xy[0], robot_xy[1], jnp.asarray(mjcf.SPAWN_HEIGHT[self.robot], jnp.float32)])
+            qpos = qpos.at[start : start + 3].set(place).at[start + 3 : start + 7].set(yaw_quaternion(robot_yaw))
+        else:
+            x, y, yaw = self.planar_qpos
+            qpos = qpos.at[x].set(robot_xy[0]).at[y].set(robot_xy[1]).at[yaw].set(robot_yaw)
         for name, place in free_bodies.items():
             start = self.addresses.free_bodies[name].qpos
-            qpos = qpos.at[start : start + 3].set(place).at[start + 3 : start + 7].set(jnp.array([1.0, 0.0, 0.0, 0.0]))
+            qpos = qpos.at[start : start + 3].set(place).at[start + 3 : start + 7].set(yaw_quaternion(0.0))
         mocap_pos = jnp.asarray(self.mocap_pos0)
         for name, place in mocap_bodies.items():
             mocap_pos = mocap_pos.at[self.addresses.mocap_bodies[name]].set(place)
@@ -111,9 +143,8 @@ class NavWorld:
         ``ctrlrange``, as Safety-Gymnasium's ``apply_action`` does)."""
         mocap = {"mocap_pos": state.mocap_pos} if self.model.nmocap else {}
         data = self.host(state.qpos, state.qvel, state.qacc_warmstart, ctrl, frame_skip, **mocap)
-        return MujocoState(
-            data.qpos, data.qvel, data.qacc_warmstart, state.mocap_pos, data.sensordata[self.sensor_index]
-        )
+        sensors = self.observed_sensors(data.sensordata)
+        return MujocoState(data.qpos, data.qvel, data.qacc_warmstart, state.mocap_pos, sensors)
 
     # ---------------------------------------------------------------- reading the state
 
@@ -124,6 +155,16 @@ class NavWorld:
         pos = jnp.stack([state.qpos[x], state.qpos[y]])
         vel = jnp.stack([state.qvel[vx], state.qvel[vy]])
         return pos, state.qpos[yaw], vel, state.qvel[wz]
+
+    def free_robot_motion(self, state: MujocoState):
+        """A free-jointed robot's ``(pos, yaw, vel, yaw_rate)``: the body origin on the floor, the yaw of its x axis,
+        the world-frame velocity of its origin (a free joint's linear ``qvel``) and the world-frame yaw rate (its
+        angular ``qvel`` is in the body frame, rotated here)."""
+        q, v = self.addresses.robot_joints["agent"].qpos, self.addresses.robot_joints["agent"].qvel
+        rotation = quat_to_matrix(state.qpos[q + 3 : q + 7])
+        yaw = jnp.arctan2(rotation[1, 0], rotation[0, 0])
+        yaw_rate = rotation[2] @ state.qvel[v + 3 : v + 6]
+        return state.qpos[q : q + 2], yaw, state.qvel[v : v + 2], yaw_rate
 
     def free_body_xy(self, state: MujocoState, names) -> jax.Array:
         """The ``(n, 2)`` places on the floor of the free objects ``names``."""
