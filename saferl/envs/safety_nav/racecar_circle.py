@@ -34,9 +34,22 @@ Sources: ``SG:tasks/safe_navigation/circle/circle_level{0,1}.py``,
   ``algorithms/baselines/common/env.py``); see
   :func:`saferl.envs.safety_nav.racecar.ctrl_from_action`.
 
+MuJoCo itself: ``physics="mujoco"``
+-----------------------------------
+``env_params.physics`` (static) is ``"planar"`` (the default: the fitted JAX model of
+:mod:`saferl.envs.safety_nav.racecar`) or ``"mujoco"``: the Racecar's MuJoCo model (``mjcf.load_model("racecar")``)
+stepped by MuJoCo's C library from inside the compiled step (:mod:`saferl.envs.safety_nav.mujoco_physics`), with
+``ctrl`` the same ``ctrl_from_action`` scaling (MuJoCo clamps it to ``ctrlrange``).  From MuJoCo: the car's motion
+(the state's ``robot`` fields read the free joint, the steering hinge and the rear axle) and its 12 sensors; at
+reset the sensors read a car at rest, as the planar model's do.  In JAX on both: the layout, the reward (from the
+free joint's world-frame linear velocity), the cost, the lidar and the episode length.  The state's ``mujoco``
+field holds MuJoCo's integration state (None under ``"planar"``).  MuJoCo 4 reproduces the original's reverse at
+full lock (below): mean yaw rate 0.014 rad/s, sideways 0.29 m/s, backwards 0.54 m/s over steps 101-250 of four
+cars (``tests/envs/safety_nav/test_racecar_circle_mujoco.py``).
+
 Where it differs, and why
 -------------------------
-* The robot is a fitted planar model, not MuJoCo: the steady turning radius at a command
+* The robot (``physics="planar"``) is a fitted planar model, not MuJoCo: the steady turning radius at a command
   is within 4.8 % of the original's (median over 60 commands; up to 29 % at full speed and
   near full lock, where the original's tail steps out), forward speed within 0.65 %; see
   :mod:`saferl.envs.safety_nav.racecar` for the fit and its residuals.  At the circle's own radius
@@ -56,7 +69,8 @@ Where it differs, and why
   original's 2.99 m, so it spends less time beyond the walls (cost -10 %) and stays nearer
   the rewarded radius (return +19 %); at (1, 0.5), 1.24 m against 1.26 m.
 * Reverse at full lock: the original's hinge rests on its range, so the car barely turns (``|yaw rate| <= 0.04``
-  rad/s) and slides sideways at up to 0.30 m/s; the planar model turns at 0.44-1.91 rad/s.  Learners find this
+  rad/s) and slides sideways at up to 0.30 m/s; the planar model turns at 0.44-1.91 rad/s
+  (``physics="mujoco"`` does as the original).  Learners find this
   regime: a CPO policy trained on this port returns 26.5 here and 1.5 on the original
   (docs/results/fidelity/racecar_transfer.md), so policies trained on the planar model do not transfer, and the
   equivalence rule of ``make fidelity`` calls that transfer different (docs/environments.md).
@@ -70,6 +84,7 @@ import jax
 import jax.numpy as jnp
 
 from saferl.envs.base import register
+from saferl.envs.safety_nav import mujoco_physics
 from saferl.envs.safety_nav.engine import TWO_PI, NavTask
 from saferl.envs.safety_nav.racecar import (
     RacecarParams,
@@ -93,6 +108,8 @@ class RacecarCircleParams(RacecarParams):
     lidar_num_bins: int = struct.field(static=True, default=16)  # LidarConf.num_bins
     lidar_max_dist: float = 6.0  # CircleLevel0: lidar_conf.max_dist
     lidar_alias: bool = struct.field(static=True, default=True)  # LidarConf.alias
+    # "planar" (the JAX model of saferl.envs.safety_nav.racecar) or "mujoco" (saferl.envs.safety_nav.mujoco_physics)
+    physics: str = struct.field(static=True, default="planar")
     max_steps: int = struct.field(default=500, kw_only=True)  # CircleLevel0.num_steps
 
 
@@ -100,6 +117,7 @@ class RacecarCircleParams(RacecarParams):
 class RacecarCircleState:
     robot: RacecarState
     time: jax.Array  # () int32, steps taken in this episode
+    mujoco: mujoco_physics.MujocoState | None = None  # physics="mujoco" only: MuJoCo's state of the world
 
 
 def circle_reward(pos: jax.Array, vel: jax.Array, params: RacecarCircleParams) -> jax.Array:
@@ -128,17 +146,48 @@ class RacecarCircle(NavTask):
     def default_params(self) -> RacecarCircleParams:
         return RacecarCircleParams()
 
+    def check(self, params: RacecarCircleParams, action=None) -> None:
+        mujoco_physics.check_physics(params.physics)
+
+    def world(self, params: RacecarCircleParams) -> mujoco_physics.NavWorld:
+        """The MuJoCo world of ``physics="mujoco"``: the Racecar alone (the circle and the walls do not collide)."""
+        if "_world" not in self.__dict__:
+            self._world = mujoco_physics.NavWorld("racecar", {})
+        return self._world
+
     def initial_state(self, key: jax.Array, params: RacecarCircleParams) -> RacecarCircleState:
         pos_key, heading_key = jax.random.split(key)
         extent = params.placement_extent
         pos = jax.random.uniform(pos_key, (2,), minval=-extent, maxval=extent)
         heading = jax.random.uniform(heading_key, (), minval=0.0, maxval=TWO_PI)
-        return RacecarCircleState(racecar_at(pos, heading), jnp.zeros((), jnp.int32))
+        robot = racecar_at(pos, heading)
+        state = RacecarCircleState(robot, jnp.zeros((), jnp.int32))
+        if params.physics == "mujoco":
+            at_rest = racecar_sensors(robot, jnp.zeros((2,), jnp.float32), params)
+            state = state.replace(mujoco=self.world(params).initial_state(pos, heading, {}, {}, at_rest))
+        return state
 
     def transition(self, state: RacecarCircleState, action: jax.Array, params: RacecarCircleParams):
         ctrl = ctrl_from_action(action, params)
-        robot = racecar_step(state.robot, ctrl, params)
-        reward = circle_reward(robot.pos, body_velocity(robot, params), params)
+        if params.physics == "mujoco":
+            world = self.world(params)
+            simulated = world.step(state.mujoco, ctrl, params.frame_skip)
+            pos, heading, vel, yaw_rate = world.free_robot_motion(simulated)
+            joints = world.addresses.robot_joints
+            steer, drive = joints["left_steering_hinge_joint"], joints["diff_ring"]
+            robot = RacecarState(
+                pos,
+                jnp.mod(heading, TWO_PI),
+                yaw_rate,
+                simulated.qvel[drive.qvel],
+                simulated.qpos[steer.qpos],
+                simulated.qvel[steer.qvel],
+            )
+            state = state.replace(mujoco=simulated)
+        else:
+            robot = racecar_step(state.robot, ctrl, params)
+            vel = body_velocity(robot, params)
+        reward = circle_reward(robot.pos, vel, params)
         cost = (jnp.abs(robot.pos[0]) > params.sigwall_x).astype(jnp.float32)
         return state.replace(robot=robot), ctrl, reward, cost, {"cost_out_of_boundary": cost}
 
@@ -146,6 +195,8 @@ class RacecarCircle(NavTask):
         return state.robot.pos, state.robot.heading
 
     def sensors(self, state: RacecarCircleState, ctrl, params: RacecarCircleParams):
+        if params.physics == "mujoco":
+            return state.mujoco.sensors
         return racecar_sensors(state.robot, ctrl, params)
 
     def lidar_objects(self, state: RacecarCircleState, params: RacecarCircleParams):
