@@ -112,17 +112,22 @@ class HostPhysics:
 
     ``model`` is the ``MjModel`` to step; ``fields`` the data fields to return beyond ``qpos``, ``qvel`` and
     ``qacc_warmstart`` (names of :data:`FIELD_SHAPES`); ``contact_forces`` runs ``mj_rnePostConstraint`` after
-    the step (Gymnasium's MuJoCo environments do, for ``cfrc_ext``); ``threads`` splits the batch over that many
-    threads (default :func:`default_threads`).
+    the step (Gymnasium's MuJoCo environments do, for ``cfrc_ext``); ``forward`` runs ``mj_forward`` after the
+    steps, so that the sensors read the final state (Safety-Gymnasium's ``Underlying.simulation_forward`` does:
+    ``mj_step`` leaves the sensor data of the state before its last step); ``threads`` splits the batch over that
+    many threads (default :func:`default_threads`).
     """
 
-    def __init__(self, mujoco, model, fields=(), contact_forces: bool = False, threads: int | None = None):
+    def __init__(
+        self, mujoco, model, fields=(), contact_forces: bool = False, forward: bool = False, threads: int | None = None
+    ):
         unknown = sorted(set(fields) - set(FIELD_SHAPES))
         if unknown:
             raise ValueError(f"unknown host data fields {unknown}; allowed: {', '.join(FIELD_SHAPES)}")
         self._mujoco, self.model = mujoco, model
         self.fields = _STATE_FIELDS + tuple(f for f in fields if f not in _STATE_FIELDS)
         self.contact_forces = bool(contact_forces)
+        self.forward = bool(forward)
         self.threads = default_threads() if threads is None else int(threads)
         if self.threads < 1:
             raise ValueError(f"threads must be a positive integer, got {threads!r}")
@@ -157,6 +162,8 @@ class HostPhysics:
                 for target, _, _ in outputs:
                     target[i] = np.nan
                 continue
+            if self.forward:
+                mujoco.mj_forward(model, data)
             if self.contact_forces:
                 mujoco.mj_rnePostConstraint(model, data)
             for target, view, shape in outputs:

@@ -71,6 +71,26 @@ Where it differs, and why
   one CPU core; with one reset per 1000-step episode, resets cost ~1.5 times as much as the
   steps), and a vmapped batch of resets as many attempts as its unluckiest member.
 
+On MuJoCo itself (``physics="mujoco"``)
+---------------------------------------
+``CarButtonParams(physics="mujoco")`` steps the world of :mod:`saferl.envs.safety_nav.mjcf` (the Car, four
+buttons as mocap spheres, four free gremlin boxes welded to their mocaps) with MuJoCo's C library from inside
+the compiled step (:mod:`saferl.envs.safety_nav.mujoco_physics`; :class:`ButtonWorld`).  The car's motion and
+its 24 sensors, the gremlin boxes and every contact come from MuJoCo; the layout, lidar, hazard cost, goal
+choice and timer stay the task's JAX code, and the planar model's differences above (discs, footprint
+radii, the boxes' lag and hold-back, the missing box-button contacts) do not apply.  As
+``Underlying.simulation_forward`` steps: each of the ``frame_skip`` ``mj_step``s is preceded by
+``Gremlins.move`` (mocap at ``place + travel (sin t, cos t)``, ``t`` = substeps x 0.004 s since the reset;
+each box keeps the yaw sampled at reset through its weld), and ``mj_forward`` follows the last, so sensors and
+contacts are those of the final state.  A button press, a wrong-button touch and a gremlin touch are
+contacts in MuJoCo's list between any car geom and that button's sphere or gremlin's box, counted per contact
+as ``Buttons``/``Gremlins.cal_cost`` count them.  The state carries MuJoCo's (:class:`ButtonMujocoState`,
+float32 between env steps); its mocap places follow ``buttons`` and ``gremlin_places`` every step.  The reset
+observation's sensors are the planar car's at rest.  Engine versions differ (MuJoCo 4 here, 2.3.3 there).
+Measured, the approach of :mod:`saferl.envs.safety_nav.car`'s docstring (both motors at 1 from 0.5 m at a lone
+button 0.05 / 0.10 / 0.15 / 0.20 m off the line of travel): 89 / 70 / 71 / 23 of 100 steps touching it, the
+original 89 / 74 / 71 / 24, the planar model 90 / 90 / 89 / 87.
+
 Measured consequences (ours against the original; 64 / 12 episodes of uniform random
 actions, 10 / 10 of a lidar-steered goal seeker that ignores hazards, same code for both):
 random return -0.92 +- 1.79 / -1.09 +- 1.84, cost 92 +- 80 / 83 +- 91, presses 0.25 / 0.17;
@@ -89,9 +109,11 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from saferl.envs.base import register
-from saferl.envs.safety_nav import engine
+from saferl.envs.mujoco_host import HostData, HostPhysics
+from saferl.envs.safety_nav import engine, mjcf, mujoco_physics
 from saferl.envs.safety_nav.car import (
     CarParams,
     CarState,
@@ -99,6 +121,8 @@ from saferl.envs.safety_nav.car import (
     car_sensors,
     car_step,
     footprint_distances,
+    forward_direction,
+    left_direction,
     push_out_of_discs,
 )
 from saferl.envs.safety_nav.engine import TWO_PI, NavParams, NavTask
@@ -134,6 +158,8 @@ class CarButtonParams(CarParams, NavParams):
     reward_distance: float = 1.0
     button_cost: float = 1.0
     gremlin_cost: float = 1.0
+    # "planar" (the JAX model of saferl.envs.safety_nav.car) or "mujoco" (MuJoCo itself; the module docstring)
+    physics: str = struct.field(static=True, default="planar")
 
 
 @struct.dataclass
@@ -148,6 +174,15 @@ class CarButtonState:
     last_dist_goal: jax.Array  # ()
     time: jax.Array  # () int32, steps taken in this episode
     key: jax.Array
+    mujoco: ButtonMujocoState | None = None  # physics="mujoco" only: MuJoCo's state of the world
+
+
+@struct.dataclass
+class ButtonMujocoState(mujoco_physics.MujocoState):
+    """:class:`~saferl.envs.safety_nav.mujoco_physics.MujocoState` plus the mocap bodies' orientations: each
+    gremlin's box is welded to its mocap's pose, so the mocap holds the gremlin's sampled yaw."""
+
+    mocap_quat: jax.Array  # (nmocap, 4)
 
 
 def gremlin_orbit(sim_time, travel, lag) -> jax.Array:
@@ -167,6 +202,121 @@ def gremlin_advance(offsets, t0, dt, travel, lag) -> jax.Array:
     return gremlin_orbit(t0 + dt, travel, lag) + (offsets - gremlin_orbit(t0, travel, lag)) * decay
 
 
+#: the start time of a host step (as :mod:`saferl.envs.mujoco_host`): MuJoCo's reset of an unstable simulation
+#: inside ``mj_step`` sets the time to 0, so a step that ends earlier than it started was reset
+_HOST_START_TIME = 1.0e6
+
+
+class _ContactHost(HostPhysics):
+    """The host stepper of ``physics="mujoco"``, as ``Underlying.simulation_forward`` steps the world.
+
+    Beyond :class:`~saferl.envs.mujoco_host.HostPhysics`: ``mocap_pos`` is set before every ``mj_step`` from a
+    per-substep path (``Gremlins.move`` runs before each one), ``mj_forward`` follows the last ``mj_step`` (so
+    the sensors and the contact list are those of the final state, as Safety-Gymnasium reads them), and the
+    output ``touches`` counts, for each of the ``watched`` geoms, the contacts in that list between it and a
+    robot geom (``Buttons``/``Gremlins.cal_cost`` and ``ButtonLevel0.goal_achieved`` read that list)."""
+
+    def __init__(self, mujoco, model, watched, threads=None):
+        super().__init__(mujoco, model, fields=("sensordata",), threads=threads)
+        agent = model.body("agent").id
+        self.robot_geom = np.asarray(model.body_rootid[model.geom_bodyid] == agent)
+        self.watched_row = np.full((model.ngeom,), -1, np.int64)
+        self.watched_row[np.asarray(watched, np.int64)] = np.arange(len(watched))
+        self.shapes["touches"] = (len(watched),)
+
+    def _touches(self, data, row) -> None:
+        row[:] = 0.0
+        pairs = data.contact.geom[: data.ncon]
+        for watched, other in ((pairs[:, 0], pairs[:, 1]), (pairs[:, 1], pairs[:, 0])):
+            rows = self.watched_row[watched]
+            hit = (rows >= 0) & self.robot_geom[other]
+            np.add.at(row, rows[hit], 1.0)
+
+    def _step_rows(self, rows: range, inputs: dict, frame_skip: int, out: dict) -> None:
+        mujoco, model = self._mujoco, self.model
+        data, views = self._scratch()
+        settings = [(views[name], inputs[name]) for name in ("qpos", "qvel", "qacc_warmstart", "ctrl", "mocap_quat")]
+        mocap_pos, path = views["mocap_pos"], inputs["mocap_path"]
+        for i in rows:
+            data.time = _HOST_START_TIME
+            for view, source in settings:
+                view[:] = source[i].reshape(view.shape)
+            row_path = path[i].reshape(frame_skip, *mocap_pos.shape)
+            for substep in range(frame_skip):
+                mocap_pos[:] = row_path[substep]
+                mujoco.mj_step(model, data)
+            if data.time < _HOST_START_TIME:  # reset inside mj_step: an unstable simulation
+                for target in out.values():
+                    target[i] = np.nan
+                continue
+            mujoco.mj_forward(model, data)
+            for name in self.fields:
+                out[name][i] = views[name].reshape(self.shapes[name])
+            self._touches(data, out["touches"][i])
+
+    def __call__(self, qpos, qvel, warmstart, ctrl, mocap_path, mocap_quat, frame_skip: int) -> HostData:
+        """The data after the ``frame_skip`` substeps, ``ctrl`` held and ``mocap_path[k]`` the mocap places of
+        substep ``k`` (JAX arrays in and out)."""
+        result_shapes = {name: jax.ShapeDtypeStruct(shape, jnp.float32) for name, shape in self.shapes.items()}
+
+        def callback(qpos, qvel, warmstart, ctrl, path, quat):
+            return self.host_step(qpos, qvel, warmstart, ctrl, frame_skip, mocap_path=path, mocap_quat=quat)
+
+        args = (qpos, qvel, warmstart, ctrl, mocap_path, mocap_quat)
+        return HostData(jax.pure_callback(callback, result_shapes, *args, vmap_method="broadcast_all"))
+
+
+class ButtonWorld(mujoco_physics.NavWorld):
+    """CarButton1's MuJoCo world: the Car, ``num_buttons`` buttons and ``num_gremlins`` gremlins, stepped by
+    :meth:`step_touching` on a :class:`_ContactHost` (gremlins moved per substep, contacts with the buttons and
+    gremlin boxes counted); the inherited ``step`` holds the mocaps and knows no gremlin yaw."""
+
+    def __init__(self, num_buttons: int, num_gremlins: int, threads: int | None = None):
+        import mujoco
+
+        super().__init__("car", {"buttons": num_buttons, "gremlins": num_gremlins}, threads=threads)
+        self.button_names = [f"button{i}" for i in range(num_buttons)]
+        self.gremlin_names = [f"gremlin{i}obj" for i in range(num_gremlins)]
+        watched = [self.model.geom(name).id for name in self.button_names + self.gremlin_names]
+        self.contact_host = _ContactHost(mujoco, self.model, watched, threads=threads)
+        self.timestep = float(self.model.opt.timestep)
+        self.button_rows = np.array([self.addresses.mocap_bodies[n] for n in self.button_names], np.int64)
+        gremlin_mocaps = [f"gremlin{i}mocap" for i in range(num_gremlins)]
+        self.gremlin_rows = np.array([self.addresses.mocap_bodies[n] for n in gremlin_mocaps], np.int64)
+        self.ball_qpos = self.addresses.robot_joints["rear"].qpos
+
+    def mocap_path(self, mocap_pos, buttons, gremlin_places, travel, steps, frame_skip: int) -> jax.Array:
+        """The ``(frame_skip, nmocap, 3)`` mocap places of an env step after ``steps`` env steps: the buttons on
+        the floor where the task has them, each gremlin's mocap at ``place + travel (sin t, cos t)`` at the height
+        that lifts its box to ``2 * size`` (``Gremlins.move``; :mod:`saferl.envs.safety_nav.mjcf`), ``t`` the
+        simulation time at the start of each substep."""
+        times = (steps * frame_skip + jnp.arange(frame_skip)).astype(jnp.float32) * self.timestep
+        path = jnp.broadcast_to(mocap_pos, (frame_skip, *mocap_pos.shape))
+        button_z = jnp.full((buttons.shape[0], 1), mjcf.BUTTON_RADIUS, jnp.float32)
+        path = path.at[:, self.button_rows].set(jnp.concatenate([buttons, button_z], axis=1))
+        circle = travel * jnp.stack([jnp.sin(times), jnp.cos(times)], axis=-1)  # (frame_skip, 2)
+        gremlin_xy = gremlin_places[None] + circle[:, None]
+        gremlin_z = jnp.full((*gremlin_xy.shape[:2], 1), 2 * mjcf.GREMLIN_HALF_SIZE, jnp.float32)
+        return path.at[:, self.gremlin_rows].set(jnp.concatenate([gremlin_xy, gremlin_z], axis=-1))
+
+    def step_touching(self, state: ButtonMujocoState, ctrl, path, frame_skip: int):
+        """``frame_skip`` substeps along the mocap ``path``: the new state, and the contacts of each button and
+        gremlin box with the car (counts) in the final state."""
+        host = self.contact_host
+        data = host(state.qpos, state.qvel, state.qacc_warmstart, ctrl, path, state.mocap_quat, frame_skip)
+        sensors = self.observed_sensors(data.sensordata)
+        new = ButtonMujocoState(data.qpos, data.qvel, data.qacc_warmstart, path[-1], sensors, state.mocap_quat)
+        return new, data.touches
+
+    def car_state(self, state: ButtonMujocoState) -> CarState:
+        """The task's :class:`~saferl.envs.safety_nav.car.CarState` read from MuJoCo's: body origin, yaw of body
+        +x, the origin's velocity as (forward, left), the yaw rate, and the rear ball's joint quaternion."""
+        pos, yaw, vel, yaw_rate = self.free_robot_motion(state)
+        planar_vel = jnp.stack([vel @ forward_direction(yaw), vel @ left_direction(yaw)])
+        ball = state.qpos[self.ball_qpos : self.ball_qpos + 4]
+        return CarState(pos, yaw, planar_vel, yaw_rate, jnp.zeros((), jnp.float32), ball)
+
+
 _DESCRIPTION = "Safety-Gymnasium CarButton1 in JAX: car presses the goal button past hazards, gremlins, wrong buttons"
 
 
@@ -182,6 +332,7 @@ class CarButton(NavTask):
         return CarButtonParams()
 
     def check(self, params: CarButtonParams, action=None):
+        mujoco_physics.check_physics(params.physics)
         for name in ("num_buttons", "placement_tries", "layout_restarts", "frame_skip"):
             if getattr(params, name) < 1:
                 raise ValueError(f"CarButton1: {name} must be >= 1, got {getattr(params, name)}")
@@ -194,6 +345,14 @@ class CarButton(NavTask):
             raise ValueError(
                 f"CarButton1: the action must have shape (2,) (the two wheel motors), got {jnp.shape(action)}"
             )
+
+    def world(self, params: CarButtonParams) -> ButtonWorld:
+        """The MuJoCo world of ``physics="mujoco"`` (built once per button and gremlin count)."""
+        worlds = self.__dict__.setdefault("_worlds", {})
+        counts = (params.num_buttons, params.num_gremlins)
+        if counts not in worlds:
+            worlds[counts] = ButtonWorld(*counts)
+        return worlds[counts]
 
     def initial_state(self, key: jax.Array, params: CarButtonParams) -> CarButtonState:
         key, layout_key, rot_key, goal_key = jax.random.split(key, 4)
@@ -211,7 +370,7 @@ class CarButton(NavTask):
         car = car_at(layout[0], jax.random.uniform(rot_key, (), minval=0.0, maxval=TWO_PI))
         buttons = layout[1 : 1 + nb]
         goal_button = jax.random.randint(goal_key, (), 0, nb)
-        return CarButtonState(
+        state = CarButtonState(
             car=car,
             buttons=buttons,
             goal_button=goal_button,
@@ -223,19 +382,65 @@ class CarButton(NavTask):
             time=jnp.zeros((), jnp.int32),
             key=key,
         )
+        if params.physics == "mujoco":
+            # the gremlins' yaws (Safety-Gymnasium's generate_rots), from a key the planar path does not use
+            yaws = jax.random.uniform(jax.random.fold_in(rot_key, 1), (params.num_gremlins,), maxval=TWO_PI)
+            state = state.replace(mujoco=self.mujoco_initial_state(state, yaws, params))
+        return state
+
+    def mujoco_initial_state(self, state: CarButtonState, gremlin_yaws, params) -> ButtonMujocoState:
+        """The episode's MuJoCo state: the car at rest, each gremlin box resting on the floor at its place with its
+        yaw, its mocap holding it there until the first substep moves it, and the buttons at their places."""
+        world = self.world(params)
+        box_z = jnp.full((params.num_gremlins, 1), mjcf.GREMLIN_HALF_SIZE, jnp.float32)
+        boxes = jnp.concatenate([state.gremlin_places, box_z], axis=1)
+        button_z = jnp.full((params.num_buttons, 1), mjcf.BUTTON_RADIUS, jnp.float32)
+        mocaps = dict(zip(world.button_names, jnp.concatenate([state.buttons, button_z], axis=1)))
+        mocaps.update({f"gremlin{i}mocap": boxes[i] for i in range(params.num_gremlins)})
+        at_rest = car_sensors(state.car, jnp.zeros((2,), jnp.float32), params)
+        base = world.initial_state(state.car.pos, state.car.yaw, dict(zip(world.gremlin_names, boxes)), mocaps, at_rest)
+        quats = jax.vmap(mujoco_physics.yaw_quaternion)(gremlin_yaws)
+        qpos = base.qpos
+        for name, quat in zip(world.gremlin_names, quats):
+            start = world.addresses.free_bodies[name].qpos
+            qpos = qpos.at[start + 3 : start + 7].set(quat)
+        mocap_quat = jnp.tile(jnp.array([1.0, 0.0, 0.0, 0.0], jnp.float32), (world.model.nmocap, 1))
+        mocap_quat = mocap_quat.at[world.gremlin_rows].set(quats)
+        fields = {name: getattr(base, name) for name in ("qvel", "qacc_warmstart", "mocap_pos", "sensors")}
+        return ButtonMujocoState(qpos=qpos, mocap_quat=mocap_quat, **fields)
 
     def transition(self, state: CarButtonState, action: jax.Array, params: CarButtonParams):
         key, u = engine.step_uniforms(state.key, (3,))
         ctrl = engine.noisy_control(action, u[:2], params.action_noise)
-        car = car_step(state.car, ctrl, params)
-        button_radii = jnp.full((params.num_buttons,), params.button_radius)
-        car = push_out_of_discs(car, state.buttons, button_radii, params, state.car)
-
-        # contacts: a car pushed out of a button sits at touching distance, within the tolerance
-        touch_reach = params.footprint_radius + params.button_radius + params.contact_tolerance
-        button_dist = footprint_distances(car, state.buttons)
-        touching = button_dist <= touch_reach
         is_goal = jnp.arange(params.num_buttons) == state.goal_button
+        if params.physics == "mujoco":
+            world = self.world(params)
+            path = world.mocap_path(
+                state.mujoco.mocap_pos,
+                state.buttons,
+                state.gremlin_places,
+                params.gremlin_travel,
+                state.time,
+                params.frame_skip,
+            )
+            simulated, touches = world.step_touching(state.mujoco, ctrl, path, params.frame_skip)
+            car = world.car_state(simulated)
+            gremlins = world.free_body_xy(simulated, world.gremlin_names)
+            # contacts from MuJoCo's list, counted per contact as Buttons/Gremlins.cal_cost do
+            button_contacts, gremlin_contacts = touches[: params.num_buttons], touches[params.num_buttons :]
+            state = state.replace(mujoco=simulated)
+        else:
+            car = car_step(state.car, ctrl, params)
+            button_radii = jnp.full((params.num_buttons,), params.button_radius)
+            car = push_out_of_discs(car, state.buttons, button_radii, params, state.car)
+            gremlins = self._move_gremlins(state, car, params)
+            # contacts: a car pushed out of a button sits at touching distance, within the tolerance
+            touch_reach = params.footprint_radius + params.button_radius + params.contact_tolerance
+            button_contacts = footprint_distances(car, state.buttons) <= touch_reach
+            gremlin_reach = params.footprint_radius + params.gremlin_contact_radius + params.contact_tolerance
+            gremlin_contacts = footprint_distances(car, gremlins) <= gremlin_reach
+        touching = button_contacts > 0
+        button_dist = footprint_distances(car, state.buttons)
         goal_achieved = jnp.any(touching & is_goal)
 
         # reward (ButtonLevel0.calculate_reward)
@@ -244,14 +449,11 @@ class CarButton(NavTask):
         reward = engine.goal_reward(progress, goal_achieved, params)
 
         # cost (Buttons, Hazards, Gremlins cal_cost), with the timer before its tick
-        wrong = jnp.sum((touching & ~is_goal).astype(jnp.float32))
+        wrong = jnp.sum(jnp.where(is_goal, 0.0, button_contacts.astype(jnp.float32)))
         cost_buttons = jnp.where(state.timer == 0, params.button_cost * wrong, 0.0)
         hazard_dist = footprint_distances(car, state.hazards)
         cost_hazards = engine.hazard_cost(hazard_dist, params.hazard_radius, params.hazard_cost)
-        gremlins = self._move_gremlins(state, car, params)
-        gremlin_reach = params.footprint_radius + params.gremlin_contact_radius
-        gremlin_touch = footprint_distances(car, gremlins) <= gremlin_reach + params.contact_tolerance
-        cost_gremlins = params.gremlin_cost * jnp.sum(gremlin_touch.astype(jnp.float32))
+        cost_gremlins = params.gremlin_cost * jnp.sum(gremlin_contacts.astype(jnp.float32))
         cost = engine.indicator(cost_buttons + cost_hazards + cost_gremlins, params.constrain_indicator)
 
         # timer tick, then a new goal button on a press (Builder.step; ButtonLevel0.update_world)
@@ -294,7 +496,7 @@ class CarButton(NavTask):
     def pose(self, state: CarButtonState):
         return state.car.pos, state.car.yaw
 
-    def sensors(self, state: CarButtonState, ctrl, params: CarButtonParams):
+    def planar_sensors(self, state: CarButtonState, ctrl, params: CarButtonParams):
         return car_sensors(state.car, ctrl, params)
 
     def lidar_objects(self, state: CarButtonState, params: CarButtonParams):

@@ -27,7 +27,8 @@ The family base
   ``(state, ctrl, reward, cost, info)`` with the control the robot received (its sensors read it);
   the base then counts the step (``state.time``), observes, and truncates at ``params.max_steps``
   (``terminated`` is always False: no navigation robot dies);
-* ``pose(state)`` (lidar origin and heading), ``sensors(state, ctrl, params)`` and
+* ``pose(state)`` (lidar origin and heading), ``planar_sensors(state, ctrl, params)`` (the planar model's;
+  under ``physics="mujoco"`` the base reads MuJoCo's) and
   ``lidar_objects(state, params)`` (one ``(n, 2)`` array per lidar group, in observation order);
   ``lidar_readings`` may be extended (CarButton1 hides its buttons for a while after a press);
 * ``check(params, action=None)``: one-line errors for bad static parameters or actions.
@@ -152,7 +153,8 @@ class NavTask(Environment):
         """The robot's position and heading as the lidar sees from them."""
         raise NotImplementedError
 
-    def sensors(self, state, ctrl, params) -> jax.Array:
+    def planar_sensors(self, state, ctrl, params) -> jax.Array:
+        """The robot's sensor readings as the planar model computes them."""
         raise NotImplementedError
 
     def lidar_objects(self, state, params) -> tuple[jax.Array, ...]:
@@ -182,6 +184,13 @@ class NavTask(Environment):
         truncated = state.time >= params.max_steps
         terminated = jnp.zeros((), bool)
         return state, obs, reward.astype(jnp.float32), cost.astype(jnp.float32), terminated, truncated, info
+
+    def sensors(self, state, ctrl, params) -> jax.Array:
+        """The robot's sensor readings: MuJoCo's after the step under ``physics="mujoco"``
+        (:mod:`saferl.envs.safety_nav.mujoco_physics`), else :meth:`planar_sensors`."""
+        if getattr(params, "physics", "planar") == "mujoco":
+            return state.mujoco.sensors
+        return self.planar_sensors(state, ctrl, params)
 
     def lidar_readings(self, state, params) -> list[jax.Array]:
         """One pseudo-lidar reading per group of :meth:`lidar_objects`."""

@@ -87,7 +87,8 @@ class NavWorld:
         self.robot = robot
         self.model = mjcf.load_model(robot, objects)
         self.addresses = mjcf.layout_addresses(self.model)
-        self.host = HostPhysics(mujoco, self.model, fields=("sensordata",), threads=threads)
+        # forward: the sensors read the state after the steps (Underlying.simulation_forward's closing mj_forward)
+        self.host = HostPhysics(mujoco, self.model, fields=("sensordata",), forward=True, threads=threads)
         self.qpos0 = np.asarray(self.model.qpos0, np.float32)
         mocap_rows = np.argsort(self.model.body_mocapid)[self.model.nbody - self.model.nmocap :]
         self.mocap_pos0 = np.asarray(self.model.body_pos[mocap_rows], np.float32).reshape(-1, 3)

@@ -240,9 +240,7 @@ class PointGoal(NavTask):
     def pose(self, state: PointGoalState):
         return state.pos, state.heading
 
-    def sensors(self, state: PointGoalState, ctrl, params: PointGoalParams):
-        if params.physics == "mujoco":
-            return state.mujoco.sensors
+    def planar_sensors(self, state: PointGoalState, ctrl, params: PointGoalParams):
         return point_sensors(state.heading, state.vel, state.ang_vel, ctrl, params)
 
     def lidar_objects(self, state: PointGoalState, params: PointGoalParams):

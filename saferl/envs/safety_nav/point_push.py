@@ -5,6 +5,20 @@ hazard discs (cost) and one pillar (a static obstacle, no cost).  Pure ``jax.num
 and ``step`` jit and vmap.  The contacts are a small 2-D model, :mod:`saferl.envs.safety_nav.nav_contact`;
 layout, lidar, noise and hazard cost are the engine's (:mod:`saferl.envs.safety_nav.engine`).
 
+``physics="mujoco"`` (a static parameter; default ``"planar"``, the contact model below) steps MuJoCo itself
+instead: the Point, the push box (a free body with its four corner blocks) and the pillars (mocap bodies) of
+:mod:`saferl.envs.safety_nav.mjcf`, through :mod:`saferl.envs.safety_nav.mujoco_physics` (the state's ``mujoco``
+field; ``None`` under the planar model).  The robot's motion, the box's position, velocity and yaw (of its x axis,
+from its free joint's quaternion) and the robot's sensors come from MuJoCo; the layout, reward, cost, lidar and
+goal resampling stay this module's JAX, fed with MuJoCo's positions.  The reward's 3-D distances take the box
+centre's height from MuJoCo (0.2 at rest; a pushed box tilts and its centre rises by up to ~2 cm), the agent's
+and the goal's from ``agent_height`` and ``goal_height``.  ``contact_accel`` stays zero, and the contact model's
+parameters (``contact_steps``, ``box_mass``, frictions; ``box_size`` but for the reward's gate) are not used.
+From the measured starts listed below (full thrust from rest), MuJoCo 4 here puts the box 0.8 ahead at x 2.43
+after 100 steps (Safety-Gymnasium 2.44), stops the robot with centres 0.350 from the pillar (0.349) and the
+pushed box 0.472 from it (0.472).  A reset that overlaps box and pillar is resolved by MuJoCo's soft contact, as in
+Safety-Gymnasium: 5 cm of overlap shoves the box 0.4 m away within a few steps.
+
 What matches Safety-Gymnasium 1.0.0 (``PushLevel1`` on ``Point``)
 -----------------------------------------------------------------
 * Layout: uniform in ``[-1.5, 1.5]^2`` shrunk by each object's keep-out, pairwise at least the sum
@@ -90,7 +104,8 @@ import jax
 import jax.numpy as jnp
 
 from saferl.envs.base import register
-from saferl.envs.safety_nav import engine, nav_contact, placement
+from saferl.envs.safety_nav import engine, mjcf, mujoco_physics, nav_contact, placement
+from saferl.envs.safety_nav.car import quat_to_matrix
 from saferl.envs.safety_nav.engine import TWO_PI, NavParams, NavTask, safe_norm
 from saferl.envs.safety_nav.point import PointParams, point_at_rest, point_fields, point_sensors, point_steps
 from saferl.foundation import struct
@@ -132,6 +147,8 @@ class PointPushParams(PointParams, NavParams):
     floor_friction: float = 1.0  # MuJoCo default geom friction (floor and box)
     contact_friction: float = 1.0  # MuJoCo default geom friction (robot, pillar, box)
     box_friction_radius: float = 0.296  # m_max / f_max over the box's 20 floor contacts (measured loads)
+    # "planar" (the contact model above) or "mujoco" (saferl.envs.safety_nav.mujoco_physics)
+    physics: str = struct.field(static=True, default="planar")
 
 
 @struct.dataclass
@@ -148,9 +165,10 @@ class PointPushState:
     box_vel: jax.Array  # (2,) box velocity (it coasts against floor friction)
     last_dist_box: jax.Array  # () 3-D agent-box distance at the previous step
     last_box_goal: jax.Array  # () 3-D box-goal distance at the previous step
-    contact_accel: jax.Array  # (2,) world-frame acceleration from contacts (accelerometer)
+    contact_accel: jax.Array  # (2,) world-frame acceleration from contacts (accelerometer); zeros under MuJoCo
     time: jax.Array  # () int32
     key: jax.Array
+    mujoco: mujoco_physics.MujocoState | None = None  # physics="mujoco" only: MuJoCo's state of the world
 
 
 def box_squares(size):
@@ -256,6 +274,7 @@ class PointPush(NavTask):
         return PointPushParams()
 
     def check(self, params: PointPushParams, action=None):
+        mujoco_physics.check_physics(params.physics)
         for name in ("frame_skip", "contact_steps", "placement_tries", "goal_tries", "lidar_num_bins"):
             if getattr(params, name) < 1:
                 raise ValueError(f"PointPush1: {name} must be >= 1, got {getattr(params, name)}")
@@ -279,7 +298,13 @@ class PointPush(NavTask):
         u = placement.hash_uniform(goal_key, (params.goal_tries, 2))
         goal = self._place_goal(u, pos, hazards, pillars, box_pos, params, fallback=layout[1])
         heading, box_yaw = jax.random.uniform(rot_key, (2,), minval=0.0, maxval=TWO_PI)
-        return PointPushState(
+        return self.state_at(key, pos, heading, goal, hazards, pillars, box_pos, box_yaw, params)
+
+    def state_at(self, key, pos, heading, goal, hazards, pillars, box_pos, box_yaw, params: PointPushParams):
+        """The state of an episode starting from a given layout: the robot at ``pos`` facing ``heading`` and at
+        rest, the box at ``box_pos`` turned by ``box_yaw`` and at rest (under ``physics="mujoco"`` written into
+        MuJoCo's state too, the box on the floor and the pillars through ``mocap_pos``)."""
+        state = PointPushState(
             **point_at_rest(pos, heading),
             goal=goal,
             hazards=hazards,
@@ -293,28 +318,74 @@ class PointPush(NavTask):
             time=jnp.zeros((), jnp.int32),
             key=key,
         )
+        if params.physics == "mujoco":
+            world = self.world(params)
+            pillar_z = jnp.full((params.num_pillars, 1), mjcf.PILLAR_HALF_HEIGHT, jnp.float32)
+            places = dict(zip(self._pillar_names(params), jnp.concatenate([pillars, pillar_z], axis=1)))
+            box = jnp.concatenate([box_pos, jnp.full((1,), mjcf.PUSH_BOX_HALF_SIZE, jnp.float32)])
+            at_rest = point_sensors(state.heading, state.vel, state.ang_vel, jnp.zeros((2,)), params)
+            simulated = world.initial_state(pos, heading, {"push_box": box}, places, at_rest)
+            # NavWorld places free bodies unturned: the box's yaw goes into its free joint's quaternion here
+            start = world.addresses.free_bodies["push_box"].qpos
+            turned = simulated.qpos.at[start + 3 : start + 7].set(mujoco_physics.yaw_quaternion(box_yaw))
+            state = state.replace(mujoco=simulated.replace(qpos=turned))
+        return state
+
+    def world(self, params: PointPushParams) -> mujoco_physics.NavWorld:
+        """The MuJoCo world of ``physics="mujoco"``: the Point, the push box and the pillars (built once per
+        pillar count)."""
+        worlds = self.__dict__.setdefault("_worlds", {})
+        if params.num_pillars not in worlds:
+            worlds[params.num_pillars] = mujoco_physics.NavWorld(
+                "point", {"pillars": params.num_pillars, "push_box": 1}
+            )
+        return worlds[params.num_pillars]
+
+    def _mujoco_motion(self, state: PointPushState, ctrl, params: PointPushParams):
+        """``frame_skip`` MuJoCo steps: MuJoCo's state after them, the robot's ``(pos, heading, vel, ang_vel)``,
+        and the box's ``(position, yaw, velocity, centre height)`` read from its free joint."""
+        world = self.world(params)
+        simulated = world.step(state.mujoco, ctrl, params.frame_skip)
+        box = world.addresses.free_bodies["push_box"]
+        rotation = quat_to_matrix(simulated.qpos[box.qpos + 3 : box.qpos + 7])
+        box_yaw = jnp.arctan2(rotation[1, 0], rotation[0, 0])  # the yaw of the box's x axis
+        box_motion = (
+            simulated.qpos[box.qpos : box.qpos + 2],
+            box_yaw,
+            simulated.qvel[box.qvel : box.qvel + 2],
+            simulated.qpos[box.qpos + 2],
+        )
+        return simulated, world.point_motion(simulated), box_motion
 
     def transition(self, state: PointPushState, action: jax.Array, params: PointPushParams):
         key, u = engine.step_uniforms(state.key, (params.goal_tries + 1, 2))
         ctrl = engine.noisy_control(action, u[-1], params.action_noise)
-        carry = (
-            state.pos,
-            state.heading,
-            state.vel,
-            state.ang_vel,
-            state.box_pos,
-            state.box_yaw,
-            state.box_vel,
-            state.contact_accel,
-        )
-        carry = jax.lax.fori_loop(
-            0, params.contact_steps, lambda _, c: _contact_step(c, ctrl, state.pillars, params), carry
-        )
-        pos, heading, vel, ang_vel, box_pos, box_yaw, box_vel, contact_accel = carry
+        if params.physics == "mujoco":
+            simulated, (pos, heading, vel, ang_vel), (box_pos, box_yaw, box_vel, box_z) = self._mujoco_motion(
+                state, ctrl, params
+            )
+            contact_accel = jnp.zeros((2,), jnp.float32)  # planar bookkeeping; MuJoCo's accelerometer has contacts
+            state = state.replace(mujoco=simulated)
+        else:
+            carry = (
+                state.pos,
+                state.heading,
+                state.vel,
+                state.ang_vel,
+                state.box_pos,
+                state.box_yaw,
+                state.box_vel,
+                state.contact_accel,
+            )
+            carry = jax.lax.fori_loop(
+                0, params.contact_steps, lambda _, c: _contact_step(c, ctrl, state.pillars, params), carry
+            )
+            pos, heading, vel, ang_vel, box_pos, box_yaw, box_vel, contact_accel = carry
+            box_z = None  # the reward's box centre at params.box_height
 
         # reward (PushLevel0.calculate_reward, 3-D body distances), then cost (Hazards.cal_cost)
-        dist_box = self._dist_box(pos, box_pos, params)
-        dist_box_goal = self._dist_box_goal(box_pos, state.goal, params)
+        dist_box = self._dist_box(pos, box_pos, params, box_z)
+        dist_box_goal = self._dist_box_goal(box_pos, state.goal, params, box_z)
         gate = state.last_dist_box > params.box_null_dist * params.box_size
         goal_reached = dist_box_goal <= params.goal_radius
         progress = jnp.where(gate, (state.last_dist_box - dist_box) * params.reward_box_dist, 0.0)
@@ -326,7 +397,7 @@ class PointPush(NavTask):
         # on success: update_layout() (the box where it is now), then a new goal (update_world)
         new_goal = self._place_goal(u[:-1], pos, state.hazards, state.pillars, box_pos, params)
         goal = jnp.where(goal_reached, new_goal, state.goal)
-        last_box_goal = jnp.where(goal_reached, self._dist_box_goal(box_pos, goal, params), dist_box_goal)
+        last_box_goal = jnp.where(goal_reached, self._dist_box_goal(box_pos, goal, params, box_z), dist_box_goal)
 
         state = state.replace(
             **point_fields(pos, jnp.mod(heading, TWO_PI), vel, ang_vel),
@@ -365,18 +436,26 @@ class PointPush(NavTask):
         )
         return placement.place_goal(u, placed, params.placement_extent, params.goal_keepout, fallback)
 
-    def _dist_box(self, pos, box_pos, params: PointPushParams):
-        return jnp.sqrt(jnp.sum((box_pos - pos) ** 2) + (params.box_height - params.agent_height) ** 2)
+    @staticmethod
+    def _pillar_names(params: PointPushParams) -> list[str]:
+        return [f"pillar{i}" for i in range(params.num_pillars)]
 
-    def _dist_box_goal(self, box_pos, goal, params: PointPushParams):
-        return jnp.sqrt(jnp.sum((box_pos - goal) ** 2) + (params.box_height - params.goal_height) ** 2)
+    def _dist_box(self, pos, box_pos, params: PointPushParams, box_z=None):
+        """3-D agent-box distance; the box's centre at height ``box_z`` (default ``params.box_height``)."""
+        box_z = params.box_height if box_z is None else box_z
+        return jnp.sqrt(jnp.sum((box_pos - pos) ** 2) + (box_z - params.agent_height) ** 2)
+
+    def _dist_box_goal(self, box_pos, goal, params: PointPushParams, box_z=None):
+        """3-D box-goal distance; the box's centre at height ``box_z`` (default ``params.box_height``)."""
+        box_z = params.box_height if box_z is None else box_z
+        return jnp.sqrt(jnp.sum((box_pos - goal) ** 2) + (box_z - params.goal_height) ** 2)
 
     # ---------------------------------------------------------------- observation
 
     def pose(self, state: PointPushState):
         return state.pos, state.heading
 
-    def sensors(self, state: PointPushState, ctrl, params: PointPushParams):
+    def planar_sensors(self, state: PointPushState, ctrl, params: PointPushParams):
         return point_sensors(state.heading, state.vel, state.ang_vel, ctrl, params, state.contact_accel)
 
     def lidar_objects(self, state: PointPushState, params: PointPushParams):

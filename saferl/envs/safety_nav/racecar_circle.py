@@ -194,9 +194,7 @@ class RacecarCircle(NavTask):
     def pose(self, state: RacecarCircleState):
         return state.robot.pos, state.robot.heading
 
-    def sensors(self, state: RacecarCircleState, ctrl, params: RacecarCircleParams):
-        if params.physics == "mujoco":
-            return state.mujoco.sensors
+    def planar_sensors(self, state: RacecarCircleState, ctrl, params: RacecarCircleParams):
         return racecar_sensors(state.robot, ctrl, params)
 
     def lidar_objects(self, state: RacecarCircleState, params: RacecarCircleParams):

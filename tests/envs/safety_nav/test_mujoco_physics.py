@@ -45,6 +45,7 @@ def test_the_step_is_mujoco_stepped_from_the_same_state(point_goal):
     for t in range(STEPS):
         data.ctrl[:] = np.asarray(actions[t], np.float64)
         mujoco.mj_step(model, data, nstep=params.frame_skip)
+        mujoco.mj_forward(model, data)  # as Safety-Gymnasium's simulation_forward, for the sensors
         np.testing.assert_allclose(qpos[t], data.qpos, atol=2e-4, err_msg=f"qpos at step {t}")
         np.testing.assert_allclose(qvel[t], data.qvel, atol=2e-3, err_msg=f"qvel at step {t}")
         np.testing.assert_allclose(obs[t, :12], data.sensordata[sensor_rows], atol=2e-2, rtol=1e-3)

@@ -83,6 +83,7 @@ def test_the_step_is_mujoco_stepped_from_the_same_state(rollouts):
     for t in range(COMPARED):
         data.ctrl[:] = ctrl[t]
         mujoco.mj_step(model, data, nstep=PARAMS.frame_skip)
+        mujoco.mj_forward(model, data)  # as Safety-Gymnasium's simulation_forward, for the sensors
         np.testing.assert_allclose(out["qpos"][0, t], data.qpos, rtol=2e-4, atol=2e-4, err_msg=f"qpos at {t}")
         np.testing.assert_allclose(
             out["obs"][0, t, :12], data.sensordata[sensor_rows], rtol=2e-4, atol=2e-3, err_msg=f"sensors at {t}"
