@@ -140,6 +140,7 @@ def test_a_physics_the_family_lacks_is_a_one_line_error(car_button):
         env.reset(jax.random.PRNGKey(0), params)
 
 
+@pytest.mark.slow  # the racecar and push tests check the same rows on cheaper compiles
 def test_vmapped_episodes_are_stepped_row_by_row(car_button):
     """Four environments in one vmapped step give what each gives alone."""
     env, params = car_button

@@ -80,6 +80,7 @@ def test_a_physics_the_family_lacks_is_a_one_line_error(point_goal):
         env.reset(jax.random.PRNGKey(0), params)
 
 
+@pytest.mark.slow  # the racecar and push tests check the same rows on cheaper compiles
 def test_vmapped_episodes_are_stepped_row_by_row(point_goal):
     """Four environments in one vmapped step give what each gives alone (the host stepper sets every row's whole
     state before stepping it)."""
