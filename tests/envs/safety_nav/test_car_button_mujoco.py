@@ -133,28 +133,6 @@ def quat_to_matrix(q):
     return out
 
 
-def test_a_physics_the_family_lacks_is_a_one_line_error(car_button):
-    env, _ = car_button
-    params = make_env_params(env, {"physics": "bullet"})
-    with pytest.raises(ValueError, match=r"^physics 'bullet' is not a navigation physics; allowed: planar, mujoco$"):
-        env.reset(jax.random.PRNGKey(0), params)
-
-
-@pytest.mark.slow  # the racecar and push tests check the same rows on cheaper compiles
-def test_vmapped_episodes_are_stepped_row_by_row(car_button):
-    """Four environments in one vmapped step give what each gives alone."""
-    env, params = car_button
-    keys = jax.random.split(jax.random.PRNGKey(1), 4)
-    states, _ = jax.jit(jax.vmap(env.reset, in_axes=(0, None)), static_argnums=1)(keys, params)
-    actions = jax.random.uniform(jax.random.PRNGKey(2), (4, 2), minval=-1.0, maxval=1.0)
-    step = jax.jit(env.step, static_argnums=2)
-    batched = jax.jit(jax.vmap(env.step, in_axes=(0, 0, None)), static_argnums=2)(states, actions, params)
-    for i in range(4):
-        alone = step(jax.tree.map(lambda x: x[i], states), actions[i], params)
-        np.testing.assert_array_equal(batched[1][i], alone[1])
-        np.testing.assert_array_equal(batched[0].mujoco.qpos[i], alone[0].mujoco.qpos)
-
-
 def test_a_car_driven_into_the_goal_button_presses_it(car_button):
     """Full throttle from 0.5 m at the goal button: MuJoCo's contact is a press (reward bonus, timer 10, the
     buttons' lidar hidden), and the car then rests against the button."""

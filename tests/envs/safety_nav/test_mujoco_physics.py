@@ -73,18 +73,21 @@ def test_the_robot_pushes_a_vase_it_drives_into(point_goal):
     assert float(vases[-1, 0, 0]) > 0.45  # and shoved the vase ahead of it
 
 
-def test_a_physics_the_family_lacks_is_a_one_line_error(point_goal):
-    env, _ = point_goal
+@pytest.mark.parametrize("task", ["PointGoal1", "PointPush1", "CarButton1", "RacecarCircle1"])
+def test_a_physics_the_family_lacks_is_a_one_line_error(task):
+    env = make(task)
     params = make_env_params(env, {"physics": "bullet"})
     with pytest.raises(ValueError, match=r"^physics 'bullet' is not a navigation physics; allowed: planar, mujoco$"):
         env.reset(jax.random.PRNGKey(0), params)
 
 
 @pytest.mark.slow  # the racecar and push tests check the same rows on cheaper compiles
-def test_vmapped_episodes_are_stepped_row_by_row(point_goal):
+@pytest.mark.parametrize("task", ["PointGoal1", "CarButton1"])
+def test_vmapped_episodes_are_stepped_row_by_row(task):
     """Four environments in one vmapped step give what each gives alone (the host stepper sets every row's whole
     state before stepping it)."""
-    env, params = point_goal
+    env = make(task)
+    params = make_env_params(env, {"physics": "mujoco"})
     keys = jax.random.split(jax.random.PRNGKey(1), 4)
     states, _ = jax.vmap(env.reset, in_axes=(0, None))(keys, params)
     actions = jax.random.uniform(jax.random.PRNGKey(2), (4, 2), minval=-1.0, maxval=1.0)
@@ -93,3 +96,4 @@ def test_vmapped_episodes_are_stepped_row_by_row(point_goal):
     for i in range(4):
         alone = step(jax.tree.map(lambda x: x[i], states), actions[i], params)
         np.testing.assert_array_equal(batched[1][i], alone[1])
+        np.testing.assert_array_equal(batched[0].mujoco.qpos[i], alone[0].mujoco.qpos)

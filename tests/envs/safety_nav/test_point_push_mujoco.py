@@ -201,12 +201,6 @@ def test_full_thrust_pushing_under_both_physics(rollouts):
     print("\nPointPush1, full thrust, 200 steps from rest:\n" + "\n".join(rows))
 
 
-def test_a_physics_the_task_lacks_is_a_one_line_error():
-    params = make_env_params(ENV, {"physics": "bullet"})
-    with pytest.raises(ValueError, match=r"^physics 'bullet' is not a navigation physics; allowed: planar, mujoco$"):
-        ENV.reset(jax.random.PRNGKey(0), params)
-
-
 def test_vmapped_rows_are_stepped_row_by_row(rollouts):
     """The layouts rolled out in one vmapped program give, bit for bit, what each gives rolled out alone (the
     host stepper sets every row's whole state before stepping it)."""

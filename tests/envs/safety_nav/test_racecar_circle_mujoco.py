@@ -130,12 +130,6 @@ def test_reverse_at_full_lock_crabs_sideways_without_turning(rollouts):
     np.testing.assert_array_equal(out["yaw_rate"][1:, SETTLED:], yaw_rate)
 
 
-def test_a_physics_the_family_lacks_is_a_one_line_error():
-    params = make_env_params(ENV, {"physics": "bullet"})
-    with pytest.raises(ValueError, match=r"^physics 'bullet' is not a navigation physics; allowed: planar, mujoco$"):
-        ENV.reset(jax.random.PRNGKey(0), params)
-
-
 def test_vmapped_episodes_are_stepped_row_by_row(rollouts):
     """A row of the vmapped rollout is what that environment gives alone: the same MuJoCo trajectory and
     observations bit for bit (the host stepper sets every row's whole state before stepping it); what JAX derives
