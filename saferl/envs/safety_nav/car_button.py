@@ -272,7 +272,7 @@ class ButtonWorld(mujoco_physics.NavWorld):
     gremlin boxes counted); the inherited ``step`` holds the mocaps and knows no gremlin yaw."""
 
     def __init__(self, num_buttons: int, num_gremlins: int, threads: int | None = None):
-        import mujoco
+        import mujoco  # on first use, as NavWorld: importing the task (the registry imports it) stays cheap
 
         super().__init__("car", {"buttons": num_buttons, "gremlins": num_gremlins}, threads=threads)
         self.button_names = [f"button{i}" for i in range(num_buttons)]
