@@ -116,10 +116,13 @@ class NavWorld:
 
     # ---------------------------------------------------------------- the layout
 
-    def initial_state(self, robot_xy, robot_yaw, free_bodies: dict, mocap_bodies: dict, sensors) -> MujocoState:
+    def initial_state(
+        self, robot_xy, robot_yaw, free_bodies: dict, mocap_bodies: dict, sensors, free_body_yaws: dict | None = None
+    ) -> MujocoState:
         """The state of a new episode: the robot at ``robot_xy`` facing ``robot_yaw`` and at rest, each free object
-        (name -> ``(x, y, z)``) and each static object (name -> ``(x, y, z)``) at its place, and the reset
-        observation's ``sensors``."""
+        (name -> ``(x, y, z)``, turned by ``free_body_yaws[name]`` where given) and each static object (name ->
+        ``(x, y, z)``) at its place, and the reset observation's ``sensors``."""
+        free_body_yaws = free_body_yaws or {}
         qpos = jnp.asarray(self.qpos0)
         if self.free_robot:  # the free joint: position at the spawn height, then the yaw's quaternion
             start = self.addresses.robot_joints["agent"].qpos
@@ -130,7 +133,8 @@ class NavWorld:
             qpos = qpos.at[x].set(robot_xy[0]).at[y].set(robot_xy[1]).at[yaw].set(robot_yaw)
         for name, place in free_bodies.items():
             start = self.addresses.free_bodies[name].qpos
-            qpos = qpos.at[start : start + 3].set(place).at[start + 3 : start + 7].set(yaw_quaternion(0.0))
+            turn = yaw_quaternion(free_body_yaws.get(name, 0.0))
+            qpos = qpos.at[start : start + 3].set(place).at[start + 3 : start + 7].set(turn)
         mocap_pos = jnp.asarray(self.mocap_pos0)
         for name, place in mocap_bodies.items():
             mocap_pos = mocap_pos.at[self.addresses.mocap_bodies[name]].set(place)
@@ -166,6 +170,12 @@ class NavWorld:
         yaw = jnp.arctan2(rotation[1, 0], rotation[0, 0])
         yaw_rate = rotation[2] @ state.qvel[v + 3 : v + 6]
         return state.qpos[q : q + 2], yaw, state.qvel[v : v + 2], yaw_rate
+
+    def free_body_yaw(self, state: MujocoState, name: str) -> jax.Array:
+        """The yaw of a free object's x axis (from its free joint's quaternion)."""
+        start = self.addresses.free_bodies[name].qpos
+        rotation = quat_to_matrix(state.qpos[start + 3 : start + 7])
+        return jnp.arctan2(rotation[1, 0], rotation[0, 0])
 
     def free_body_xy(self, state: MujocoState, names) -> jax.Array:
         """The ``(n, 2)`` places on the floor of the free objects ``names``."""

@@ -105,7 +105,6 @@ import jax.numpy as jnp
 
 from saferl.envs.base import register
 from saferl.envs.safety_nav import engine, mjcf, mujoco_physics, nav_contact, placement
-from saferl.envs.safety_nav.car import quat_to_matrix
 from saferl.envs.safety_nav.engine import TWO_PI, NavParams, NavTask, safe_norm
 from saferl.envs.safety_nav.point import PointParams, point_at_rest, point_fields, point_sensors, point_steps
 from saferl.foundation import struct
@@ -324,11 +323,8 @@ class PointPush(NavTask):
             places = dict(zip(self._pillar_names(params), jnp.concatenate([pillars, pillar_z], axis=1)))
             box = jnp.concatenate([box_pos, jnp.full((1,), mjcf.PUSH_BOX_HALF_SIZE, jnp.float32)])
             at_rest = point_sensors(state.heading, state.vel, state.ang_vel, jnp.zeros((2,)), params)
-            simulated = world.initial_state(pos, heading, {"push_box": box}, places, at_rest)
-            # NavWorld places free bodies unturned: the box's yaw goes into its free joint's quaternion here
-            start = world.addresses.free_bodies["push_box"].qpos
-            turned = simulated.qpos.at[start + 3 : start + 7].set(mujoco_physics.yaw_quaternion(box_yaw))
-            state = state.replace(mujoco=simulated.replace(qpos=turned))
+            simulated = world.initial_state(pos, heading, {"push_box": box}, places, at_rest, {"push_box": box_yaw})
+            state = state.replace(mujoco=simulated)
         return state
 
     def world(self, params: PointPushParams) -> mujoco_physics.NavWorld:
@@ -347,8 +343,7 @@ class PointPush(NavTask):
         world = self.world(params)
         simulated = world.step(state.mujoco, ctrl, params.frame_skip)
         box = world.addresses.free_bodies["push_box"]
-        rotation = quat_to_matrix(simulated.qpos[box.qpos + 3 : box.qpos + 7])
-        box_yaw = jnp.arctan2(rotation[1, 0], rotation[0, 0])  # the yaw of the box's x axis
+        box_yaw = world.free_body_yaw(simulated, "push_box")
         box_motion = (
             simulated.qpos[box.qpos : box.qpos + 2],
             box_yaw,
