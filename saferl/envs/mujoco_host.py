@@ -71,8 +71,9 @@ FIELD_SHAPES = {
     "sensordata": lambda m: (m.nsensordata,),
 }
 _STATE_FIELDS = ("qpos", "qvel", "qacc_warmstart")
-#: inputs a step may set beyond the state and ``ctrl``: the places of mocap bodies (a layout's static objects)
-MOCAP_INPUTS = ("mocap_pos", "mocap_quat")
+#: inputs a step may set beyond the state and ``ctrl``: the places of mocap bodies (a layout's static objects),
+#: or ``mocap_path``, their places before each of the step's ``mj_step``s (``(frame_skip, nmocap, 3)``)
+MOCAP_INPUTS = ("mocap_pos", "mocap_quat", "mocap_path")
 #: the simulation time a step starts from: MuJoCo's reset of an unstable simulation inside ``mj_step`` sets it to 0,
 #: so a step that ends earlier than it started was reset (the models here have nothing that depends on time)
 _START_TIME = 1.0e6
@@ -115,11 +116,21 @@ class HostPhysics:
     the step (Gymnasium's MuJoCo environments do, for ``cfrc_ext``); ``forward`` runs ``mj_forward`` after the
     steps, so that the sensors read the final state (Safety-Gymnasium's ``Underlying.simulation_forward`` does:
     ``mj_step`` leaves the sensor data of the state before its last step); ``threads`` splits the batch over that
-    many threads (default :func:`default_threads`).
+    many threads (default :func:`default_threads`).  With ``watched_geoms`` (geom ids) and ``robot_body`` (a body
+    name) the step also returns ``touches``: for each watched geom, how many contacts of the final state's contact
+    list pair it with a geom of the robot's subtree (what Safety-Gymnasium's contact costs and button presses read).
     """
 
     def __init__(
-        self, mujoco, model, fields=(), contact_forces: bool = False, forward: bool = False, threads: int | None = None
+        self,
+        mujoco,
+        model,
+        fields=(),
+        contact_forces: bool = False,
+        forward: bool = False,
+        threads: int | None = None,
+        watched_geoms=(),
+        robot_body: str | None = None,
     ):
         unknown = sorted(set(fields) - set(FIELD_SHAPES))
         if unknown:
@@ -132,6 +143,13 @@ class HostPhysics:
         if self.threads < 1:
             raise ValueError(f"threads must be a positive integer, got {threads!r}")
         self.shapes = {name: FIELD_SHAPES[name](model) for name in self.fields}
+        self.watched_row = None
+        if len(watched_geoms):
+            robot = model.body(robot_body).id
+            self.robot_geom = np.asarray(model.body_rootid[model.geom_bodyid] == robot)
+            self.watched_row = np.full((model.ngeom,), -1, np.int64)
+            self.watched_row[np.asarray(watched_geoms, np.int64)] = np.arange(len(watched_geoms))
+            self.shapes["touches"] = (len(watched_geoms),)
         self._local = threading.local()
 
     # ---------------------------------------------------------------- host side
@@ -142,24 +160,40 @@ class HostPhysics:
         scratch = getattr(self._local, "scratch", None)
         if scratch is None:
             data = self._mujoco.MjData(self.model)
-            views = {name: getattr(data, name) for name in set(self.fields) | {"ctrl", *MOCAP_INPUTS}}
+            views = {name: getattr(data, name) for name in set(self.fields) | {"ctrl", "mocap_pos", "mocap_quat"}}
             scratch = self._local.scratch = (data, views)
         return scratch
+
+    def _touches(self, data, row) -> None:
+        """``row[k]``: the contacts between watched geom ``k`` and a robot geom in ``data``'s contact list."""
+        row[:] = 0.0
+        pairs = data.contact.geom[: data.ncon]
+        for watched, other in ((pairs[:, 0], pairs[:, 1]), (pairs[:, 1], pairs[:, 0])):
+            rows = self.watched_row[watched]
+            hit = (rows >= 0) & self.robot_geom[other]
+            np.add.at(row, rows[hit], 1.0)
 
     def _step_rows(self, rows: range, inputs: dict, frame_skip: int, out: dict) -> None:
         mujoco, model = self._mujoco, self.model
         data, views = self._scratch()
-        inputs = [(views[name], source) for name, source in inputs.items()]
+        path = inputs.get("mocap_path")
+        settings = [(views[name], source) for name, source in inputs.items() if name != "mocap_path"]
         outputs = [(out[name], views[name], self.shapes[name]) for name in self.fields]
         for i in rows:
             data.time = _START_TIME
-            for view, source in inputs:
+            for view, source in settings:
                 view[:] = source[i].reshape(view.shape)
-            mujoco.mj_step(model, data, nstep=frame_skip)
+            if path is None:
+                mujoco.mj_step(model, data, nstep=frame_skip)
+            else:  # the mocap bodies moved before every mj_step (Safety-Gymnasium's mocaps move per substep)
+                row_path = path[i].reshape(frame_skip, *views["mocap_pos"].shape)
+                for substep in range(frame_skip):
+                    views["mocap_pos"][:] = row_path[substep]
+                    mujoco.mj_step(model, data)
             if data.time < _START_TIME:
                 # MuJoCo reset the data inside mj_step (mj_resetData sets time = 0): it found the simulation
                 # unstable (mjWARN_BADQPOS / BADQVEL / BADQACC) and printed its warning
-                for target, _, _ in outputs:
+                for target in out.values():
                     target[i] = np.nan
                 continue
             if self.forward:
@@ -168,10 +202,13 @@ class HostPhysics:
                 mujoco.mj_rnePostConstraint(model, data)
             for target, view, shape in outputs:
                 target[i] = view.reshape(shape)
+            if self.watched_row is not None:
+                self._touches(data, out["touches"][i])
 
     def host_step(self, qpos, qvel, warmstart, ctrl, frame_skip: int, **mocap) -> dict:
         """NumPy in, NumPy out: every array has the same leading (batch) dimensions; ``mocap``: ``mocap_pos``
-        ``(..., nmocap, 3)`` and ``mocap_quat`` ``(..., nmocap, 4)``, where given."""
+        ``(..., nmocap, 3)``, ``mocap_quat`` ``(..., nmocap, 4)`` or ``mocap_path`` ``(..., frame_skip, nmocap, 3)``,
+        where given."""
         batch = np.shape(qpos)[:-1]
         named = {"qpos": qpos, "qvel": qvel, "qacc_warmstart": warmstart, "ctrl": ctrl, **mocap}
         flat = {
@@ -194,7 +231,8 @@ class HostPhysics:
 
     def __call__(self, qpos, qvel, warmstart, ctrl, frame_skip: int, **mocap) -> HostData:
         """The data after ``frame_skip`` physics steps from each state, ``ctrl`` held (JAX arrays in and out);
-        ``mocap``: the mocap bodies' ``mocap_pos`` and ``mocap_quat`` to set first, where given."""
+        ``mocap``: the mocap bodies' ``mocap_pos`` and ``mocap_quat`` to set first, or their ``mocap_path`` to set
+        before each ``mj_step``, where given."""
         unknown = sorted(set(mocap) - set(MOCAP_INPUTS))
         if unknown:
             raise ValueError(f"unknown host step inputs {unknown}; allowed: {', '.join(MOCAP_INPUTS)}")

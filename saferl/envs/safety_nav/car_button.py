@@ -112,7 +112,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from saferl.envs.base import register
-from saferl.envs.mujoco_host import HostData, HostPhysics
+from saferl.envs.mujoco_host import HostPhysics
 from saferl.envs.safety_nav import engine, mjcf, mujoco_physics
 from saferl.envs.safety_nav.car import (
     CarParams,
@@ -202,74 +202,11 @@ def gremlin_advance(offsets, t0, dt, travel, lag) -> jax.Array:
     return gremlin_orbit(t0 + dt, travel, lag) + (offsets - gremlin_orbit(t0, travel, lag)) * decay
 
 
-#: the start time of a host step (as :mod:`saferl.envs.mujoco_host`): MuJoCo's reset of an unstable simulation
-#: inside ``mj_step`` sets the time to 0, so a step that ends earlier than it started was reset
-_HOST_START_TIME = 1.0e6
-
-
-class _ContactHost(HostPhysics):
-    """The host stepper of ``physics="mujoco"``, as ``Underlying.simulation_forward`` steps the world.
-
-    Beyond :class:`~saferl.envs.mujoco_host.HostPhysics`: ``mocap_pos`` is set before every ``mj_step`` from a
-    per-substep path (``Gremlins.move`` runs before each one), ``mj_forward`` follows the last ``mj_step`` (so
-    the sensors and the contact list are those of the final state, as Safety-Gymnasium reads them), and the
-    output ``touches`` counts, for each of the ``watched`` geoms, the contacts in that list between it and a
-    robot geom (``Buttons``/``Gremlins.cal_cost`` and ``ButtonLevel0.goal_achieved`` read that list)."""
-
-    def __init__(self, mujoco, model, watched, threads=None):
-        super().__init__(mujoco, model, fields=("sensordata",), threads=threads)
-        agent = model.body("agent").id
-        self.robot_geom = np.asarray(model.body_rootid[model.geom_bodyid] == agent)
-        self.watched_row = np.full((model.ngeom,), -1, np.int64)
-        self.watched_row[np.asarray(watched, np.int64)] = np.arange(len(watched))
-        self.shapes["touches"] = (len(watched),)
-
-    def _touches(self, data, row) -> None:
-        row[:] = 0.0
-        pairs = data.contact.geom[: data.ncon]
-        for watched, other in ((pairs[:, 0], pairs[:, 1]), (pairs[:, 1], pairs[:, 0])):
-            rows = self.watched_row[watched]
-            hit = (rows >= 0) & self.robot_geom[other]
-            np.add.at(row, rows[hit], 1.0)
-
-    def _step_rows(self, rows: range, inputs: dict, frame_skip: int, out: dict) -> None:
-        mujoco, model = self._mujoco, self.model
-        data, views = self._scratch()
-        settings = [(views[name], inputs[name]) for name in ("qpos", "qvel", "qacc_warmstart", "ctrl", "mocap_quat")]
-        mocap_pos, path = views["mocap_pos"], inputs["mocap_path"]
-        for i in rows:
-            data.time = _HOST_START_TIME
-            for view, source in settings:
-                view[:] = source[i].reshape(view.shape)
-            row_path = path[i].reshape(frame_skip, *mocap_pos.shape)
-            for substep in range(frame_skip):
-                mocap_pos[:] = row_path[substep]
-                mujoco.mj_step(model, data)
-            if data.time < _HOST_START_TIME:  # reset inside mj_step: an unstable simulation
-                for target in out.values():
-                    target[i] = np.nan
-                continue
-            mujoco.mj_forward(model, data)
-            for name in self.fields:
-                out[name][i] = views[name].reshape(self.shapes[name])
-            self._touches(data, out["touches"][i])
-
-    def __call__(self, qpos, qvel, warmstart, ctrl, mocap_path, mocap_quat, frame_skip: int) -> HostData:
-        """The data after the ``frame_skip`` substeps, ``ctrl`` held and ``mocap_path[k]`` the mocap places of
-        substep ``k`` (JAX arrays in and out)."""
-        result_shapes = {name: jax.ShapeDtypeStruct(shape, jnp.float32) for name, shape in self.shapes.items()}
-
-        def callback(qpos, qvel, warmstart, ctrl, path, quat):
-            return self.host_step(qpos, qvel, warmstart, ctrl, frame_skip, mocap_path=path, mocap_quat=quat)
-
-        args = (qpos, qvel, warmstart, ctrl, mocap_path, mocap_quat)
-        return HostData(jax.pure_callback(callback, result_shapes, *args, vmap_method="broadcast_all"))
-
-
 class ButtonWorld(mujoco_physics.NavWorld):
     """CarButton1's MuJoCo world: the Car, ``num_buttons`` buttons and ``num_gremlins`` gremlins, stepped by
-    :meth:`step_touching` on a :class:`_ContactHost` (gremlins moved per substep, contacts with the buttons and
-    gremlin boxes counted); the inherited ``step`` holds the mocaps and knows no gremlin yaw."""
+    :meth:`step_touching` on a :class:`~saferl.envs.mujoco_host.HostPhysics` that moves the gremlins before every
+    substep and counts the contacts of the buttons and gremlin boxes with the car; the inherited ``step`` holds
+    the mocaps and knows no gremlin yaw."""
 
     def __init__(self, num_buttons: int, num_gremlins: int, threads: int | None = None):
         import mujoco  # on first use, as NavWorld: importing the task (the registry imports it) stays cheap
@@ -278,7 +215,15 @@ class ButtonWorld(mujoco_physics.NavWorld):
         self.button_names = [f"button{i}" for i in range(num_buttons)]
         self.gremlin_names = [f"gremlin{i}obj" for i in range(num_gremlins)]
         watched = [self.model.geom(name).id for name in self.button_names + self.gremlin_names]
-        self.contact_host = _ContactHost(mujoco, self.model, watched, threads=threads)
+        self.contact_host = HostPhysics(
+            mujoco,
+            self.model,
+            ("sensordata",),
+            forward=True,
+            threads=threads,
+            watched_geoms=watched,
+            robot_body="agent",
+        )
         self.timestep = float(self.model.opt.timestep)
         self.button_rows = np.array([self.addresses.mocap_bodies[n] for n in self.button_names], np.int64)
         gremlin_mocaps = [f"gremlin{i}mocap" for i in range(num_gremlins)]
@@ -303,7 +248,9 @@ class ButtonWorld(mujoco_physics.NavWorld):
         """``frame_skip`` substeps along the mocap ``path``: the new state, and the contacts of each button and
         gremlin box with the car (counts) in the final state."""
         host = self.contact_host
-        data = host(state.qpos, state.qvel, state.qacc_warmstart, ctrl, path, state.mocap_quat, frame_skip)
+        data = host(
+            state.qpos, state.qvel, state.qacc_warmstart, ctrl, frame_skip, mocap_path=path, mocap_quat=state.mocap_quat
+        )
         sensors = self.observed_sensors(data.sensordata)
         new = ButtonMujocoState(data.qpos, data.qvel, data.qacc_warmstart, path[-1], sensors, state.mocap_quat)
         return new, data.touches
