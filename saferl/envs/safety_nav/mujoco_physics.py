@@ -34,7 +34,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from saferl.envs.mujoco_host import HostPhysics
-from saferl.envs.safety_nav import mjcf
+from saferl.envs.safety_nav import mjcf, mjcf_layout
 from saferl.envs.safety_nav.car import quat_to_matrix
 from saferl.foundation import struct
 
@@ -86,7 +86,7 @@ class NavWorld:
 
         self.robot = robot
         self.model = mjcf.load_model(robot, objects)
-        self.addresses = mjcf.layout_addresses(self.model)
+        self.addresses = mjcf_layout.layout_addresses(self.model)
         # forward: the sensors read the state after the steps (Underlying.simulation_forward's closing mj_forward)
         self.host = HostPhysics(mujoco, self.model, fields=("sensordata",), forward=True, threads=threads)
         self.qpos0 = np.asarray(self.model.qpos0, np.float32)

@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from saferl.envs.safety_nav import mjcf
+from saferl.envs.safety_nav import mjcf, mjcf_layout
 
 mujoco = pytest.importorskip("mujoco")
 
@@ -34,8 +34,8 @@ def _speeds(robot, ctrl, steps, yaw=0.0, model=None):
     """The robot's horizontal speed after each env step in ``steps``, driven from rest with constant ``ctrl``."""
     model = model if model is not None else mjcf.load_model(robot)
     data = mujoco.MjData(model)
-    addresses = mjcf.layout_addresses(model)
-    mjcf.place_robot(data, addresses, (0.0, 0.0), yaw, mjcf.SPAWN_HEIGHT[robot])
+    addresses = mjcf_layout.layout_addresses(model)
+    mjcf_layout.place_robot(data, addresses, (0.0, 0.0), yaw, mjcf.SPAWN_HEIGHT[robot])
     mujoco.mj_forward(model, data)
     data.ctrl[:] = ctrl
     speeds = []
@@ -52,7 +52,7 @@ def _speeds(robot, ctrl, steps, yaw=0.0, model=None):
 def test_every_robot_compiles_alone_and_with_each_task_object_set(robot, task):
     objects = TASK_OBJECTS[task] if task else {}
     model = mjcf.load_model(robot, objects)
-    addresses = mjcf.layout_addresses(model)
+    addresses = mjcf_layout.layout_addresses(model)
     count = {name: objects.get(name, 0) for name in mjcf.COLLIDING_OBJECTS}
     assert len(addresses.free_bodies) == count["vases"] + count["push_box"] + count["gremlins"]
     assert len(addresses.mocap_bodies) == count["pillars"] + count["buttons"] + count["gremlins"]
@@ -103,9 +103,9 @@ def test_object_masses():
 def test_at_rest_accelerometer_reads_gravity_and_magnetometer_the_rotated_field(robot):
     model = mjcf.load_model(robot)
     data = mujoco.MjData(model)
-    addresses = mjcf.layout_addresses(model)
+    addresses = mjcf_layout.layout_addresses(model)
     yaw = 0.7
-    mjcf.place_robot(data, addresses, (0.3, -0.2), yaw, mjcf.SPAWN_HEIGHT[robot])
+    mjcf_layout.place_robot(data, addresses, (0.3, -0.2), yaw, mjcf.SPAWN_HEIGHT[robot])
     mujoco.mj_forward(model, data)
     for _ in range(100 * SUBSTEPS if robot != "point" else 0):  # let the wheeled robots settle on the floor
         mujoco.mj_step(model, data)
@@ -184,7 +184,7 @@ def test_racecar_full_throttle_matches_the_measured_response():
 def test_layout_moves_static_and_free_objects_where_asked():
     model = mjcf.load_model("point", {"pillars": 1, "push_box": 1, "vases": 1, "buttons": 1})
     data = mujoco.MjData(model)
-    addresses = mjcf.layout_addresses(model)
+    addresses = mjcf_layout.layout_addresses(model)
     assert set(addresses.free_bodies) == {"vase0", "push_box"}
     assert set(addresses.mocap_bodies) == {"pillar0", "button0"}
     places = {
@@ -193,15 +193,15 @@ def test_layout_moves_static_and_free_objects_where_asked():
         "push_box": (-1.0, -1.0, mjcf.PUSH_BOX_HALF_SIZE),
         "vase0": (1.2, -0.9, mjcf.VASE_HALF_SIZE - mjcf.VASE_SINK),
     }
-    mjcf.place_robot(data, addresses, (0.0, 0.0), 0.0, mjcf.SPAWN_HEIGHT["point"])
-    mjcf.place_mocap_body(data, addresses, "pillar0", places["pillar0"])
-    mjcf.place_mocap_body(data, addresses, "button0", places["button0"], yaw=0.3)
-    mjcf.place_free_body(data, addresses, "push_box", places["push_box"], yaw=0.5)
-    mjcf.place_free_body(data, addresses, "vase0", places["vase0"], yaw=-1.0)
+    mjcf_layout.place_robot(data, addresses, (0.0, 0.0), 0.0, mjcf.SPAWN_HEIGHT["point"])
+    mjcf_layout.place_mocap_body(data, addresses, "pillar0", places["pillar0"])
+    mjcf_layout.place_mocap_body(data, addresses, "button0", places["button0"], yaw=0.3)
+    mjcf_layout.place_free_body(data, addresses, "push_box", places["push_box"], yaw=0.5)
+    mjcf_layout.place_free_body(data, addresses, "vase0", places["vase0"], yaw=-1.0)
     mujoco.mj_forward(model, data)
     for name, place in places.items():
         assert data.body(name).xpos == pytest.approx(place, abs=1e-9)
-    assert data.body("push_box").xquat == pytest.approx(mjcf.yaw_quaternion(0.5))
+    assert data.body("push_box").xquat == pytest.approx(mjcf_layout.yaw_quaternion(0.5))
     # Drive the Point into the pillar for 2 s: the pillar stops it (contact at x = 0.6 - 0.2 - 0.15) and does not
     # move; the objects resting on the floor stay where they were put.
     data.ctrl[:] = (1.0, 0.0)
@@ -219,13 +219,13 @@ def test_gremlin_box_follows_its_mocap():
     # 2 * half size), and the box then rides at z = 0.2 (spec 3.5, measured).
     model = mjcf.load_model("car", {"buttons": 4, "gremlins": 4})
     data = mujoco.MjData(model)
-    addresses = mjcf.layout_addresses(model)
+    addresses = mjcf_layout.layout_addresses(model)
     travel = 0.35
     centres = [(1.0, 1.0), (-1.0, 1.0), (1.0, -1.0), (-1.0, -1.0)]
     for index, (x, y) in enumerate(centres):
-        mjcf.place_free_body(data, addresses, f"gremlin{index}obj", (x, y, mjcf.GREMLIN_HALF_SIZE), yaw=0.2)
-        mjcf.place_mocap_body(data, addresses, f"gremlin{index}mocap", (x, y, mjcf.GREMLIN_HALF_SIZE), yaw=0.2)
-        mjcf.place_mocap_body(data, addresses, f"button{index}", (x / 2, y / 2, mjcf.BUTTON_RADIUS))
+        mjcf_layout.place_free_body(data, addresses, f"gremlin{index}obj", (x, y, mjcf.GREMLIN_HALF_SIZE), yaw=0.2)
+        mjcf_layout.place_mocap_body(data, addresses, f"gremlin{index}mocap", (x, y, mjcf.GREMLIN_HALF_SIZE), yaw=0.2)
+        mjcf_layout.place_mocap_body(data, addresses, f"button{index}", (x / 2, y / 2, mjcf.BUTTON_RADIUS))
     mujoco.mj_forward(model, data)
     for _ in range(25 * SUBSTEPS):
         for index, (x, y) in enumerate(centres):

@@ -15,7 +15,7 @@ import pytest
 mujoco = pytest.importorskip("mujoco")
 
 from saferl.envs.base import make, make_env_params  # noqa: E402
-from saferl.envs.safety_nav import mjcf  # noqa: E402
+from saferl.envs.safety_nav import mjcf, mjcf_layout  # noqa: E402
 from saferl.envs.safety_nav.mujoco_physics import OBSERVED_SENSORS  # noqa: E402
 
 ENV = make("PointPush1")
@@ -23,7 +23,7 @@ PHYSICS = {name: make_env_params(ENV, {"physics": name}) for name in ("planar", 
 STEPS = 200
 COMPARED = 20  # env steps compared with mj_step run here
 FULL_THRUST = (1.0, 0.0)
-# one hazard on the pushing lane (y = 0) past the goal, one beside it
+# one hazard on the pushing path (y = 0) past the goal, one beside it
 HAZARDS = [[3.5, 0.0], [1.6, -0.45]]
 FAR = (5.0, 5.0)
 
@@ -98,7 +98,7 @@ def test_the_step_is_mujoco_stepped_from_the_same_state(rollouts):
     heading, box, box_yaw, pillar, goal, action = LAYOUTS["contact"]
 
     model = mjcf.load_model("point", {"pillars": 1, "push_box": 1})
-    addresses = mjcf.layout_addresses(model)
+    addresses = mjcf_layout.layout_addresses(model)
     data = mujoco.MjData(model)
     data.qpos[:] = np.asarray(first.mujoco.qpos, np.float64)
     data.mocap_pos[addresses.mocap_bodies["pillar0"]] = (*pillar, mjcf.PILLAR_HALF_HEIGHT)
@@ -106,7 +106,7 @@ def test_the_step_is_mujoco_stepped_from_the_same_state(rollouts):
     q = addresses.free_bodies["push_box"].qpos
     np.testing.assert_allclose(data.qpos[:3], (0.0, 0.0, heading), atol=1e-7)
     np.testing.assert_allclose(data.qpos[q : q + 3], (*box, mjcf.PUSH_BOX_HALF_SIZE), atol=1e-7)
-    np.testing.assert_allclose(data.qpos[q + 3 : q + 7], mjcf.yaw_quaternion(box_yaw), atol=1e-7)
+    np.testing.assert_allclose(data.qpos[q + 3 : q + 7], mjcf_layout.yaw_quaternion(box_yaw), atol=1e-7)
     np.testing.assert_allclose(first.mujoco.mocap_pos, data.mocap_pos, atol=1e-7)
     sensor_rows = np.concatenate(
         [np.arange(model.sensor(n).adr[0], model.sensor(n).adr[0] + 3) for n in OBSERVED_SENSORS]
