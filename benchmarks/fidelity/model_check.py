@@ -112,6 +112,11 @@ def _name(mujoco, model, kind: str, index: int) -> str:
     return mujoco.mj_id2name(model, getattr(mujoco.mjtObj, kind), index) or f"#{index}"
 
 
+def body_name(mujoco, model, body: int) -> str:
+    """A body's name, or ``#index`` for an unnamed one (the Racecar's differential carrier)."""
+    return _name(mujoco, model, "mjOBJ_BODY", body)
+
+
 def model_numbers(mujoco, model, body_ids: list[int]) -> dict[str, list | None]:
     """``model``'s parameters of the bodies ``body_ids`` (their colliding geoms, joints), the world's colliding
     geoms (the floor), every actuator, sensor and equality constraint, and the options, as

@@ -110,7 +110,8 @@ def markdown(results: dict) -> str:
         "MuJoCo state (each joint's qpos, qvel and warm-start acceleration, the static objects' and the gremlins' "
         "per-substep mocap positions) under the recorded controls, one env step, and twenty env steps from every "
         "20th state; each quantity's largest gap to the original's next state. The same replay of the original's own "
-        "model (its XML, written back by MuJoCo 2.3.3's `mj_saveLastXML`) on MuJoCo 4.0 separates the engine "
+        "model (its XML, written back by MuJoCo 2.3.3's `mj_saveLastXML`, with the bodies' masses and inertias "
+        "2.3.3 compiled: 4.0 computes the Racecar's chassis mesh differently) on MuJoCo 4.0 separates the engine "
         "release from the model. Gaps are in the quantities' units (m, rad, m/s, rad/s, the sensors' units).",
         "",
         "**Judgement per action kind** (one env step): *exact* where saferl's model reproduces MuJoCo 2.3.3 within "

@@ -157,10 +157,21 @@ class Replayer:
         return cls(model, robot, saferl_coordinates=True)
 
     @classmethod
-    def original(cls, robot: str, episode: dict) -> Replayer:
+    def original(cls, robot: str, episode: dict, numbers: dict) -> Replayer:
+        """The original's model of ``episode`` compiled by this MuJoCo, its bodies' mass properties set to the ones
+        MuJoCo 2.3.3 compiled (``numbers``): MuJoCo 4.0 computes a mesh's inertia differently (the Racecar's
+        chassis: 0.0243 kg against 0.0176 kg), which is a change of model, not of engine."""
         import mujoco
 
-        return cls(mujoco.MjModel.from_xml_string(episode["xml"]), robot, saferl_coordinates=False)
+        model = mujoco.MjModel.from_xml_string(episode["xml"])
+        for body in range(1, model.nbody):
+            name = mc.body_name(mujoco, model, body)
+            for field in mc.BODY_FIELDS:
+                value = numbers.get(f"body {name} {field}")
+                if value is not None:
+                    getattr(model, field)[body] = value[0] if len(value) == 1 else value
+        mujoco.mj_setConst(model, mujoco.MjData(model))  # the subtree masses and the rest derived from them
+        return cls(model, robot, saferl_coordinates=False)
 
     def set_episode(self, episode: dict) -> list[dict]:
         """Places the episode's static objects; returns its recorded states in this model's coordinates."""
@@ -298,7 +309,7 @@ def main(argv=None) -> None:
         result = {
             "numbers": compare_numbers(numbers, recorded["numbers"]),
             "saferl": replay(lambda episode: ours, episodes),
-            "engine": replay(lambda episode: Replayer.original(robot, episode), episodes),
+            "engine": replay(lambda episode: Replayer.original(robot, episode, recorded["numbers"]), episodes),
         }
         result["judgement"] = judge(result["saferl"], result["engine"])
         if label in PERTURBATIONS:

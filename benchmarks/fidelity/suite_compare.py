@@ -257,9 +257,19 @@ def native_rows(task: dict, orig_task: dict) -> list[str]:
 
 def task_section(label: str, env_id: str, ours: dict, orig: dict) -> tuple[list[str], dict]:
     lines, verdict = compare.task_section(label, env_id, ours, orig)
+    if ours.get("physics"):
+        lines[0] += f", physics `{ours['physics']}` (the default)"
     verdict_at = next(i for i, line in enumerate(lines) if line.startswith("**Verdict"))
     lines[verdict_at - 1 : verdict_at - 1] = native_rows(ours, orig)
     lines[-2] = FINDINGS.get(label, "")
+    return lines, verdict
+
+
+def alternate_section(label: str, env_id: str, ours: dict, orig: dict) -> tuple[list[str], dict]:
+    """The same episodes on a navigation task's other physics (not its default), judged the same way."""
+    lines, verdict = compare.task_section(label, env_id, ours, orig)
+    lines[0] = lines[0].replace("### ", "#### ", 1) + f", physics `{ours['physics']}` (not the default)"
+    lines[-2] = ""
     return lines, verdict
 
 
@@ -375,7 +385,9 @@ def document(ours: dict, orig: dict) -> tuple[str, dict]:
         "reached with probability 0.8 if the means were equal. For the velocity tasks "
         "the tables add the scripted controller on MuJoCo 4.0 itself (the main venv's `mujoco`, float64; with "
         "the model's margins and with them halved): a diagnosis of where a difference comes from, not saferl, "
-        "judged the same way and left out of the verdict.",
+        "judged the same way and left out of the verdict. The navigation tasks run on their default physics "
+        "(`planar` for PointPush1, `mujoco` for CarButton1 and RacecarCircle1, docs/decisions/065) and, in rows "
+        "marked *not the default*, on their other one.",
         "",
     ]
     summary_rows = [
@@ -394,10 +406,27 @@ def document(ours: dict, orig: dict) -> tuple[str, dict]:
             "checks": verdict["checks"],
         }
         s = summary[label]
+        physics = ours["tasks"][label].get("physics")
         summary_rows.append(
-            f"| {label} | {compare.verdict_cell(s)} | {s['return_saferl']:.2f} / {s['return_original']:.2f} | "
+            f"| {label}{f' ({physics})' if physics else ''} | {compare.verdict_cell(s)} | "
+            f"{s['return_saferl']:.2f} / {s['return_original']:.2f} | "
             f"{s['cost_saferl']:.2f} / {s['cost_original']:.2f} | {compare.needed_summary(s)} |"
         )
+        other = ours.get("alternate_physics", {}).get(label)
+        if other is not None:
+            body, verdict = alternate_section(label, env_id, other, orig["tasks"][label])
+            sections += body
+            summary[label]["alternate"] = {
+                "physics": other["physics"],
+                **summary_of(other, orig["tasks"][label], verdict),
+                "checks": verdict["checks"],
+            }
+            a = summary[label]["alternate"]
+            summary_rows.append(
+                f"| {label} ({other['physics']}, not the default) | {compare.verdict_cell(a)} | "
+                f"{a['return_saferl']:.2f} / {a['return_original']:.2f} | "
+                f"{a['cost_saferl']:.2f} / {a['cost_original']:.2f} | {compare.needed_summary(a)} |"
+            )
     trajectory_lines, trajectories = trajectory_section(ours, orig)
     lines += ["## Summary", ""] + summary_rows + [""] + assets_section(orig, ours)
     lines += ["## Per task", ""] + sections + trajectory_lines

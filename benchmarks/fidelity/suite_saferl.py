@@ -153,8 +153,8 @@ def run_task(
 ) -> dict:
     env = envs.make(name, **kwargs)
     params = env.default_params()
-    if physics is not None and hasattr(params, "physics"):  # a velocity task: MuJoCo C (default) or MJX
-        params = params.replace(physics=physics)
+    if physics is not None and hasattr(params, "physics"):  # velocity: mujoco (default) or mjx; navigation: planar
+        params = params.replace(physics=physics)  # or mujoco (the default of RacecarCircle1 and CarButton1)
     compiled, compile_seconds, example = episode_program(label, env, params, count)
     keys, _, _, qpos, qvel, actions = example
     entry = {
@@ -332,11 +332,24 @@ def main(argv=None) -> None:
     parser.add_argument("--skip-native", action="store_true", help="skip the MuJoCo 4.0 diagnosis runs")
     parser.add_argument(
         "--physics",
-        choices=("mujoco", "mjx"),
+        choices=("planar", "mujoco", "mjx"),
         default=None,
-        help="the velocity tasks' physics (default: the tasks' own default, MuJoCo C)",
+        help="the physics of the tasks that have one (default: each task's own)",
+    )
+    parser.add_argument(
+        "--merge",
+        metavar="WHY",
+        default=None,
+        help="replace the --tasks in the existing --out file (its other tasks kept) and note WHY as a rerun",
+    )
+    parser.add_argument(
+        "--alternate",
+        action="store_true",
+        help="with --merge: keep these runs beside the default ones, under alternate_physics (a task's other physics)",
     )
     args = parser.parse_args(argv)
+    if args.alternate and (args.merge is None or args.physics is None):
+        parser.error("--alternate needs --merge WHY and --physics")
     wall = time.perf_counter()
     original = json.loads(args.original.read_text())
     result = {
@@ -371,7 +384,29 @@ def main(argv=None) -> None:
                     flush=True,
                 )
         result["tasks"][label] = entry
-    common.write_side(result, args.out, wall)
+    if args.merge is None:
+        common.write_side(result, args.out, wall)
+        return
+    # the file keeps its first run's date, machine and wall time; the rerun note has this one's
+    args.out.write_text(
+        json.dumps(merged(json.loads(args.out.read_text()), result, args.merge, args.alternate), separators=(",", ":"))
+    )
+    print(f"merged {', '.join(result['tasks'])} into {args.out} ({time.perf_counter() - wall:.0f} s)")
+
+
+def merged(existing: dict, result: dict, why: str, alternate: bool) -> dict:
+    """``existing`` (a suite_saferl.json) with ``result``'s tasks in place of its own, or, ``alternate``, beside
+    them under ``alternate_physics`` (label -> entry); a ``reruns`` note records the date and ``why``."""
+    labels = sorted(result["tasks"])
+    if alternate:
+        existing.setdefault("alternate_physics", {}).update(result["tasks"])
+    else:
+        existing["tasks"].update(result["tasks"])
+    existing.setdefault("reruns", []).append(
+        {"tasks": labels, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "why": why}
+    )
+    existing["versions"] = result["versions"]
+    return existing
 
 
 if __name__ == "__main__":

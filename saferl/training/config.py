@@ -239,7 +239,9 @@ def resolve(user: dict) -> dict:
             f"constraint.limit has {len(limit)} entries"
         )
     if not gym:
-        channels = _check_env_params(env_name, cfg["env_params"])
+        channels, physics = _check_env_params(env_name, cfg["env_params"])
+        if physics is not None:  # recorded, so that a run keeps its physics when a task's default changes
+            cfg["env_params"] = {**cfg["env_params"], "physics": physics}
         if isinstance(limit, list) and len(limit) != channels:
             raise ConfigError(
                 f"constraint.limit has {len(limit)} entries but {env_name} has {channels} cost "
@@ -300,17 +302,18 @@ def _check_network(net: dict) -> None:
         raise ConfigError(f"network.value_normalization must be true or false, got {net['value_normalization']!r}")
 
 
-def _check_env_params(env_name: str, overrides: dict) -> int:
+def _check_env_params(env_name: str, overrides: dict) -> tuple[int, str | None]:
     """Build the environment's parameters with the overrides (a missing extra, e.g. MuJoCo for EcoAnt,
-    is reported here, before anything is written); returns its number of cost channels."""
+    is reported here, before anything is written); returns its number of cost channels and its physics (None for
+    an environment with one physics)."""
     if not isinstance(overrides, dict):
         raise ConfigError(f"env_params must be a mapping, got {overrides!r}")
     env = envs.make(env_name)
     try:
-        envs.make_env_params(env, overrides)
+        params = envs.make_env_params(env, overrides)
     except ValueError as err:
         raise ConfigError(str(err)) from None
-    return int(np.prod(env.cost_shape)) if env.cost_shape else 1
+    return int(np.prod(env.cost_shape)) if env.cost_shape else 1, getattr(params, "physics", None)
 
 
 def dump(cfg: dict) -> str:

@@ -29,6 +29,7 @@ from pathlib import Path
 import jax
 import numpy as np
 
+from saferl.envs import base as envs
 from saferl.foundation.atomic_files import write_bytes_atomic, write_json_atomic, write_text_atomic
 from saferl.training import config as configlib
 from saferl.training import in_program_sweep as gridlib
@@ -291,10 +292,19 @@ LEGACY_VALUES = {
     ("hparams", "cost_scale"): "effective_horizon",
 }
 
+#: ``env_params.physics`` of a navigation task's config.yaml written before configs recorded the physics: every
+#: navigation run then stepped the planar model (MuJoCo physics came later, and RacecarCircle1 and CarButton1
+#: default to it since: docs/decisions/065)
+LEGACY_NAVIGATION_PHYSICS = "planar"
+
 # Values renamed after runs were written with them: old name -> today's (the computation is the same).
 RENAMED_VALUES = {
     ("hparams", "cost_scale"): {"episode": "effective_horizon"},
 }
+
+
+def _is_navigation(env_name: str) -> bool:
+    return type(envs.make(env_name)).__module__.startswith("saferl.envs.safety_nav.")
 
 
 def with_renamed_values(raw):
@@ -317,6 +327,10 @@ def with_renamed_values(raw):
 
 
 def with_legacy_values(raw: dict, resolved: dict) -> dict:
+    env_params = resolved.get("env_params")
+    if isinstance(env_params, dict) and "physics" in env_params and "physics" not in (raw.get("env_params") or {}):
+        if _is_navigation(resolved["env"]):
+            env_params["physics"] = LEGACY_NAVIGATION_PHYSICS
     for path, value in LEGACY_VALUES.items():
         node_raw, node = raw, resolved
         for key in path[:-1]:

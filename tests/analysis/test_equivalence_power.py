@@ -140,7 +140,7 @@ def point_goal():
     """Per-episode quantities of the reference port (reset keys A), the same port on keys B, and on keys B the
     port with 1.5 times the slide damping and the port with the forward velocimeter's sign flipped."""
     env = ObservationSigns(make("PointGoal1"))
-    base = make_env_params(env.unwrapped, {})
+    base = make_env_params(env.unwrapped, {"physics": "planar"})
     port = env.lift_params(base)
     damped = (make_env_params(env.unwrapped, {"slide_damping": 1.5 * base.slide_damping}), port[1])
     flipped = (base, port[1].at[VELOCIMETER_FORWARD].set(-1.0))
@@ -202,7 +202,7 @@ def racecar_circle():
 
     run = compiled_rollout(env, start, reverse_at_full_lock, record)
     keys = jax.random.split(jax.random.PRNGKey(1), 2 * MUJOCO_EPISODES)
-    planar = run(keys[MUJOCO_EPISODES:], make_env_params(env, {}))
+    planar = run(keys[MUJOCO_EPISODES:], make_env_params(env, {"physics": "planar"}))
     mujoco = run(keys[:MUJOCO_EPISODES], make_env_params(env, {"physics": "mujoco"}))
     return planar.mean(axis=1), mujoco.mean(axis=1)
 
@@ -256,7 +256,7 @@ def car_button_approach():
     planar_offsets, mujoco_offsets = (
         jnp.asarray(np.random.default_rng(seed).uniform(0.10, 0.25, MUJOCO_EPISODES), jnp.float32) for seed in (2, 3)
     )
-    planar = run(planar_offsets, make_env_params(env, {}))
+    planar = run(planar_offsets, make_env_params(env, {"physics": "planar"}))
     mujoco = run(mujoco_offsets, make_env_params(env, {"physics": "mujoco"}))
     return planar.sum(axis=1), mujoco.sum(axis=1)
 

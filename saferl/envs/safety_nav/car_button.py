@@ -71,8 +71,11 @@ Where it differs, and why
   one CPU core; with one reset per 1000-step episode, resets cost ~1.5 times as much as the
   steps), and a vmapped batch of resets as many attempts as its unluckiest member.
 
-On MuJoCo itself (``physics="mujoco"``)
----------------------------------------
+On MuJoCo itself (``physics="mujoco"``, the default)
+---------------------------------------------------
+The default physics is ``"mujoco"``; ``"planar"`` (the car of :mod:`saferl.envs.safety_nav.car`, about 10x faster
+on the host) stays as a labelled fast option: its disc footprint holds the car at a wrong button where the
+original's car slides off, which the fidelity rule calls different (docs/decisions/065).
 ``CarButtonParams(physics="mujoco")`` steps the world of :mod:`saferl.envs.safety_nav.mjcf` (the Car, four
 buttons as mocap spheres, four free gremlin boxes welded to their mocaps) with MuJoCo's C library from inside
 the compiled step (:mod:`saferl.envs.safety_nav.mujoco_physics`; :class:`ButtonWorld`).  The car's motion and
@@ -158,8 +161,9 @@ class CarButtonParams(CarParams, NavParams):
     reward_distance: float = 1.0
     button_cost: float = 1.0
     gremlin_cost: float = 1.0
-    # "planar" (the JAX model of saferl.envs.safety_nav.car) or "mujoco" (MuJoCo itself; the module docstring)
-    physics: str = struct.field(static=True, default="planar")
+    # "mujoco" (MuJoCo itself; the module docstring) or "planar" (the JAX model of saferl.envs.safety_nav.car, which
+    # fails the fidelity rule at the buttons: docs/decisions/065)
+    physics: str = struct.field(static=True, default="mujoco")
 
 
 @struct.dataclass

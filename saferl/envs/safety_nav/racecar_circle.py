@@ -34,10 +34,12 @@ Sources: ``SG:tasks/safe_navigation/circle/circle_level{0,1}.py``,
   ``algorithms/baselines/common/env.py``); see
   :func:`saferl.envs.safety_nav.racecar.ctrl_from_action`.
 
-MuJoCo itself: ``physics="mujoco"``
------------------------------------
-``env_params.physics`` (static) is ``"planar"`` (the default: the fitted JAX model of
-:mod:`saferl.envs.safety_nav.racecar`) or ``"mujoco"``: the Racecar's MuJoCo model (``mjcf.load_model("racecar")``)
+MuJoCo itself: ``physics="mujoco"``, the default
+-------------------------------------------------
+``env_params.physics`` (static) is ``"mujoco"`` (the default) or ``"planar"`` (the fitted JAX model of
+:mod:`saferl.envs.safety_nav.racecar`, about 200x faster on the host, kept as a labelled fast option: it fails the
+fidelity rule where learners drive, reverse at full lock, below, so it is not the default; docs/decisions/065).
+``"mujoco"`` is the Racecar's MuJoCo model (``mjcf.load_model("racecar")``)
 stepped by MuJoCo's C library from inside the compiled step (:mod:`saferl.envs.safety_nav.mujoco_physics`), with
 ``ctrl`` the same ``ctrl_from_action`` scaling (MuJoCo clamps it to ``ctrlrange``).  From MuJoCo: the car's motion
 (the state's ``robot`` fields read the free joint, the steering hinge and the rear axle) and its 12 sensors; at
@@ -108,8 +110,9 @@ class RacecarCircleParams(RacecarParams):
     lidar_num_bins: int = struct.field(static=True, default=16)  # LidarConf.num_bins
     lidar_max_dist: float = 6.0  # CircleLevel0: lidar_conf.max_dist
     lidar_alias: bool = struct.field(static=True, default=True)  # LidarConf.alias
-    # "planar" (the JAX model of saferl.envs.safety_nav.racecar) or "mujoco" (saferl.envs.safety_nav.mujoco_physics)
-    physics: str = struct.field(static=True, default="planar")
+    # "mujoco" (saferl.envs.safety_nav.mujoco_physics) or "planar" (the JAX model of saferl.envs.safety_nav.racecar,
+    # which fails the fidelity rule in reverse at full lock: docs/decisions/065)
+    physics: str = struct.field(static=True, default="mujoco")
     max_steps: int = struct.field(default=500, kw_only=True)  # CircleLevel0.num_steps
 
 

@@ -170,11 +170,14 @@ BOOTSTRAP_REPS = 50_000  # the authors' notebooks: rly.get_interval_estimates(..
 #: 2026-12-02; `python benchmarks/job_rates.py docs/results/ctrpo-table1-cpu/results.json`).  Each rate is over the
 #: run's whole wall time, compile included, so adding COMPILE_SECONDS below errs long.  Until then these were one
 #: timed iteration under load 5-9, 2-4x lower (docs/cluster.md, "How long the full benchmark takes").
+#: RacecarCircle1 and CarButton1 train on MuJoCo since decision 065 (their planar rates were 59,300 and 33,400):
+#: CPO's rates of 5 seeds x 8 envs on it (benchmarks/results/nav-training-speed.md, 2026-12-07), until a cpu run of
+#: the harness measures them.
 CPU_STEPS_PER_SECOND = {
     "PointGoal1": 49_900,
     "PointPush1": 37_400,
-    "CarButton1": 33_400,
-    "RacecarCircle1": 59_300,
+    "CarButton1": 4_370,
+    "RacecarCircle1": 1_990,
     "SafetyHalfCheetahVelocity": 13_500,
     "SafetyHopperVelocity": 14_000,
     "SafetyAntVelocity": 3_520,
@@ -218,7 +221,7 @@ def expected_seconds(steps: dict[str, int], methods: int = len(METHODS), seeds: 
 
 CPU_SECONDS = expected_seconds(CPU_STEPS)
 FULL_DAYS = sum(expected_seconds({task: FULL_STEPS for task in TASKS}).values()) / 86_400
-SMOKE_TASKS = ["PointGoal1", "RacecarCircle1"]  # the two cheapest compiles
+SMOKE_TASKS = ["PointGoal1", "RacecarCircle1"]  # the two cheapest compiles (RacecarCircle1 on its default, MuJoCo)
 #: C-TRPO (Fig. 3's b_H = 0.8 b and Table 1's b_H = b: one compiled program, b_H is traced), and the normalisers of
 #: Fig. 3 (PPO: return, CPO: regret)
 SMOKE_METHODS = ["C-TRPO", TABLE1_CTRPO, "CPO", "PPO"]

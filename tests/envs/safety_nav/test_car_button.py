@@ -15,7 +15,7 @@ from saferl.envs.safety_nav.car import MEASURED, car_at, forward_direction, left
 from saferl.envs.safety_nav.car_button import CarButton, CarButtonState
 
 ENV = CarButton()
-PARAMS = ENV.default_params()
+PARAMS = ENV.default_params().replace(physics="planar")  # the planar port (MuJoCo: test_car_button_mujoco.py)
 STEP = jax.jit(ENV.step)
 VRESET = jax.jit(jax.vmap(ENV.reset, in_axes=(0, None)))
 DT = PARAMS.timestep * PARAMS.frame_skip  # 0.04 s

@@ -54,7 +54,10 @@ ACTIONS = {
 def gaps():
     """Per action kind, the 95th-percentile gap of each quantity after 1 and after K env steps."""
     env = make("PointGoal1")
-    mujoco_params, planar_params = make_env_params(env, {"physics": "mujoco"}), make_env_params(env, {})
+    mujoco_params, planar_params = (
+        make_env_params(env, {"physics": "mujoco"}),
+        make_env_params(env, {"physics": "planar"}),
+    )
     states, _ = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(jax.random.PRNGKey(0), ENVS), mujoco_params)
 
     def rollout(params, states, actions):

@@ -311,7 +311,10 @@ def measure(robot):
     """Per action kind, the 95th-percentile gaps of ``robot``'s quantities; for the Point also the pushing starts'
     centre distances from the Point to the box and how far the box was pushed to get there."""
     env, reading = make(TASKS[robot]), READINGS[robot]
-    mujoco_params, planar_params = make_env_params(env, {"physics": "mujoco"}), make_env_params(env, {})
+    mujoco_params, planar_params = (
+        make_env_params(env, {"physics": "mujoco"}),
+        make_env_params(env, {"physics": "planar"}),
+    )
     states, _ = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(jax.random.PRNGKey(0), ENVS), mujoco_params)
 
     def rollout(params, states, actions):

@@ -16,7 +16,7 @@ from saferl.envs.safety_nav.racecar import DRIVE_INERTIA, GEOMETRIC_WHEELBASE, R
 from saferl.envs.safety_nav.racecar_circle import RacecarCircle, RacecarCircleState, circle_reward
 
 ENV = RacecarCircle()
-PARAMS = ENV.default_params()
+PARAMS = ENV.default_params().replace(physics="planar")  # the planar port (MuJoCo: test_racecar_circle_mujoco.py)
 B, T = 4, 500  # every rollout has this shape, so it compiles once
 DT = PARAMS.timestep * PARAMS.frame_skip  # 0.04 s
 BIN = 2 * math.pi / 16

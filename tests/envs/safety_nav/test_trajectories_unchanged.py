@@ -67,7 +67,7 @@ def _lanes(params):
 
 def trajectory_digests(name: str) -> dict[str, str]:
     env = base.make(name)
-    params = env.default_params()
+    params = env.default_params().replace(physics="planar")  # the planar ports these digests fix
     steps = int(params.max_steps) + EXTRA_STEPS
     lanes, n = _lanes(params)
     reset_keys = jax.random.split(jax.random.PRNGKey(20261201), n)
