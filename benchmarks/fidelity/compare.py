@@ -457,11 +457,16 @@ def readme(ours: dict, orig: dict, suite: dict | None = None) -> tuple[str, dict
             f"| {o['cost']['mean']:.2f} / {b['cost']['mean']:.2f} | {needed_summary(verdict)} |"
         )
     for label, row in (suite or {}).get("summary", {}).items():  # suite_compare.py's seven tasks
-        summary_rows.append(
-            f"| {label} ([details](safety_gymnasium.md)) | {verdict_cell(row)} | {row['return_saferl']:.2f} / "
-            f"{row['return_original']:.2f} | {row['cost_saferl']:.2f} / {row['cost_original']:.2f} | "
-            f"{needed_summary(row)} |"
-        )
+        # a navigation task's default physics, then its other one (suite_compare.py's "alternate")
+        for name, entry in ((label, row), (f"{label} on its other physics", row.get("alternate"))):
+            if entry is None:
+                continue
+            physics = f", physics {entry['physics']}" if entry.get("physics") else ""
+            summary_rows.append(
+                f"| {name} ([details](safety_gymnasium.md){physics}) | {verdict_cell(entry)} | "
+                f"{entry['return_saferl']:.2f} / {entry['return_original']:.2f} | {entry['cost_saferl']:.2f} / "
+                f"{entry['cost_original']:.2f} | {needed_summary(entry)} |"
+            )
     trajectory_lines, trajectories = trajectory_section(ours, orig)
     lines += ["## Summary", ""] + summary_rows + ["", "## Per task", ""] + sections + trajectory_lines
     lines += bounce_section(ours, orig)
