@@ -73,14 +73,19 @@ def test_the_port_trained_cpo_policy_on_racecarcircle1_is_different_on_port_and_
     assert cost["upper"] < 1 / 1.1  # and costs less
 
 
-def test_carbutton1_is_different_in_the_wrong_button_steps(sides):
-    """The quantity a learner exploits on CarButton1 is the wrong-button contact (cost). The random policy's
-    wrong-button steps are 3.2 times the original's: different. The scripted controller's (1.55 times) and its cost
-    (1.29 times) are not equivalent, but 30 episodes a side do not decide them."""
-    ours, theirs = sides["CarButton1"]
+def test_carbutton1_planar_port_is_different_in_the_wrong_button_steps(sides):
+    """The quantity a learner exploits on CarButton1 is the wrong-button contact (cost). On the planar port (no
+    longer the default: docs/decisions/065) the random policy's wrong-button steps are 3.2 times the original's:
+    different; on MuJoCo, the default, they are not. The planar port's scripted wrong-button steps (1.55 times)
+    and its cost (1.29 times) are not equivalent, but 30 episodes a side do not decide them."""
+    default, theirs = sides["CarButton1"]
+    ours = _load("suite_saferl.json")["alternate_physics"]["CarButton1"]
+    assert (ours["physics"], default["physics"]) == ("planar", "mujoco")
     key = "steps touching a wrong button"
     random = verdicts.equivalence_verdict(_values(ours, "random", key), _values(theirs, "random", key))
     assert random["verdict"] == "different" and random["lower"] > 1.1
+    on_mujoco = verdicts.equivalence_verdict(_values(default, "random", key), _values(theirs, "random", key))
+    assert on_mujoco["verdict"] != "different"
     for quantity in (key, "cost"):
         scripted = verdicts.equivalence_verdict(
             _values(ours, "scripted", quantity), _values(theirs, "scripted", quantity)
@@ -91,8 +96,10 @@ def test_carbutton1_is_different_in_the_wrong_button_steps(sides):
 def test_the_committed_verdicts(compare, suite_compare):
     suite_text, suite = suite_compare.document(_load("suite_saferl.json"), _load("suite_original.json"))
     summary = suite["summary"]
-    assert summary["CarButton1"]["verdict"] == "differs"
-    assert summary["CarButton1"]["different"] == ["random/steps touching a wrong button"]
+    assert summary["CarButton1"]["verdict"] == "inconclusive"  # on MuJoCo, the default
+    planar = summary["CarButton1"]["alternate"]
+    assert planar["physics"] == "planar" and planar["verdict"] == "differs"
+    assert planar["different"] == ["random/steps touching a wrong button"]
     assert summary["HumanoidVelocity"]["different"] == ["scripted/cost"]
     # no task of the suite is faithful on 30 episodes a side; the scripted RacecarCircle1 rows are equivalent
     assert not any(s["verdict"] == "faithful" for s in summary.values())
@@ -103,7 +110,7 @@ def test_the_committed_verdicts(compare, suite_compare):
     assert comparison["margin"] == 0.1 and comparison["level"] == 0.9
     assert comparison["verdicts"]["PointGoal1"]["different"] == ["random/cost"]
     assert comparison["verdicts"]["BallRun"]["checks"]["scripted/return"]["verdict"] == "equivalent"
-    assert "| CarButton1 ([details](safety_gymnasium.md)) | differs" in text
+    assert "| CarButton1 on its other physics ([details](safety_gymnasium.md), physics planar) | differs" in text
     json.dumps(comparison, allow_nan=False)  # strict JSON: no NaN or infinity
 
 
