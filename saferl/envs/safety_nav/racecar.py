@@ -68,6 +68,23 @@ substeps per env step (``racecar.xml`` ``<option integrator="RK4" timestep="0.00
   0.146 a^2)`` with ``a = v omega`` the lateral acceleration (the tail steps out above
   ~0.8 m/s^2).
 
+* Full lock: the inner front wheel on the bumper (4 fitted).  From a steering angle of about
+  0.776 rad (``bumper_angle``; the hinge's limit is 0.785) the inner front wheel touches the
+  front bumper box (``pos_change``, M-lock: a static sweep of the hinge angle in saferl's
+  MuJoCo model of racecar.xml), which brakes its roll.  In reverse, where the tyres push
+  the steering onto its limit, the original's car then stops turning and crabs on a straight
+  line (yaw rate 0.013 rad/s, M-race; MuJoCo 4.0: 0.002-0.03 rad/s over throttles 2-20 rad/s,
+  M-lock).  Ours blends, by how far the angle is past ``bumper_angle``
+  (:func:`bumper_contact`, 0 to 1), from the bicycle to that regime: no yaw target, the body
+  at ``(g0 + g1 |r w|)`` of the rear wheels' surface speed ``r w`` and sideways at ``(c0 + c1
+  |r w|)`` times that (sign of the steering), the 4 numbers of :data:`LOCK_FITTED` fitted by
+  least squares to the original's steady crab at throttles 4-20 rad/s (M-race; at full
+  throttle 0.516 m/s back and 0.299 sideways, ours 0.508 and 0.314; MuJoCo 4.0 on saferl's
+  model 0.539 and 0.295, M-lock).  Forward, the
+  self-aligning torque holds the angle at 0.70 (below the contact), so the regime is reached
+  in reverse only, in both models.  ``bumper_angle`` above ``steer_limit`` gives the port as
+  it was before (reversing on a circle at up to 1.9 rad/s).
+
 The 9 numbers (:data:`FITTED`) were fitted by least squares (``scipy.optimize.least_squares``)
 to the original's per-step steering angle, yaw rate and forward and sideways body velocity
 over 8 scripted runs (steps and reversals of steering at throttles 8, 12 and 20 rad/s, a
@@ -107,8 +124,9 @@ Where it differs from the original, and why
   from one step to the next, M-race).  The tyre scrub of the locked axle and parallel
   steering is not modelled from forces but absorbed into the 9 fitted numbers; they hold
   where they were fitted (|ctrl_0| <= 20, forward; reverse checked at two points above).
-* Full lock in reverse: the original's car crabs sideways on a straight line (yaw rate
-  ~0, the steering pressed against its limit), ours reverses on a circle.
+* Full lock: below.  Between a command of about 0.85 and 0.95 of the lock in reverse the
+  original's angle hovers at the contact's edge (0.773 rad, yaw -1.3 rad/s at full throttle);
+  ours settles on the limit with the wheel on the bumper (yaw -0.13).
 * Random, per-step steering: MuJoCo's soft joint limit lets the angle overshoot to 0.95 and
   its tyres stick at low speed, ours stops hard at 0.785 and slides freely (the RMS error
   above).  These steering details barely move a random policy (0.6 m in 200 steps).
@@ -169,6 +187,14 @@ FITTED = {
     "slip_gain": 0.118,  # per (rad/s sqrt(1/m))
     "oversteer": 0.146,  # per (m/s^2)^2
 }
+#: the wheel on the bumper (module docstring, "Full lock"): fitted by linear least squares to the original's steady
+#: crab reversing at full lock at throttles 4-20 rad/s (M-race, benchmarks/calibration/racecar/fit_lock.py)
+LOCK_FITTED = {
+    "lock_grip": 0.688,  # body speed / rear wheel surface speed, at rest
+    "lock_grip_per_speed": -0.179,  # per m/s of wheel surface speed
+    "lock_crab": 0.374,  # sideways / backward speed of the body origin, at rest
+    "lock_crab_per_speed": 0.245,  # per m/s of wheel surface speed
+}
 
 
 @struct.dataclass
@@ -196,6 +222,13 @@ class RacecarParams(EnvParams):
     yaw_lag_min: float = FITTED["yaw_lag_min"]
     slip_gain: float = FITTED["slip_gain"]
     oversteer: float = FITTED["oversteer"]
+    # the inner front wheel touches the bumper box (``pos_change``) from this steering angle on (M-lock: 0.776-0.78
+    # rad at rest); above ``steer_limit`` the contact never happens (the port before the contact was modelled)
+    bumper_angle: float = 0.775
+    lock_grip: float = LOCK_FITTED["lock_grip"]
+    lock_grip_per_speed: float = LOCK_FITTED["lock_grip_per_speed"]
+    lock_crab: float = LOCK_FITTED["lock_crab"]
+    lock_crab_per_speed: float = LOCK_FITTED["lock_crab_per_speed"]
     site_x: float = _SITE_X  # racecar.xml site "agent"
     gravity: float = 9.81
     magnetic_field_y: float = -0.5  # MuJoCo's default field
@@ -226,13 +259,25 @@ def ctrl_from_action(action: jax.Array, params: RacecarParams) -> jax.Array:
 # --------------------------------------------------------------------------- dynamics
 
 
+def bumper_contact(steer, params: RacecarParams):
+    """0 below ``bumper_angle``, 1 at the hinge's limit: how far the inner front wheel is pressed on the bumper."""
+    room = jnp.maximum(params.steer_limit - params.bumper_angle, 1e-6)
+    return jnp.clip((jnp.abs(steer) - params.bumper_angle) / room, 0.0, 1.0)
+
+
 def _path(y, params: RacecarParams):
-    """Forward speed of the body, path curvature, lateral acceleration and ``1 - slip``."""
+    """Forward speed of the body, path curvature (0 with the wheel on the bumper), lateral acceleration, ``1 -
+    slip``, and the sideways crab speed of the body origin with the wheel on the bumper."""
     yaw_rate, wheel_speed, steer = y[3], y[4], y[5]
+    lock = bumper_contact(steer, params)
+    surface = params.wheel_radius * wheel_speed
     curvature = jnp.tan(steer) / params.wheelbase
-    grip = 1.0 - jnp.clip(params.slip_gain * jnp.abs(yaw_rate) * jnp.sqrt(jnp.abs(curvature)), 0.0, 0.9)
-    speed = params.wheel_radius * wheel_speed * grip
-    return speed, curvature, speed * yaw_rate, grip
+    rolling = 1.0 - jnp.clip(params.slip_gain * jnp.abs(yaw_rate) * jnp.sqrt(jnp.abs(curvature)), 0.0, 0.9)
+    locked = params.lock_grip + params.lock_grip_per_speed * jnp.abs(surface)
+    grip = (1.0 - lock) * rolling + lock * locked
+    speed = surface * grip
+    crab = lock * jnp.sign(steer) * (params.lock_crab + params.lock_crab_per_speed * jnp.abs(surface)) * speed
+    return speed, (1.0 - lock) * curvature, speed * yaw_rate, grip, crab
 
 
 def _derivative(y, ctrl, params: RacecarParams):
@@ -240,13 +285,13 @@ def _derivative(y, ctrl, params: RacecarParams):
     heading, yaw_rate, wheel_speed, steer, steer_rate = y[2], y[3], y[4], y[5], y[6]
     drive = jnp.clip(params.drive_kv * (ctrl[0] - wheel_speed), -params.drive_force_limit, params.drive_force_limit)
     wheel_accel = (drive - params.wheel_damping * wheel_speed) / params.drive_inertia
-    speed, curvature, lateral_accel, _ = _path(y, params)
+    speed, curvature, lateral_accel, _, crab = _path(y, params)
     target = speed * curvature * (1.0 + params.oversteer * lateral_accel**2)
     yaw_accel = (target - yaw_rate) / (params.yaw_lag_per_speed * jnp.abs(speed) + params.yaw_lag_min)
     servo = jnp.clip(params.steer_kp * (ctrl[1] - steer), -params.steer_force_limit, params.steer_force_limit)
     align = params.align_torque * jnp.tanh(yaw_rate / params.align_yaw_rate)
     steer_accel = (servo - params.steer_damping * steer_rate - align) / params.steer_inertia
-    side = -params.no_slip_x * yaw_rate  # sideways velocity of the body origin
+    side = crab - params.no_slip_x * yaw_rate  # sideways velocity of the body origin
     c, s = jnp.cos(heading), jnp.sin(heading)
     return jnp.stack(
         [c * speed - s * side, s * speed + c * side, yaw_rate, yaw_accel, wheel_accel, steer_rate, steer_accel]
@@ -290,9 +335,9 @@ def racecar_sensors(state: RacecarState, ctrl: jax.Array, params: RacecarParams)
     control applied in the step that ended in ``state`` (for the acceleration)."""
     y = _pack(state)
     d = _derivative(y, ctrl, params)
-    speed, _, _, grip = _path(y, params)
+    speed, _, _, grip, crab = _path(y, params)
     arm = params.site_x - params.no_slip_x  # site ahead of the no-slip point
-    side = arm * state.yaw_rate
+    side = crab + arm * state.yaw_rate
     fwd_accel = params.wheel_radius * grip * d[4]  # d(speed)/dt through the wheel speed, slip held
     accel_x = fwd_accel - state.yaw_rate * side
     accel_y = arm * d[3] + state.yaw_rate * speed

@@ -38,7 +38,8 @@ MuJoCo itself: ``physics="mujoco"``, the default
 -------------------------------------------------
 ``env_params.physics`` (static) is ``"mujoco"`` (the default) or ``"planar"`` (the fitted JAX model of
 :mod:`saferl.envs.safety_nav.racecar`, about 200x faster on the host, kept as a labelled fast option: it fails the
-fidelity rule where learners drive, reverse at full lock, below, so it is not the default; docs/decisions/065).
+fidelity rule where learners drive, reverse at full lock, below, so it is not the default; docs/decisions/065; its
+inner front wheel's contact with the bumper at full lock is modelled since, and the rule has not judged it again).
 ``"mujoco"`` is the Racecar's MuJoCo model (``mjcf.load_model("racecar")``)
 stepped by MuJoCo's C library from inside the compiled step (:mod:`saferl.envs.safety_nav.mujoco_physics`), with
 ``ctrl`` the same ``ctrl_from_action`` scaling (MuJoCo clamps it to ``ctrlrange``).  From MuJoCo: the car's motion
@@ -70,12 +71,14 @@ Where it differs, and why
   Actions in [-1, 1] units.  At (1, 0.3) (0.236 rad) our car circles on 2.68 m against the
   original's 2.99 m, so it spends less time beyond the walls (cost -10 %) and stays nearer
   the rewarded radius (return +19 %); at (1, 0.5), 1.24 m against 1.26 m.
-* Reverse at full lock: the original's hinge rests on its range, so the car barely turns (``|yaw rate| <= 0.04``
-  rad/s) and slides sideways at up to 0.30 m/s; the planar model turns at 0.44-1.91 rad/s
-  (``physics="mujoco"`` does as the original).  Learners find this
-  regime: a CPO policy trained on this port returns 26.5 here and 1.5 on the original
-  (docs/results/fidelity/racecar_transfer.md), so policies trained on the planar model do not transfer, and the
-  equivalence rule of ``make fidelity`` calls that transfer different (docs/environments.md).
+* Reverse at full lock: the original's hinge rests on its range with the inner front wheel on the bumper, so the
+  car barely turns (``|yaw rate| <= 0.04`` rad/s) and slides sideways at up to 0.30 m/s (``physics="mujoco"``
+  does as the original).  Until the wheel's contact was modelled (:mod:`saferl.envs.safety_nav.racecar`, "Full
+  lock") the planar model turned there at 0.44-1.91 rad/s, and learners found the regime: a CPO policy trained
+  on that port returned 26.5 on it and 1.5 on the original (docs/results/fidelity/racecar_transfer.md), which the
+  equivalence rule of ``make fidelity`` calls different.  Now the planar car crabs without turning (within 0.05
+  rad/s of MuJoCo's, tests/analysis/test_equivalence_power.py), its steady crab within 0.02 m/s of the original's; whether
+  policies trained on it transfer is not measured yet.
 * The reward at the exact origin (``rho = 0``, where Safety-Gymnasium divides by zero) is 0.
 * A MuJoCo exception (reward -10 and truncation in ``Builder.step``) cannot happen here.
 """

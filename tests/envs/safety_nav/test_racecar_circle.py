@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from saferl.envs import base
+from saferl.envs.safety_nav import racecar
 from saferl.envs.safety_nav.racecar import DRIVE_INERTIA, GEOMETRIC_WHEELBASE, REAR_AXLE_X, RacecarState, body_velocity
 from saferl.envs.safety_nav.racecar_circle import RacecarCircle, RacecarCircleState, circle_reward
 
@@ -155,7 +156,8 @@ def test_steady_turning_radius_is_the_bicycle_closed_form(geometry):
     # without the self-aligning torque, slip and oversteer, the angle settles at the command and the
     # no-slip point turns on a circle of radius L / tan(delta); the body origin, -x_p ahead of it,
     # on sqrt((L / tan(delta))^2 + x_p^2)
-    params = PARAMS.replace(align_torque=0.0, slip_gain=0.0, oversteer=0.0)
+    # the bicycle alone: no self-aligning torque, slip, oversteer, nor the inner wheel on the bumper at full lock
+    params = PARAMS.replace(align_torque=0.0, slip_gain=0.0, oversteer=0.0, bumper_angle=10.0)
     if geometry == "racecar.xml":  # the geometric wheelbase, no-slip point on the rear axle
         params = params.replace(wheelbase=GEOMETRIC_WHEELBASE, no_slip_x=REAR_AXLE_X)
     deltas = np.array([0.1, 0.3, 0.5, 0.785])
@@ -196,7 +198,8 @@ def test_steady_turns_against_the_original():
 def test_sensors_in_a_steady_turn_match_the_path():
     # geometry of the simulated path against the sensors: the site (0.02 ahead of the body origin)
     # runs on a circle; velocimeter = its speed, gyro = d heading / dt, accelerometer = centripetal
-    params = PARAMS.replace(align_torque=0.0, slip_gain=0.0, oversteer=0.0)
+    # the bicycle alone: no self-aligning torque, slip, oversteer, nor the inner wheel on the bumper at full lock
+    params = PARAMS.replace(align_torque=0.0, slip_gain=0.0, oversteer=0.0, bumper_angle=10.0)
     out = rollout([(0.2, -0.1, 1.0, 0)] * 4, [(1, 0.4), (0.6, -0.7), (-0.8, 0.5), (0.4, 1.0)], params)
     for k in range(4):
         h = out["heading"][k]
@@ -284,3 +287,30 @@ def test_circle_lidar_sees_only_the_origin():
     np.testing.assert_allclose(lidar[2], origin_lidar(1.1, 0.2, 0.0), atol=1e-5)
     assert np.all(lidar[2][[0, 1, 2, 14, 15]] == 0.0)
     np.testing.assert_array_equal(lidar[3], np.zeros(16))  # beyond max_dist 6
+
+
+# --------------------------------------------------------------------------- full lock: the inner wheel on the bumper
+
+
+def test_the_bumper_contact_rises_from_its_angle_to_the_hinge_limit():
+    angles = jnp.array([0.0, 0.7, PARAMS.bumper_angle, 0.5 * (PARAMS.bumper_angle + 0.785), 0.785, -0.785])
+    np.testing.assert_allclose(racecar.bumper_contact(angles, PARAMS), [0.0, 0.0, 0.0, 0.5, 1.0, 1.0], atol=1e-5)
+    assert float(racecar.bumper_contact(jnp.float32(0.785), PARAMS.replace(bumper_angle=10.0))) == 0.0
+
+
+@pytest.mark.parametrize("side", [1.0, -1.0])
+def test_reverse_at_full_lock_crabs_on_a_straight_line(side):
+    """The closed form of the locked regime at the servo's steady wheel speed ``w = -20 / 1.003``: no yaw, the body
+    at ``r w (g0 + g1 |r w|)`` backwards and ``sign(delta) (c0 + c1 |r w|)`` times that sideways; and the original's
+    measured 0.516 m/s back and 0.299 sideways (steps 101-250, benchmarks/calibration/racecar/grid_reverse.json) within
+    10 %."""
+    out = rollout([(0, 0, 0.3, 0)] * B, [(-1.0, side)] * B)
+    surface = PARAMS.wheel_radius * -W_FULL
+    speed = surface * (PARAMS.lock_grip + PARAMS.lock_grip_per_speed * abs(surface))
+    crab = side * (PARAMS.lock_crab + PARAMS.lock_crab_per_speed * abs(surface)) * speed
+    assert abs(float(out["steer"][0, -1])) == pytest.approx(0.785, abs=1e-5)
+    np.testing.assert_allclose(out["yaw_rate"][0, -50:], 0.0, atol=1e-6)
+    h = float(out["heading"][0, -1])  # 0.3, turned a little while the steering went to the lock
+    body = np.array([[math.cos(h), math.sin(h)], [-math.sin(h), math.cos(h)]]) @ out["vel"][0, -1]
+    np.testing.assert_allclose(body, [speed, crab], rtol=1e-4)
+    assert body[0] == pytest.approx(-0.516, rel=0.1) and body[1] == pytest.approx(-side * 0.299, rel=0.1)
