@@ -468,7 +468,15 @@ def readme(ours: dict, orig: dict, suite: dict | None = None) -> tuple[str, dict
                 f"{entry['cost_original']:.2f} | {needed_summary(entry)} |"
             )
     trajectory_lines, trajectories = trajectory_section(ours, orig)
-    lines += ["## Summary", ""] + summary_rows + ["", "## Per task", ""] + sections + trajectory_lines
+    further = [
+        "",
+        "Further checks of the navigation tasks: [mujoco_models.md](mujoco_models.md), saferl's MuJoCo models against "
+        "the original's, parameter by parameter and step by step from its recorded states (`make -C "
+        "benchmarks/fidelity models`); [cross_physics.md](cross_physics.md), policies trained on one physics "
+        "evaluated on both (`benchmarks/fidelity/cross_physics.py`); [racecar_transfer.md](racecar_transfer.md), "
+        "policies trained on the port evaluated on the original.",
+    ]
+    lines += ["## Summary", ""] + summary_rows + further + ["", "## Per task", ""] + sections + trajectory_lines
     lines += bounce_section(ours, orig)
     lines += [
         "## Files",

@@ -23,7 +23,9 @@ import pytest
 
 pytest.importorskip("mujoco")
 
-from saferl.envs.base import make, make_env_params  # noqa: E402
+from physics_pairs import physics_pair  # noqa: E402
+
+from saferl.envs.base import make  # noqa: E402
 
 ENVS = 32
 WARMUP_STEPS = 30
@@ -54,24 +56,10 @@ ACTIONS = {
 def gaps():
     """Per action kind, the 95th-percentile gap of each quantity after 1 and after K env steps."""
     env = make("PointGoal1")
-    mujoco_params, planar_params = (
-        make_env_params(env, {"physics": "mujoco"}),
-        make_env_params(env, {"physics": "planar"}),
+    pair = physics_pair(
+        env, lambda p, s, o, r: (s.pos, s.heading, s.vel, s.ang_vel, o[:, :12], r), ENVS, WARMUP_STEPS, K
     )
-    states, _ = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(jax.random.PRNGKey(0), ENVS), mujoco_params)
-
-    def rollout(params, states, actions):
-        def body(state, action):
-            state, obs, reward, *_ = jax.vmap(env.step, in_axes=(0, 0, None))(state, action, params)
-            return state, (state.pos, state.heading, state.vel, state.ang_vel, obs[:, :12], reward)
-
-        return jax.lax.scan(body, states, actions)
-
-    run_mujoco = jax.jit(lambda s, a: rollout(mujoco_params, s, a))
-    run_planar = jax.jit(lambda s, a: rollout(planar_params, s.replace(mujoco=None), a))
-    warmup = jax.random.uniform(jax.random.PRNGKey(1), (WARMUP_STEPS // K, K, ENVS, 2), minval=-2.0, maxval=2.0)
-    for actions in warmup:  # K steps at a time: the program the comparison runs, no extra compile
-        states, _ = run_mujoco(states, actions)
+    states, run_planar, run_mujoco = pair.states, pair.run_planar, pair.run_mujoco
 
     out = {}
     for index, (kind, make_actions) in enumerate(ACTIONS.items()):

@@ -70,7 +70,9 @@ import pytest
 
 pytest.importorskip("mujoco")
 
-from saferl.envs.base import make, make_env_params  # noqa: E402
+from physics_pairs import physics_pair  # noqa: E402
+
+from saferl.envs.base import make  # noqa: E402
 from saferl.envs.safety_nav.car import forward_direction, left_direction  # noqa: E402
 from saferl.envs.safety_nav.racecar import body_velocity  # noqa: E402
 
@@ -309,24 +311,12 @@ def measure(robot):
     """Per action kind, the 95th-percentile gaps of ``robot``'s quantities; for the Point also the pushing starts'
     centre distances from the Point to the box and how far the box was pushed to get there."""
     env, reading = make(TASKS[robot]), READINGS[robot]
-    mujoco_params, planar_params = (
-        make_env_params(env, {"physics": "mujoco"}),
-        make_env_params(env, {"physics": "planar"}),
-    )
-    states, _ = jax.vmap(env.reset, in_axes=(0, None))(jax.random.split(jax.random.PRNGKey(0), ENVS), mujoco_params)
 
-    def rollout(params, states, actions):
-        def body(state, action):
-            state, obs, reward, *_ = jax.vmap(env.step, in_axes=(0, 0, None))(state, action, params)
-            return state, jax.vmap(lambda s, o, r: reading(env, params, s, o, r))(state, obs, reward)
+    def record(params, states, obs, rewards):
+        return jax.vmap(lambda s, o, r: reading(env, params, s, o, r))(states, obs, rewards)
 
-        return jax.lax.scan(body, states, actions)
-
-    run_mujoco = jax.jit(lambda s, a: rollout(mujoco_params, s, a))
-    run_planar = jax.jit(lambda s, a: rollout(planar_params, s.replace(mujoco=None), a))
-    warmup = jax.random.uniform(jax.random.PRNGKey(1), (WARMUP_STEPS // K, K, ENVS, 2), minval=-2.0, maxval=2.0)
-    for actions in warmup:  # K steps at a time: the program the comparison runs, no extra compile
-        states, _ = run_mujoco(states, actions)
+    pair = physics_pair(env, record, ENVS, WARMUP_STEPS, K)
+    states, run_planar, run_mujoco, mujoco_params = pair
     starts, out = {"driving": states}, {}
     if robot == "point":
         placed = box_ahead_layouts(env, mujoco_params)
