@@ -73,12 +73,10 @@ FINDINGS = {
         "`cfrc_ext`, whose entries are sensitive and reach the hundreds on impact."
     ),
     "PointPush1": (
-        "The scripted return and cost agree within 4% and the pushes that reach the goal within one standard "
-        "deviation (1.2 against 1.4 an episode), all inconclusive at 30 episodes. saferl's 2-D quasi-static box "
-        "contact (saferl/envs/safety_nav/point_push.py docstring: the box turns less under an off-centre push and "
-        "is not tipped round) does not show at this level. The random policy's cost is heavy-tailed: most episodes "
-        "cost 0 and one long stay in a hazard costs hundreds, so its mean moves by a factor between two samples of "
-        "30 layouts."
+        "On MuJoCo, the default, the scripted return and cost are 3.05 and 33.2 against the original's 2.98 and 33.5, "
+        "as on the planar port (below); neither is decided at 30 episodes. Where policies learned on the planar "
+        "port drive they return about half as much on MuJoCo (cross_physics.md), which these two policies do not "
+        "reach."
     ),
     "CarButton1": (
         "On MuJoCo, the default, no quantity is called different at 30 episodes: the random policy touches wrong "
@@ -129,8 +127,13 @@ ALTERNATE_FINDINGS = {
         " a factor between the two samples."
     ),
     "PointPush1": (
-        "MuJoCo's Point and box give the same picture as the planar default: scripted return 3.05 and cost 33.2 "
-        "against the original's 2.98 and 33.5."
+        "The planar port's scripted return and cost agree within 4% and the pushes that reach the goal within one "
+        "standard "
+        "deviation (1.2 against 1.4 an episode), all inconclusive at 30 episodes. saferl's 2-D quasi-static box "
+        "contact (saferl/envs/safety_nav/point_push.py docstring: the box turns less under an off-centre push and "
+        "is not tipped round) does not show at this level. The random policy's cost is heavy-tailed: most episodes "
+        "cost 0 and one long stay in a hazard costs hundreds, so its mean moves by a factor between two samples of "
+        "30 layouts."
     ),
 }
 
@@ -413,7 +416,7 @@ def document(ours: dict, orig: dict) -> tuple[str, dict]:
         "the tables add the scripted controller on MuJoCo 4.0 itself (the main venv's `mujoco`, float64; with "
         "the model's margins and with them halved): a diagnosis of where a difference comes from, not saferl, "
         "judged the same way and left out of the verdict. The navigation tasks run on their default physics "
-        "(`planar` for PointPush1, `mujoco` for CarButton1 and RacecarCircle1, docs/decisions/065) and, in rows "
+        "(`mujoco` for PointPush1, CarButton1 and RacecarCircle1, docs/decisions/065) and, in rows "
         "marked *not the default*, on their other one.",
         "",
     ]

@@ -12,7 +12,7 @@ from saferl.training import config, reuse, run_directory
 
 @pytest.mark.parametrize(
     ("env", "physics"),
-    [("PointGoal1", "planar"), ("PointPush1", "planar"), ("CarButton1", "mujoco"), ("RacecarCircle1", "mujoco")],
+    [("PointGoal1", "planar"), ("PointPush1", "mujoco"), ("CarButton1", "mujoco"), ("RacecarCircle1", "mujoco")],
 )
 def test_a_resolved_config_records_the_default_physics(env, physics):
     assert config.resolve({"algo": "ppo", "env": env})["env_params"]["physics"] == physics

@@ -5,8 +5,9 @@ hazard discs (cost) and one pillar (a static obstacle, no cost).  Pure ``jax.num
 and ``step`` jit and vmap.  The contacts are a small 2-D model, :mod:`saferl.envs.safety_nav.nav_contact`;
 layout, lidar, noise and hazard cost are the engine's (:mod:`saferl.envs.safety_nav.engine`).
 
-``physics="mujoco"`` (a static parameter; default ``"planar"``, the contact model below) steps MuJoCo itself
-instead: the Point, the push box (a free body with its four corner blocks) and the pillars (mocap bodies) of
+``physics="mujoco"`` (a static parameter, the default; ``"planar"`` is the contact model below, about 6x faster to
+train, kept as a labelled fast option: CPO policies trained on it return about half as much on MuJoCo, which the
+fidelity rule calls different, docs/decisions/065 and docs/results/fidelity/cross_physics.md) steps MuJoCo itself: the Point, the push box (a free body with its four corner blocks) and the pillars (mocap bodies) of
 :mod:`saferl.envs.safety_nav.mjcf`, through :mod:`saferl.envs.safety_nav.mujoco_physics` (the state's ``mujoco``
 field; ``None`` under the planar model).  The robot's motion, the box's position, velocity and yaw (of its x axis,
 from its free joint's quaternion) and the robot's sensors come from MuJoCo; the layout, reward, cost, lidar and
@@ -146,8 +147,9 @@ class PointPushParams(PointParams, NavParams):
     floor_friction: float = 1.0  # MuJoCo default geom friction (floor and box)
     contact_friction: float = 1.0  # MuJoCo default geom friction (robot, pillar, box)
     box_friction_radius: float = 0.296  # m_max / f_max over the box's 20 floor contacts (measured loads)
-    # "planar" (the contact model above) or "mujoco" (saferl.envs.safety_nav.mujoco_physics)
-    physics: str = struct.field(static=True, default="planar")
+    # "mujoco" (saferl.envs.safety_nav.mujoco_physics) or "planar" (the contact model above, whose policies do not hold
+    # on MuJoCo: docs/decisions/065)
+    physics: str = struct.field(static=True, default="mujoco")
 
 
 @struct.dataclass

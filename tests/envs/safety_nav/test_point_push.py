@@ -16,7 +16,7 @@ from saferl.envs import base
 from saferl.envs.safety_nav.point_push import PointPush, PointPushParams
 
 ENV = PointPush()
-PARAMS = ENV.default_params()
+PARAMS = ENV.default_params().replace(physics="planar")  # the planar port (MuJoCo: test_point_push_mujoco.py)
 BATCH = 256
 VRESET = jax.jit(jax.vmap(ENV.reset, in_axes=(0, None)))
 STEP = jax.jit(ENV.step)
