@@ -7,7 +7,8 @@ layout, lidar, noise and hazard cost are the engine's (:mod:`saferl.envs.safety_
 
 ``physics="mujoco"`` (a static parameter, the default; ``"planar"`` is the contact model below, about 6x faster to
 train, kept as a labelled fast option: CPO policies trained on it return about half as much on MuJoCo, which the
-fidelity rule calls different, docs/decisions/065 and docs/results/fidelity/cross_physics.md) steps MuJoCo itself: the Point, the push box (a free body with its four corner blocks) and the pillars (mocap bodies) of
+fidelity rule calls different, docs/decisions/065 and docs/results/fidelity/cross_physics.md) steps MuJoCo itself:
+the Point, the push box (a free body with its four corner blocks) and the pillars (mocap bodies) of
 :mod:`saferl.envs.safety_nav.mjcf`, through :mod:`saferl.envs.safety_nav.mujoco_physics` (the state's ``mujoco``
 field; ``None`` under the planar model).  The robot's motion, the box's position, velocity and yaw (of its x axis,
 from its free joint's quaternion) and the robot's sensors come from MuJoCo; the layout, reward, cost, lidar and

@@ -77,8 +77,9 @@ Where it differs, and why
   lock") the planar model turned there at 0.44-1.91 rad/s, and learners found the regime: a CPO policy trained
   on that port returned 26.5 on it and 1.5 on the original (docs/results/fidelity/racecar_transfer.md), which the
   equivalence rule of ``make fidelity`` calls different.  Now the planar car crabs without turning (within 0.05
-  rad/s of MuJoCo's, tests/analysis/test_equivalence_power.py), its steady crab within 0.02 m/s of the original's; whether
-  policies trained on it transfer is not measured yet.
+  rad/s of MuJoCo's, tests/analysis/test_equivalence_power.py), its steady crab within 0.02 m/s of the original's;
+  but CPO policies trained on it still return a tenth as much on MuJoCo (docs/results/fidelity/cross_physics.md):
+  they steer bang-bang at the lock, where the planar steering's transients are not MuJoCo's.
 * The reward at the exact origin (``rho = 0``, where Safety-Gymnasium divides by zero) is 0.
 * A MuJoCo exception (reward -10 and truncation in ``Builder.step``) cannot happen here.
 """

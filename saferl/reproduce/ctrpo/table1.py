@@ -171,14 +171,13 @@ BOOTSTRAP_REPS = 50_000  # the authors' notebooks: rly.get_interval_estimates(..
 #: run's whole wall time, compile included, so adding COMPILE_SECONDS below errs long.  Until then these were one
 #: timed iteration under load 5-9, 2-4x lower (docs/cluster.md, "How long the full benchmark takes").
 #: PointPush1, RacecarCircle1 and CarButton1 train on MuJoCo since decision 065 (their planar rates were 37,400,
-#: 59,300 and 33,400):
-#: CPO's rates of 5 seeds x 8 envs on it (benchmarks/results/nav-training-speed.md, 2026-12-07), until a cpu run of
-#: the harness measures them.
+#: 59,300 and 33,400): CPO's rates of 5 seeds x 8 envs on it (benchmarks/results/nav-training-speed.md, 2026-12-07),
+#: until a cpu run of the harness measures them.
 CPU_STEPS_PER_SECOND = {
     "PointGoal1": 49_900,
-    "PointPush1": 6_120,
+    "PointPush1": 6_080,
     "CarButton1": 4_370,
-    "RacecarCircle1": 1_990,
+    "RacecarCircle1": 2_510,
     "SafetyHalfCheetahVelocity": 13_500,
     "SafetyHopperVelocity": 14_000,
     "SafetyAntVelocity": 3_520,
