@@ -30,6 +30,7 @@ import jax
 import numpy as np
 
 from saferl.envs import base as envs
+from saferl.envs.safety_nav.engine import NavTask
 from saferl.foundation.atomic_files import write_bytes_atomic, write_json_atomic, write_text_atomic
 from saferl.training import config as configlib
 from saferl.training import in_program_sweep as gridlib
@@ -293,8 +294,8 @@ LEGACY_VALUES = {
 }
 
 #: ``env_params.physics`` of a navigation task's config.yaml written before configs recorded the physics: every
-#: navigation run then stepped the planar model (MuJoCo physics came later, and RacecarCircle1 and CarButton1
-#: default to it since: docs/decisions/065)
+#: navigation run then stepped the planar model (MuJoCo physics came later, and PointPush1, RacecarCircle1 and
+#: CarButton1 default to it since: docs/decisions/065)
 LEGACY_NAVIGATION_PHYSICS = "planar"
 
 # Values renamed after runs were written with them: old name -> today's (the computation is the same).
@@ -304,7 +305,7 @@ RENAMED_VALUES = {
 
 
 def _is_navigation(env_name: str) -> bool:
-    return type(envs.make(env_name)).__module__.startswith("saferl.envs.safety_nav.")
+    return isinstance(envs.make(env_name), NavTask)
 
 
 def with_renamed_values(raw):

@@ -299,11 +299,8 @@ class CarButton(NavTask):
 
     def world(self, params: CarButtonParams) -> ButtonWorld:
         """The MuJoCo world of ``physics="mujoco"`` (built once per button and gremlin count)."""
-        worlds = self.__dict__.setdefault("_worlds", {})
         counts = (params.num_buttons, params.num_gremlins)
-        if counts not in worlds:
-            worlds[counts] = ButtonWorld(*counts)
-        return worlds[counts]
+        return self.mujoco_world(counts, lambda: ButtonWorld(*counts))
 
     def initial_state(self, key: jax.Array, params: CarButtonParams) -> CarButtonState:
         key, layout_key, rot_key, goal_key = jax.random.split(key, 4)
@@ -349,16 +346,14 @@ class CarButton(NavTask):
         mocaps = dict(zip(world.button_names, jnp.concatenate([state.buttons, button_z], axis=1)))
         mocaps.update({f"gremlin{i}mocap": boxes[i] for i in range(params.num_gremlins)})
         at_rest = car_sensors(state.car, jnp.zeros((2,), jnp.float32), params)
-        base = world.initial_state(state.car.pos, state.car.yaw, dict(zip(world.gremlin_names, boxes)), mocaps, at_rest)
+        yaws = dict(zip(world.gremlin_names, gremlin_yaws))
+        boxes = dict(zip(world.gremlin_names, boxes))
+        base = world.initial_state(state.car.pos, state.car.yaw, boxes, mocaps, at_rest, free_body_yaws=yaws)
         quats = jax.vmap(mujoco_physics.yaw_quaternion)(gremlin_yaws)
-        qpos = base.qpos
-        for name, quat in zip(world.gremlin_names, quats):
-            start = world.addresses.free_bodies[name].qpos
-            qpos = qpos.at[start + 3 : start + 7].set(quat)
         mocap_quat = jnp.tile(jnp.array([1.0, 0.0, 0.0, 0.0], jnp.float32), (world.model.nmocap, 1))
         mocap_quat = mocap_quat.at[world.gremlin_rows].set(quats)
-        fields = {name: getattr(base, name) for name in ("qvel", "qacc_warmstart", "mocap_pos", "sensors")}
-        return ButtonMujocoState(qpos=qpos, mocap_quat=mocap_quat, **fields)
+        fields = {name: getattr(base, name) for name in ("qpos", "qvel", "qacc_warmstart", "mocap_pos", "sensors")}
+        return ButtonMujocoState(mocap_quat=mocap_quat, **fields)
 
     def transition(self, state: CarButtonState, action: jax.Array, params: CarButtonParams):
         key, u = engine.step_uniforms(state.key, (3,))

@@ -192,6 +192,14 @@ class NavTask(Environment):
             return state.mujoco.sensors
         return self.planar_sensors(state, ctrl, params)
 
+    def mujoco_world(self, counts, build):
+        """The MuJoCo world of ``physics="mujoco"`` for a layout's object ``counts`` (hashable), built by ``build()``
+        the first time and kept on the task: a model per task and level, shared by every episode."""
+        worlds = self.__dict__.setdefault("_worlds", {})
+        if counts not in worlds:
+            worlds[counts] = build()
+        return worlds[counts]
+
     def lidar_readings(self, state, params) -> list[jax.Array]:
         """One pseudo-lidar reading per group of :meth:`lidar_objects`."""
         pos, heading = self.pose(state)

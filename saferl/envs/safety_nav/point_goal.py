@@ -145,10 +145,8 @@ class PointGoal(NavTask):
 
     def world(self, params: PointGoalParams) -> mujoco_physics.NavWorld:
         """The MuJoCo world of ``physics="mujoco"``: the Point and the vases (built once per vase count)."""
-        worlds = self.__dict__.setdefault("_worlds", {})
-        if params.num_vases not in worlds:
-            worlds[params.num_vases] = mujoco_physics.NavWorld("point", {"vases": params.num_vases})
-        return worlds[params.num_vases]
+        vases = params.num_vases
+        return self.mujoco_world(vases, lambda: mujoco_physics.NavWorld("point", {"vases": vases}))
 
     def initial_state(self, key: jax.Array, params: PointGoalParams) -> PointGoalState:
         key, layout_key, rot_key = jax.random.split(key, 3)

@@ -333,12 +333,8 @@ class PointPush(NavTask):
     def world(self, params: PointPushParams) -> mujoco_physics.NavWorld:
         """The MuJoCo world of ``physics="mujoco"``: the Point, the push box and the pillars (built once per
         pillar count)."""
-        worlds = self.__dict__.setdefault("_worlds", {})
-        if params.num_pillars not in worlds:
-            worlds[params.num_pillars] = mujoco_physics.NavWorld(
-                "point", {"pillars": params.num_pillars, "push_box": 1}
-            )
-        return worlds[params.num_pillars]
+        pillars = params.num_pillars
+        return self.mujoco_world(pillars, lambda: mujoco_physics.NavWorld("point", {"pillars": pillars, "push_box": 1}))
 
     def _mujoco_motion(self, state: PointPushState, ctrl, params: PointPushParams):
         """``frame_skip`` MuJoCo steps: MuJoCo's state after them, the robot's ``(pos, heading, vel, ang_vel)``,

@@ -158,9 +158,7 @@ class RacecarCircle(NavTask):
 
     def world(self, params: RacecarCircleParams) -> mujoco_physics.NavWorld:
         """The MuJoCo world of ``physics="mujoco"``: the Racecar alone (the circle and the walls do not collide)."""
-        if "_world" not in self.__dict__:
-            self._world = mujoco_physics.NavWorld("racecar", {})
-        return self._world
+        return self.mujoco_world((), lambda: mujoco_physics.NavWorld("racecar", {}))
 
     def initial_state(self, key: jax.Array, params: RacecarCircleParams) -> RacecarCircleState:
         pos_key, heading_key = jax.random.split(key)
