@@ -78,22 +78,6 @@ def quantities(state: dict, robot: str) -> dict[str, np.ndarray]:
     return out
 
 
-def _quaternion_product(a, b) -> np.ndarray:
-    aw, ax, ay, az = a
-    bw, bx, by, bz = b
-    return np.array([
-        aw * bw - ax * bx - ay * by - az * bz,
-        aw * bx + ax * bw + ay * bz - az * by,
-        aw * by - ax * bz + ay * bw + az * bx,
-        aw * bz + ax * by - ay * bx + az * bw,
-    ])  # fmt: skip
-
-
-def _rotate(quat, vector) -> np.ndarray:
-    rotated = _quaternion_product(_quaternion_product(quat, [0.0, *vector]), [quat[0], *(-np.asarray(quat[1:]))])
-    return rotated[1:]
-
-
 def point_in_world(state: dict, agent_frame) -> dict:
     """A Point state of the original in saferl's joint coordinates.  ``world.py`` puts the agent body at its
     layout pose (``agent_frame``: position, quaternion) with the slide and hinge joints at zero; saferl's
@@ -188,8 +172,11 @@ class Replayer:
     def _set_mocap(self, index: int, pos, quat, relpose) -> None:
         """The original's mocap pose in this model: world.py's mocap body sits at the origin and its weld keeps the
         box at ``relpose`` from it; saferl's weld has the identity relpose, so its mocap takes the box's pose."""
-        self.data.mocap_pos[index] = np.asarray(pos) + _rotate(quat, relpose[:3])
-        self.data.mocap_quat[index] = _quaternion_product(quat, relpose[3:])
+        quat, offset, turned = np.asarray(quat, np.float64), np.zeros(3), np.zeros(4)
+        self.mujoco.mju_rotVecQuat(offset, np.asarray(relpose[:3], np.float64), quat)
+        self.mujoco.mju_mulQuat(turned, quat, np.asarray(relpose[3:], np.float64))
+        self.data.mocap_pos[index] = np.asarray(pos) + offset
+        self.data.mocap_quat[index] = turned
 
     def set_state(self, state: dict) -> None:
         for joint, (q, v) in self.joints.items():
