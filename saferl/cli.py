@@ -188,7 +188,7 @@ def _cmd_reproduce(args) -> int:
         return _train_part_of_plan(args, out)
     if args.ray or args.address:
         _train_plan_on_ray(args, out)
-    result = reproduce.run(args.target, args.scale, out, tune=args.tune)
+    result = reproduce.run(args.target, args.scale, out, tasks=_chosen_tasks(args), tune=args.tune)
     from saferl.analysis import tables
 
     print(tables.render_result(result))
@@ -206,7 +206,14 @@ def _planned_jobs(args, out: Path, why: str) -> list:
             f"target {args.target} does not declare its runs, so it cannot {why}; "
             f"targets that do: {', '.join(with_plan)}"
         )
-    return target.plan(target.scale(args.scale), out)
+    return target.plan(target.scale(args.scale, _chosen_tasks(args)), out)
+
+
+def _chosen_tasks(args) -> list[str] | None:
+    """``--tasks A,B`` as a list (None without it)."""
+    if args.tasks is None:
+        return None
+    return [t.strip() for t in args.tasks.split(",") if t.strip()]
 
 
 def _train_part_of_plan(args, out: Path) -> int:
@@ -369,6 +376,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="train the target's runs as Ray jobs first (a local Ray instance, or --address), then tabulate",
     )
     p.add_argument("--address", help="with --ray: join the Ray cluster at this address")
+    p.add_argument(
+        "--tasks",
+        metavar="TASK[,TASK]",
+        help="train and tabulate only these of the target's tasks (targets whose scale lists tasks, e.g. "
+        "ctrpo-table1: 'RacecarCircle1,CarButton1'); results.json records them under only_tasks",
+    )
     p.add_argument(
         "--only",
         metavar="PATTERN[,PATTERN]",

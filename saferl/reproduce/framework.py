@@ -63,7 +63,17 @@ from saferl.training import provenance, reuse
 #: the scale names a target may declare, smallest first; every target declares ``smoke`` (the tests run it)
 SCALE_NAMES = ("smoke", "demo", "cpu", "full")
 #: results.json keys the framework writes; a target's result may not use them
-RESERVED = ("target", "scale", "wall_seconds", "git_commit", "checks", "runs", "runs_training_seconds", "options")
+RESERVED = (
+    "target",
+    "scale",
+    "wall_seconds",
+    "git_commit",
+    "checks",
+    "runs",
+    "runs_training_seconds",
+    "options",
+    "only_tasks",
+)
 
 
 @dataclass(frozen=True)
@@ -127,10 +137,24 @@ class Target:
     #: ``plan(scale, out, **options) -> [(run_dir, resolved config)]``: the runs the target trains (None: not declared)
     plan: Callable[..., list] | None = None
 
-    def scale(self, name: str) -> Scale:
+    def scale(self, name: str, tasks: Sequence[str] | None = None) -> Scale:
+        """The scale ``name``; with ``tasks``, narrowed to those of its tasks (a scale that lists ``tasks``)."""
         if name not in self.scales:
             raise ValueError(f"unknown scale {name!r} for {self.name}; its scales: {', '.join(self.scales)}")
-        return self.scales[name]
+        chosen = self.scales[name]
+        if tasks is None:
+            return chosen
+        declared = list(chosen.get("tasks") or ())
+        if not declared:
+            raise ValueError(f"target {self.name} at scale {name} has no list of tasks to choose from with --tasks")
+        unknown = [t for t in tasks if t not in declared]
+        if unknown or not tasks:
+            raise ValueError(
+                f"--tasks {','.join(tasks)!r}: {self.name} at scale {name} trains on {', '.join(declared)}; "
+                "choose one or more of them"
+            )
+        kept = [t for t in declared if t in tasks]  # the target's order
+        return replace(chosen, params={**chosen.params, "tasks": kept}, note=f"{chosen.note}; only {', '.join(kept)}")
 
     def compute_checks(self, rows: list) -> dict:
         """Every declared check on ``rows``, merged into one dict (a name given twice is an error)."""
@@ -222,11 +246,12 @@ def get(name: str) -> Target:
 # --------------------------------------------------------------------------- running a target
 
 
-def run(name: str, scale: str, out: Path, **options) -> dict:
-    """Run target ``name`` at ``scale`` into ``out``; write and return results.json's content.
-    ``options`` (e.g. ``tune=True``) must be declared by the target; false ones are ignored."""
+def run(name: str, scale: str, out: Path, tasks: Sequence[str] | None = None, **options) -> dict:
+    """Run target ``name`` at ``scale`` into ``out``; write and return results.json's content.  ``tasks`` narrows a
+    scale that lists tasks to those (results.json records them under ``only_tasks``).  ``options`` (e.g.
+    ``tune=True``) must be declared by the target; false ones are ignored."""
     tgt = get(name)
-    chosen = tgt.scale(scale)
+    chosen = tgt.scale(scale, tasks)
     unsupported = [k for k, v in options.items() if v and k not in tgt.options]
     if unsupported:
         raise ValueError(f"target {name} does not support --{', --'.join(unsupported)}")
@@ -260,6 +285,8 @@ def run(name: str, scale: str, out: Path, **options) -> dict:
     }
     if any(options.values()):
         payload["options"] = {k: v for k, v in options.items() if v}
+    if tasks is not None:
+        payload["only_tasks"] = list(chosen["tasks"])
     payload.update(result)
     _keep_another_targets_result(out, name)
     write_json_atomic(out / "results.json", payload)

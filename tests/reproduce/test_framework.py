@@ -129,6 +129,31 @@ def test_unknown_target_and_unsupported_option(tmp_path):
         reproduce.run("ctrpo-fig2", "smoke", tmp_path, tune=True)
 
 
+def test_tasks_narrow_a_scale_that_lists_tasks_and_are_recorded(tmp_path, monkeypatch):
+    table1 = reproduce.get("ctrpo-table1")
+    narrowed = table1.scale("cpu", ["RacecarCircle1", "CarButton1"])
+    assert narrowed["tasks"] == ["CarButton1", "RacecarCircle1"]  # the target's order, not the caller's
+    assert table1.scale("cpu")["tasks"] != narrowed["tasks"] and "only CarButton1, RacecarCircle1" in narrowed.note
+    planned = {Path(run_dir).relative_to(tmp_path).parts[0] for run_dir, _ in table1.plan(narrowed, tmp_path)}
+    assert planned == {"CarButton1", "RacecarCircle1"}
+    with pytest.raises(ValueError, match="--tasks 'Nope': ctrpo-table1 at scale cpu trains on .*PointGoal1"):
+        table1.scale("cpu", ["Nope"])
+    with pytest.raises(ValueError, match="has no list of tasks to choose from"):
+        reproduce.run("foundation-pointgoal", "smoke", tmp_path / "none", tasks=["PointGoal1"])
+    assert not (tmp_path / "none").exists()
+
+    def listed(scale, out):
+        plotting.save_figure(plotting.pyplot().figure(), out / "f.png", dpi=20)
+        return {"rows": [{"task": t} for t in scale["tasks"]], "figures": ["f.png"]}
+
+    monkeypatch.setattr(framework, "_TARGETS", dict(framework._TARGETS))
+    scales = {"smoke": reproduce.Scale(steps=1, seeds=1, wall_s=1, params={"tasks": ["A", "B", "C"]})}
+    _declare("t-tasks", scales=scales, checks=lambda rows: {"n": len(rows)})(listed)
+    saved = reproduce.run("t-tasks", "smoke", tmp_path / "some", tasks=["C", "A"])
+    assert [r["task"] for r in saved["rows"]] == ["A", "C"] and saved["only_tasks"] == ["A", "C"]
+    assert "only_tasks" not in reproduce.run("t-tasks", "smoke", tmp_path / "all")
+
+
 def test_every_target_declares_its_scales_as_data():
     for name, tgt in reproduce.targets().items():
         assert "smoke" in tgt.scales and tgt.checks, name

@@ -244,14 +244,14 @@ SCALES = {  # smoke's wall time measured (ctrpo-table1, load 7-9: 337 s; ctrpo-f
         seeds=SEEDS,
         wall_s=float(sum(CPU_SECONDS.values())),
         note="steps per seed: " + ", ".join(f"{t} {n // 1000}k" for t, n in CPU_STEPS.items()),
-        params={"task_steps": CPU_STEPS, "num_envs": None, "config": {}},
+        params={"tasks": list(TASKS), "task_steps": CPU_STEPS, "num_envs": None, "config": {}},
     ),
     "full": Scale(
         steps=FULL_STEPS,
         seeds=SEEDS,
         wall_s=None,
         note=f"the paper's budget: ~{FULL_DAYS:.0f} days on 2 CPU cores, meant for an accelerator",
-        params={"num_envs": None, "config": {}},
+        params={"tasks": list(TASKS), "num_envs": None, "config": {}},
     ),
 }
 
