@@ -1,14 +1,15 @@
 """One original Safety-Gymnasium task served over stdin/stdout, a JSON object per line (fidelity venv, no JAX).
 
-    benchmarks/fidelity/.venv/bin/python benchmarks/fidelity/env_server.py SafetyRacecarCircle1-v0
+    benchmarks/fidelity/.venv/bin/python benchmarks/fidelity/env_server.py SafetyRacecarCircle1-v0 [--unclipped]
 
 Lets a process of the main venv (JAX, saferl, Gymnasium 1.x) act on the original task, which pins Gymnasium
 0.28.1: ``policy_transfer.py`` runs saferl-trained policies here.  Requests and answers:
 
-* ``{"reset": SEED}`` -> ``{"obs": [...]}``
+* ``{"spaces": true}`` -> ``{"obs_dim", "action_dim"}``
+* ``{"reset": SEED}`` (``null``: unseeded) -> ``{"obs": [...]}``
 * ``{"step": [a_0, ..., a_n]}`` in the harness's ``[-1, 1]^n`` (mapped onto the task's action box as
-  ``SafeRescaleAction(-1, 1)`` does: :func:`suite_tasks.to_original`) -> ``{"obs", "reward", "cost",
-  "terminated", "truncated"}``
+  ``SafeRescaleAction(-1, 1)`` does: :func:`suite_tasks.to_original`, clipped first unless ``--unclipped``)
+  -> ``{"obs", "reward", "cost", "terminated", "truncated"}``
 * ``{"close": true}`` or end of input -> the process exits.
 """
 
@@ -23,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from suite_tasks import to_original  # noqa: E402
 
 
-def serve(env_id: str) -> None:
+def serve(env_id: str, clip: bool = True) -> None:
     warnings.filterwarnings("ignore")
     out, sys.stdout = sys.stdout, sys.stderr  # what the packages print on import stays off the answers
     import safety_gymnasium
@@ -32,11 +33,14 @@ def serve(env_id: str) -> None:
     low, high = env.action_space.low, env.action_space.high
     for line in sys.stdin:
         request = json.loads(line)
-        if "reset" in request:
-            obs, _ = env.reset(seed=int(request["reset"]))
+        if "spaces" in request:
+            answer = {"obs_dim": int(env.observation_space.shape[0]), "action_dim": int(low.shape[0])}
+        elif "reset" in request:
+            seed = request["reset"]
+            obs, _ = env.reset(seed=None if seed is None else int(seed))
             answer = {"obs": obs.tolist()}
         elif "step" in request:
-            obs, reward, cost, terminated, truncated, _ = env.step(to_original(request["step"], low, high))
+            obs, reward, cost, terminated, truncated, _ = env.step(to_original(request["step"], low, high, clip))
             answer = {
                 "obs": obs.tolist(),
                 "reward": float(reward),
@@ -52,6 +56,7 @@ def serve(env_id: str) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: env_server.py ENV_ID (a Safety-Gymnasium id, e.g. SafetyRacecarCircle1-v0)")
-    serve(sys.argv[1])
+    args = sys.argv[1:]
+    if len(args) not in (1, 2) or (len(args) == 2 and args[1] != "--unclipped"):
+        sys.exit("usage: env_server.py ENV_ID [--unclipped] (a Safety-Gymnasium id, e.g. SafetyRacecarCircle1-v0)")
+    serve(args[0], clip=len(args) == 1)

@@ -42,9 +42,9 @@ RESET_SEED_BASE = 10_000  # the original's reset seeds: RESET_SEED_BASE + 100 * 
 class OriginalEnv:
     """The original task behind ``env_server.py``, stepped one action at a time."""
 
-    def __init__(self, env_id: str, python: str):
+    def __init__(self, env_id: str, python: str = DEFAULT_SERVER_PYTHON, clip: bool = True):
         self._proc = subprocess.Popen(
-            [python, str(SERVER), env_id],
+            [python, str(SERVER), env_id, *([] if clip else ["--unclipped"])],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -61,7 +61,11 @@ class OriginalEnv:
             )
         return json.loads(line)
 
-    def reset(self, seed: int) -> np.ndarray:
+    def spaces(self) -> dict:
+        """``{"obs_dim", "action_dim"}`` of the original task."""
+        return self._ask({"spaces": True})
+
+    def reset(self, seed: int | None) -> np.ndarray:
         return np.asarray(self._ask({"reset": seed})["obs"], np.float32)
 
     def step(self, action) -> dict:

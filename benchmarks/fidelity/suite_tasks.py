@@ -52,9 +52,12 @@ EXTRAS = {
 EXTRA_NAMES = {label: tuple(e[0] for e in extras) for label, extras in EXTRAS.items()}
 
 
-def to_original(action, low, high):
-    """``SafeRescaleAction(-1, 1)``: ``[-1, 1]^n`` (clipped) onto ``[low, high]``, affinely."""
-    a = np.clip(np.asarray(action, np.float64), -1.0, 1.0)
+def to_original(action, low, high, clip: bool = True):
+    """``SafeRescaleAction(-1, 1)``: ``[-1, 1]^n`` onto ``[low, high]``, affinely; ``clip``: clipped to ``[-1, 1]``
+    first (the C-TRPO harness clips on the navigation tasks and passes the sample unclipped on the velocity tasks,
+    whose MuJoCo actuators then clamp the control while the reward's control cost sees the action as given)."""
+    a = np.asarray(action, np.float64)
+    a = np.clip(a, -1.0, 1.0) if clip else a
     low, high = np.asarray(low, np.float64), np.asarray(high, np.float64)
     return low + 0.5 * (a + 1.0) * (high - low)
 

@@ -25,12 +25,12 @@ def episode_env_params(trainer, agent):
     return trainer.algo.rollout_env_params(agent, trainer.env_params)
 
 
-def evaluate_run(run_dir: Path, episodes: int, deterministic: bool = False, key: int = 12345) -> dict:
-    cfg = run_directory.load_run_config(run_dir)
-    trainer = Trainer(cfg)
-    runners, _ = run_directory.load_checkpoint(
-        run_dir, trainer.init_shapes()
-    )  # the shapes are enough: nothing compiled
+def evaluate_agents(trainer, agents, stats, episodes: int, deterministic: bool = False, key: int = 12345):
+    """``(returns, costs)``, each ``(runners, episodes)``: ``episodes`` episodes of each runner's actor (``agents``,
+    stacked over runners as a checkpoint holds them) on ``trainer``'s environment, its observations normalised with
+    the frozen ``stats`` where training normalised them; runner ``i`` draws its episodes with key ``i`` of
+    ``PRNGKey(key)`` split per runner."""
+    cfg = trainer.config
     venv = NormalizeObservation(VecEnv(trainer.venv.env, episodes), enabled=cfg["normalize_observations"])
     actor = trainer.actor
 
@@ -58,11 +58,20 @@ def evaluate_run(run_dir: Path, episodes: int, deterministic: bool = False, key:
         out = jax.lax.while_loop(cond, body, carry)
         return out[4], out[5]
 
+    runners = jax.tree.leaves(agents)[0].shape[0]
+    keys = jax.random.split(jax.random.PRNGKey(key), runners)
+    returns, costs = jax.jit(jax.vmap(one_seed))(agents, stats, keys)
+    return np.asarray(returns), np.asarray(costs)
+
+
+def evaluate_run(run_dir: Path, episodes: int, deterministic: bool = False, key: int = 12345) -> dict:
+    cfg = run_directory.load_run_config(run_dir)
+    trainer = Trainer(cfg)
+    runners, _ = run_directory.load_checkpoint(
+        run_dir, trainer.init_shapes()
+    )  # the shapes are enough: nothing compiled
+    returns, costs = evaluate_agents(trainer, runners.agent, runners.env_state.stats, episodes, deterministic, key)
     columns = run_directory.runner_columns(cfg)  # one per runner: its seed (and a swept run's grid point)
-    keys = jax.random.split(jax.random.PRNGKey(key), len(columns))
-    stats = runners.env_state.stats
-    returns, costs = jax.jit(jax.vmap(one_seed))(runners.agent, stats, keys)
-    returns, costs = np.asarray(returns), np.asarray(costs)
     per_seed = [
         {
             **{k: v for k, v in col.items() if k != "seed"},

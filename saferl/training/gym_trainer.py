@@ -392,6 +392,31 @@ def run(
     return summary
 
 
+def load_learner_states(run_dir: Path, obs_dim: int, action_space, cost_channels: int = 1) -> tuple[Learner, dict]:
+    """The :class:`~saferl.training.learner.Learner` of a ``gym:`` run and its checkpoint's learner states
+    (:meth:`GymTrainer.state`: agent, episodes, observation statistics, key, iteration), stacked over its seeds, for
+    an environment with ``obs_dim`` observations, ``action_space`` (saferl's ``Box`` or ``Discrete``) and
+    ``cost_channels`` costs, without building the environment.  For algorithms that add no host wrappers (an
+    expected-cost constraint); a VaR run's augmented observation is refused."""
+    run_dir = Path(run_dir)
+    cfg = run_directory.load_run_config(run_dir)
+    if cfg["constraint"]["type"] == "var":
+        raise ValueError(f"{run_dir}: a VaR run's policy reads the augmented observation; its learner is not loaded here")
+    learner = Learner(cfg, int(obs_dim), action_space, int(cost_channels), int(cost_channels))
+    key = jax.random.PRNGKey(0)
+    one = {
+        "agent": jax.eval_shape(learner.init_agent, key),
+        "episodes": jax.eval_shape(learner.init_episodes),
+        "stats": jax.eval_shape(lambda: RunningStatistics.create((int(obs_dim),))),
+        "key": jax.eval_shape(lambda: key),
+        "iteration": jax.ShapeDtypeStruct((), np.int32),
+    }
+    seeds = len(run_directory.seed_ids(cfg))
+    template = jax.tree.map(lambda x: np.zeros((seeds, *x.shape), x.dtype), one)
+    states, _ = run_directory.load_checkpoint(run_dir, template)
+    return learner, states
+
+
 def _with_seed(states: dict, index: int, state: dict) -> dict:
     def put(stacked, value):
         stacked = np.array(stacked)

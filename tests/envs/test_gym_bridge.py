@@ -16,8 +16,8 @@ from saferl.core.rollout import collect
 from saferl.envs.gym_bridge import HostVecEnv, NonFiniteError, make_gym_env
 from saferl.envs.toy import ToyReach
 from saferl.foundation.errors import MissingExtraError
-from saferl.training.gym_trainer import GymTrainer, run
-from saferl.training.run_directory import read_progress
+from saferl.training.gym_trainer import GymTrainer, load_learner_states, run
+from saferl.training.run_directory import load_checkpoint, read_progress
 from saferl.training.trainer import Trainer
 
 FAST = {"epochs": 2, "minibatches": 2}
@@ -263,6 +263,16 @@ def test_ppo_lag_learning_run_lowers_cost_towards_the_limit(tmp_path):
     assert cost[:2].mean() > 12.0
     assert cost[-3:].mean() < 6.0
     assert rows[-1]["lagrange_multiplier"] > 1.0
+    # the run's learner states read back without its environment, as the bridge's own resume reads them
+    probe = GymTrainer({**LEARN, "total_steps": 8 * 64 * 16}, env=Slope)
+    seeds = range(json.loads((tmp_path / "summary.json").read_text())["seeds"])
+    template = jax.tree.map(lambda x: np.stack([np.asarray(x)] * len(seeds)), probe.state())
+    expected, _ = load_checkpoint(tmp_path, template)
+    learner, states = load_learner_states(tmp_path, probe.venv.obs_dim, probe.venv.action_space)
+    assert jax.tree.structure(states) == jax.tree.structure(expected)
+    assert all(np.array_equal(a, b) for a, b in zip(jax.tree.leaves(states), jax.tree.leaves(expected)))
+    assert np.asarray(states["iteration"]).tolist() == [16] * len(seeds)
+    assert learner.actor is not None
 
 
 # --------------------------------------------------------------------------- bad environments
