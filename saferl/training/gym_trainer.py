@@ -401,7 +401,7 @@ def load_learner_states(run_dir: Path, obs_dim: int, action_space, cost_channels
     run_dir = Path(run_dir)
     cfg = run_directory.load_run_config(run_dir)
     if cfg["constraint"]["type"] == "var":
-        raise ValueError(f"{run_dir}: a VaR run's policy reads the augmented observation; its learner is not loaded here")
+        raise ValueError(f"{run_dir}: a VaR run's policy reads the augmented observation; not loaded here")
     learner = Learner(cfg, int(obs_dim), action_space, int(cost_channels), int(cost_channels))
     key = jax.random.PRNGKey(0)
     one = {

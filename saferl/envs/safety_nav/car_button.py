@@ -212,10 +212,13 @@ class ButtonWorld(mujoco_physics.NavWorld):
     substep and counts the contacts of the buttons and gremlin boxes with the car; the inherited ``step`` holds
     the mocaps and knows no gremlin yaw."""
 
-    def __init__(self, num_buttons: int, num_gremlins: int, threads: int | None = None):
+    def __init__(self, num_buttons: int, num_gremlins: int, threads: int | None = None, backend: str = "mujoco"):
         import mujoco  # on first use, as NavWorld: importing the task (the registry imports it) stays cheap
 
-        super().__init__("car", {"buttons": num_buttons, "gremlins": num_gremlins}, threads=threads)
+        objects = {"buttons": num_buttons, "gremlins": num_gremlins}
+        super().__init__("car", objects, threads=threads, backend=backend, task="CarButton1")
+        if backend != "mujoco":  # the button and gremlin contacts are counted from MuJoCo C's contact list
+            raise ValueError("CarButton1: physics 'mjx' is not implemented (its contact costs read MuJoCo C's list)")
         self.button_names = [f"button{i}" for i in range(num_buttons)]
         self.gremlin_names = [f"gremlin{i}obj" for i in range(num_gremlins)]
         watched = [self.model.geom(name).id for name in self.button_names + self.gremlin_names]
@@ -283,7 +286,7 @@ class CarButton(NavTask):
         return CarButtonParams()
 
     def check(self, params: CarButtonParams, action=None):
-        mujoco_physics.check_physics(params.physics)
+        mujoco_physics.check_physics(params.physics, lambda: self.world(params))
         for name in ("num_buttons", "placement_tries", "layout_restarts", "frame_skip"):
             if getattr(params, name) < 1:
                 raise ValueError(f"CarButton1: {name} must be >= 1, got {getattr(params, name)}")
@@ -300,7 +303,7 @@ class CarButton(NavTask):
     def world(self, params: CarButtonParams) -> ButtonWorld:
         """The MuJoCo world of ``physics="mujoco"`` (built once per button and gremlin count)."""
         counts = (params.num_buttons, params.num_gremlins)
-        return self.mujoco_world(counts, lambda: ButtonWorld(*counts))
+        return self.mujoco_world(counts, params.physics, lambda backend: ButtonWorld(*counts, backend=backend))
 
     def initial_state(self, key: jax.Array, params: CarButtonParams) -> CarButtonState:
         key, layout_key, rot_key, goal_key = jax.random.split(key, 4)
@@ -330,7 +333,7 @@ class CarButton(NavTask):
             time=jnp.zeros((), jnp.int32),
             key=key,
         )
-        if params.physics == "mujoco":
+        if mujoco_physics.simulated(params.physics):
             # the gremlins' yaws (Safety-Gymnasium's generate_rots), from a key the planar path does not use
             yaws = jax.random.uniform(jax.random.fold_in(rot_key, 1), (params.num_gremlins,), maxval=TWO_PI)
             state = state.replace(mujoco=self.mujoco_initial_state(state, yaws, params))
@@ -359,7 +362,7 @@ class CarButton(NavTask):
         key, u = engine.step_uniforms(state.key, (3,))
         ctrl = engine.noisy_control(action, u[:2], params.action_noise)
         is_goal = jnp.arange(params.num_buttons) == state.goal_button
-        if params.physics == "mujoco":
+        if mujoco_physics.simulated(params.physics):
             world = self.world(params)
             path = world.mocap_path(
                 state.mujoco.mocap_pos,

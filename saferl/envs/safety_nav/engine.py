@@ -48,6 +48,7 @@ import jax
 import jax.numpy as jnp
 
 from saferl.envs.base import Box, Environment, EnvParams
+from saferl.envs.safety_nav import mujoco_physics
 from saferl.envs.safety_nav.lidar import TWO_PI, pseudo_lidar
 from saferl.envs.safety_nav.placement import hash_uniform
 from saferl.foundation import struct
@@ -188,17 +189,18 @@ class NavTask(Environment):
     def sensors(self, state, ctrl, params) -> jax.Array:
         """The robot's sensor readings: MuJoCo's after the step under ``physics="mujoco"``
         (:mod:`saferl.envs.safety_nav.mujoco_physics`), else :meth:`planar_sensors`."""
-        if getattr(params, "physics", "planar") == "mujoco":
+        if mujoco_physics.simulated(getattr(params, "physics", "planar")):
             return state.mujoco.sensors
         return self.planar_sensors(state, ctrl, params)
 
-    def mujoco_world(self, counts, build):
-        """The MuJoCo world of ``physics="mujoco"`` for a layout's object ``counts`` (hashable), built by ``build()``
-        the first time and kept on the task: a model per task and level, shared by every episode."""
+    def mujoco_world(self, counts, physics: str, build):
+        """The MuJoCo world of ``physics`` (``"mujoco"`` or ``"mjx"``) for a layout's object ``counts`` (hashable),
+        built by ``build(physics)`` the first time and kept on the task: a model per task, level and physics, shared
+        by every episode."""
         worlds = self.__dict__.setdefault("_worlds", {})
-        if counts not in worlds:
-            worlds[counts] = build()
-        return worlds[counts]
+        if (counts, physics) not in worlds:
+            worlds[counts, physics] = build(physics)
+        return worlds[counts, physics]
 
     def lidar_readings(self, state, params) -> list[jax.Array]:
         """One pseudo-lidar reading per group of :meth:`lidar_objects`."""

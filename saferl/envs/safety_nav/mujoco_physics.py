@@ -14,6 +14,13 @@ data, so one compiled program serves them all), the addresses of the robot's joi
 between env steps under this physics: the integration state (``qpos``, ``qvel``, ``qacc_warmstart``), the static
 objects' places (``mocap_pos``) and the sensor readings of the last step.
 
+``physics="mjx"`` steps the same model with MJX inside the compiled program instead (float32, for an accelerator;
+:meth:`NavWorld.step`), where MJX has a collision function for every pair of geom types the model can collide:
+PointGoal1's spheres, boxes and plane.  A world whose geoms need one MJX lacks (a cylinder against a box: the
+pillars, the Car's and the Racecar's wheels) is refused when it is built, in one line naming two geoms that need it
+(:func:`mjx_model`).  CarButton1 counts its button and gremlin contacts from MuJoCo C's contact list, so it runs on
+``"mujoco"`` only.
+
 Where this differs from Safety-Gymnasium's own stepping:
 
 * The integration state lives in JAX between env steps in float32 (x64 is off), so every env step starts from
@@ -29,6 +36,8 @@ Where this differs from Safety-Gymnasium's own stepping:
 
 from __future__ import annotations
 
+import importlib.metadata
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -39,7 +48,9 @@ from saferl.envs.safety_nav.car import quat_to_matrix
 from saferl.foundation import struct
 
 #: a navigation task's physics backends (the parameter ``physics``)
-NAV_PHYSICS = ("planar", "mujoco")
+NAV_PHYSICS = ("planar", "mujoco", "mjx")
+#: the backends that step the MuJoCo model: MuJoCo's C library on the host, or MJX inside the compiled program
+SIMULATED_PHYSICS = ("mujoco", "mjx")
 #: the robot sensors Safety-Gymnasium observes, in observation order (``bases/base_agent.py``, ``SensorConf``)
 OBSERVED_SENSORS = ("accelerometer", "velocimeter", "gyro", "magnetometer")
 #: each robot's sensors read as they are, in observation order: ``SensorConf.sensors``, then the ball joints'
@@ -68,10 +79,71 @@ def yaw_quaternion(yaw) -> jax.Array:
     return jnp.stack([jnp.cos(half), zero, zero, jnp.sin(half)])
 
 
-def check_physics(physics: str) -> None:
-    """A one-line error for a physics a navigation task does not have."""
+def check_physics(physics: str, world=None) -> None:
+    """A one-line error for a physics a navigation task does not have; for ``"mjx"``, ``world()`` (the task's world
+    on MJX) is built, which raises one where MJX lacks a collision the task's geometry needs."""
     if physics not in NAV_PHYSICS:
         raise ValueError(f"physics {physics!r} is not a navigation physics; allowed: {', '.join(NAV_PHYSICS)}")
+    if physics == "mjx" and world is not None:
+        world()
+
+
+def simulated(physics: str) -> bool:
+    """Whether ``physics`` steps the MuJoCo model (``"mujoco"`` or ``"mjx"``), not the planar one."""
+    return physics in SIMULATED_PHYSICS
+
+
+def _colliding_pairs(model):
+    """The geom pairs MuJoCo's collision filter lets through (``engine_collision_driver.c``: not in one body, not a
+    body and its parent's unless either is the world, ``contype``/``conaffinity`` bits shared), with explicit pairs."""
+    weld = model.body_weldid
+    parent = weld[model.body_parentid[weld]]
+    for g1 in range(model.ngeom):
+        for g2 in range(g1 + 1, model.ngeom):
+            b1, b2 = weld[model.geom_bodyid[g1]], weld[model.geom_bodyid[g2]]
+            if b1 == b2 or (b1 and b2 and (parent[b1] == b2 or parent[b2] == b1)):
+                continue
+            if (model.geom_contype[g1] & model.geom_conaffinity[g2]) or (
+                model.geom_contype[g2] & model.geom_conaffinity[g1]
+            ):
+                yield g1, g2
+    for g1, g2 in zip(model.pair_geom1, model.pair_geom2):
+        yield int(g1), int(g2)
+
+
+def _geom_label(model, geom: int) -> str:
+    """A geom's name, or ``a geom of BODY`` for an unnamed one."""
+    return model.geom(geom).name or f"a geom of {model.body(int(model.geom_bodyid[geom])).name}"
+
+
+def mjx_model(model, task: str):
+    """``(mjx.Model, mjx.Data)`` of ``model``; where MJX has no collision function for a pair of geom types the
+    model can collide, a one-line ``ValueError`` naming the task, the types and two geoms that need it."""
+    import re
+
+    from mujoco import mjx
+
+    try:
+        put = mjx.put_model(model)
+    except NotImplementedError as err:
+        import mujoco
+
+        missing = [name.lower() for name in re.findall(r"mjGEOM_(\w+)", str(err))]
+        example = ""
+        for g1, g2 in _colliding_pairs(model):
+            kinds = [mujoco.mjtGeom(int(model.geom_type[g])).name.removeprefix("mjGEOM_").lower() for g in (g1, g2)]
+            if sorted(kinds) == sorted(missing):
+                example = f" ({_geom_label(model, g1)} and {_geom_label(model, g2)})"
+                break
+        try:
+            version = importlib.metadata.version("mujoco-mjx")
+        except importlib.metadata.PackageNotFoundError:
+            version = mujoco.__version__
+        raise ValueError(
+            f"{task}: physics 'mjx' needs {'-'.join(missing) or 'a'} collisions{example}, which MJX {version} does "
+            "not have; use physics 'mujoco' (MuJoCo's C library on the host)"
+        ) from None
+    return put, mjx.make_data(put)
 
 
 class NavWorld:
@@ -81,11 +153,21 @@ class NavWorld:
     :func:`saferl.envs.safety_nav.mjcf.navigation_model_xml` takes them.
     """
 
-    def __init__(self, robot: str, objects: dict[str, int] | None = None, threads: int | None = None):
+    def __init__(
+        self,
+        robot: str,
+        objects: dict[str, int] | None = None,
+        threads: int | None = None,
+        backend: str = "mujoco",
+        task: str = "this task",
+    ):
         import mujoco  # the main dependency set has it; imported here so that importing the family stays cheap
 
-        self.robot = robot
+        if backend not in SIMULATED_PHYSICS:
+            raise ValueError(f"a MuJoCo world steps on {' or '.join(SIMULATED_PHYSICS)}, not {backend!r}")
+        self.robot, self.backend = robot, backend
         self.model = mjcf.load_model(robot, objects)
+        self.mjx = mjx_model(self.model, task) if backend == "mjx" else None
         self.addresses = mjcf_layout.layout_addresses(self.model)
         # forward: the sensors read the state after the steps (Underlying.simulation_forward's closing mj_forward)
         self.host = HostPhysics(mujoco, self.model, fields=("sensordata",), forward=True, threads=threads)
@@ -146,8 +228,28 @@ class NavWorld:
     def step(self, state: MujocoState, ctrl, frame_skip: int) -> MujocoState:
         """``frame_skip`` MuJoCo steps from ``state`` with ``ctrl`` held (MuJoCo clamps it to each actuator's
         ``ctrlrange``, as Safety-Gymnasium's ``apply_action`` does)."""
+        if self.mjx is not None:
+            return self._mjx_step(state, ctrl, frame_skip)
         mocap = {"mocap_pos": state.mocap_pos} if self.model.nmocap else {}
         data = self.host(state.qpos, state.qvel, state.qacc_warmstart, ctrl, frame_skip, **mocap)
+        sensors = self.observed_sensors(data.sensordata)
+        return MujocoState(data.qpos, data.qvel, data.qacc_warmstart, state.mocap_pos, sensors)
+
+    def _mjx_step(self, state: MujocoState, ctrl, frame_skip: int) -> MujocoState:
+        """:meth:`step` on MJX: ``frame_skip`` ``mjx.step``s (float32), then ``mjx.forward`` for the sensors, as
+        the host path's closing ``mj_forward``; ``ctrl`` clamped to the actuators' ``ctrlrange`` as MuJoCo C
+        clamps it."""
+        from mujoco import mjx
+
+        model, data = self.mjx
+        limited = np.asarray(self.model.actuator_ctrllimited, bool)
+        ranges = np.asarray(self.model.actuator_ctrlrange, np.float32)
+        ctrl = jnp.clip(ctrl, np.where(limited, ranges[:, 0], -np.inf), np.where(limited, ranges[:, 1], np.inf))
+        data = data.replace(
+            qpos=state.qpos, qvel=state.qvel, qacc_warmstart=state.qacc_warmstart, ctrl=ctrl, mocap_pos=state.mocap_pos
+        )
+        data = jax.lax.fori_loop(0, frame_skip, lambda _, d: mjx.step(model, d), data)
+        data = mjx.forward(model, data)
         sensors = self.observed_sensors(data.sensordata)
         return MujocoState(data.qpos, data.qvel, data.qacc_warmstart, state.mocap_pos, sensors)
 

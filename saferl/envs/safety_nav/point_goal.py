@@ -141,12 +141,17 @@ class PointGoal(NavTask):
         return PointGoalParams()
 
     def check(self, params: PointGoalParams, action=None) -> None:
-        mujoco_physics.check_physics(params.physics)
+        mujoco_physics.check_physics(params.physics, lambda: self.world(params))
 
     def world(self, params: PointGoalParams) -> mujoco_physics.NavWorld:
-        """The MuJoCo world of ``physics="mujoco"``: the Point and the vases (built once per vase count)."""
+        """The MuJoCo world of ``physics="mujoco"`` or ``"mjx"``: the Point and the vases (built once per vase count
+        and physics)."""
         vases = params.num_vases
-        return self.mujoco_world(vases, lambda: mujoco_physics.NavWorld("point", {"vases": vases}))
+        return self.mujoco_world(
+            vases,
+            params.physics,
+            lambda backend: mujoco_physics.NavWorld("point", {"vases": vases}, backend=backend, task="PointGoal1"),
+        )
 
     def initial_state(self, key: jax.Array, params: PointGoalParams) -> PointGoalState:
         key, layout_key, rot_key = jax.random.split(key, 3)
@@ -172,7 +177,7 @@ class PointGoal(NavTask):
             time=jnp.zeros((), jnp.int32),
             key=key,
         )
-        if params.physics == "mujoco":
+        if mujoco_physics.simulated(params.physics):
             world = self.world(params)
             vase_z = jnp.full((params.num_vases, 1), mjcf.VASE_HALF_SIZE - mjcf.VASE_SINK)
             places = dict(zip(self._vase_names(params), jnp.concatenate([vases, vase_z], axis=1)))
@@ -183,7 +188,7 @@ class PointGoal(NavTask):
     def transition(self, state: PointGoalState, action: jax.Array, params: PointGoalParams):
         key, u = engine.step_uniforms(state.key, (params.goal_tries + 1, 2))
         ctrl = engine.noisy_control(action, u[-1], params.action_noise)
-        if params.physics == "mujoco":
+        if mujoco_physics.simulated(params.physics):
             world = self.world(params)
             simulated = world.step(state.mujoco, ctrl, params.frame_skip)
             pos, heading, vel, ang_vel = world.point_motion(simulated)

@@ -276,7 +276,7 @@ class PointPush(NavTask):
         return PointPushParams()
 
     def check(self, params: PointPushParams, action=None):
-        mujoco_physics.check_physics(params.physics)
+        mujoco_physics.check_physics(params.physics, lambda: self.world(params))
         for name in ("frame_skip", "contact_steps", "placement_tries", "goal_tries", "lidar_num_bins"):
             if getattr(params, name) < 1:
                 raise ValueError(f"PointPush1: {name} must be >= 1, got {getattr(params, name)}")
@@ -320,7 +320,7 @@ class PointPush(NavTask):
             time=jnp.zeros((), jnp.int32),
             key=key,
         )
-        if params.physics == "mujoco":
+        if mujoco_physics.simulated(params.physics):
             world = self.world(params)
             pillar_z = jnp.full((params.num_pillars, 1), mjcf.PILLAR_HALF_HEIGHT, jnp.float32)
             places = dict(zip(self._pillar_names(params), jnp.concatenate([pillars, pillar_z], axis=1)))
@@ -334,7 +334,12 @@ class PointPush(NavTask):
         """The MuJoCo world of ``physics="mujoco"``: the Point, the push box and the pillars (built once per
         pillar count)."""
         pillars = params.num_pillars
-        return self.mujoco_world(pillars, lambda: mujoco_physics.NavWorld("point", {"pillars": pillars, "push_box": 1}))
+        objects = {"pillars": pillars, "push_box": 1}
+        return self.mujoco_world(
+            pillars,
+            params.physics,
+            lambda backend: mujoco_physics.NavWorld("point", objects, backend=backend, task="PointPush1"),
+        )
 
     def _mujoco_motion(self, state: PointPushState, ctrl, params: PointPushParams):
         """``frame_skip`` MuJoCo steps: MuJoCo's state after them, the robot's ``(pos, heading, vel, ang_vel)``,
@@ -354,7 +359,7 @@ class PointPush(NavTask):
     def transition(self, state: PointPushState, action: jax.Array, params: PointPushParams):
         key, u = engine.step_uniforms(state.key, (params.goal_tries + 1, 2))
         ctrl = engine.noisy_control(action, u[-1], params.action_noise)
-        if params.physics == "mujoco":
+        if mujoco_physics.simulated(params.physics):
             simulated, (pos, heading, vel, ang_vel), (box_pos, box_yaw, box_vel, box_z) = self._mujoco_motion(
                 state, ctrl, params
             )

@@ -154,11 +154,15 @@ class RacecarCircle(NavTask):
         return RacecarCircleParams()
 
     def check(self, params: RacecarCircleParams, action=None) -> None:
-        mujoco_physics.check_physics(params.physics)
+        mujoco_physics.check_physics(params.physics, lambda: self.world(params))
 
     def world(self, params: RacecarCircleParams) -> mujoco_physics.NavWorld:
         """The MuJoCo world of ``physics="mujoco"``: the Racecar alone (the circle and the walls do not collide)."""
-        return self.mujoco_world((), lambda: mujoco_physics.NavWorld("racecar", {}))
+        return self.mujoco_world(
+            (),
+            params.physics,
+            lambda backend: mujoco_physics.NavWorld("racecar", {}, backend=backend, task="RacecarCircle1"),
+        )
 
     def initial_state(self, key: jax.Array, params: RacecarCircleParams) -> RacecarCircleState:
         pos_key, heading_key = jax.random.split(key)
@@ -167,14 +171,14 @@ class RacecarCircle(NavTask):
         heading = jax.random.uniform(heading_key, (), minval=0.0, maxval=TWO_PI)
         robot = racecar_at(pos, heading)
         state = RacecarCircleState(robot, jnp.zeros((), jnp.int32))
-        if params.physics == "mujoco":
+        if mujoco_physics.simulated(params.physics):
             at_rest = racecar_sensors(robot, jnp.zeros((2,), jnp.float32), params)
             state = state.replace(mujoco=self.world(params).initial_state(pos, heading, {}, {}, at_rest))
         return state
 
     def transition(self, state: RacecarCircleState, action: jax.Array, params: RacecarCircleParams):
         ctrl = ctrl_from_action(action, params)
-        if params.physics == "mujoco":
+        if mujoco_physics.simulated(params.physics):
             world = self.world(params)
             simulated = world.step(state.mujoco, ctrl, params.frame_skip)
             pos, heading, vel, yaw_rate = world.free_robot_motion(simulated)

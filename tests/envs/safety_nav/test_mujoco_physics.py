@@ -77,7 +77,8 @@ def test_the_robot_pushes_a_vase_it_drives_into(point_goal):
 def test_a_physics_the_family_lacks_is_a_one_line_error(task):
     env = make(task)
     params = make_env_params(env, {"physics": "bullet"})
-    with pytest.raises(ValueError, match=r"^physics 'bullet' is not a navigation physics; allowed: planar, mujoco$"):
+    allowed = "planar, mujoco, mjx"
+    with pytest.raises(ValueError, match=rf"^physics 'bullet' is not a navigation physics; allowed: {allowed}$"):
         env.reset(jax.random.PRNGKey(0), params)
 
 
