@@ -33,17 +33,16 @@ THRESHOLDS = (1e-3, 1e-1)
 #: what we found, per task (measured here: the tables of this file; read in the task files' docstrings)
 FINDINGS = {
     "AntVelocity": (
-        "The episode statistics lie within one standard deviation of the original's, and 30 episodes a side decide "
-        "none of them: every quantity is inconclusive (the scripted Ant flips over in some episodes on both sides, "
-        "hence the spread of its length and return; its cost is a few steps an episode). The scripted return is 21%"
-        " lower, as MuJoCo 4.0 itself with halved margins gives (324, the row above): the difference is MuJoCo "
-        "2.3.3 against 4.0, which saferl steps. Step by step saferl follows the original for 6 / 10 steps, exactly "
-        "as MuJoCo 4.0 with halved margins does, still short of the original against itself (21, 30): a further "
-        "difference between the two MuJoCo versions, small per step (about 1e-6 in qvel within one step from the "
-        "original's own state, before any contact) but amplified at every foot contact, which was not identified "
-        "here. With MJX physics (`mjx_tasks` in suite_saferl.json) saferl parted at step 3 / 5, earlier than MuJoCo"
-        " 4.0, through MJX's contact frame for capsules steeper than 60 degrees "
-        "(saferl/envs/velocity/ant_velocity.py docstring), and its scripted return was 388."
+        "saferl integrates RK4 as the original's MuJoCo 2.3.3 (docs/decisions/066): MuJoCo 4.0's own mj_step "
+        "turns a free joint's orientation with the Munthe-Kaas correction, which 2.3.3 lacks, and that alone made "
+        "MuJoCo 4.0's trajectories part from the original's within 6-10 steps (ant_mujoco_releases.md). Step by step "
+        "saferl now follows the original for 29 / 29 steps, further than the original against itself (21, 30), where "
+        "MuJoCo 4.0 itself (the rows above, its own rule) parts at 6 / 10. The Ant plays 300 episodes a side: at 30 "
+        "the original's random episodes were atypical (return -38 against -66 over 300) and the rule called saferl's "
+        "random return different (ratio 2.67). The scripted Ant flips over in some episodes on both sides, hence the "
+        "spread of its return; its cost is a few steps an episode. With MJX physics (`mjx_tasks` in "
+        "suite_saferl.json, 30 episodes) saferl parted at step 3 / 5, through MJX's contact frame for capsules "
+        "steeper than 60 degrees (saferl/envs/velocity/ant_velocity.py docstring), and its scripted return was 388."
     ),
     "HalfCheetahVelocity": (
         "The statistics agree to 1% (the scripted cost is 76.57 on both sides). The HalfCheetah's geoms have no "
@@ -66,6 +65,8 @@ FINDINGS = {
     "HumanoidVelocity": (
         "Return and episode length agree within 3% (inconclusive at 30 episodes). The scripted cost, a step or two "
         "an episode while falling, is half the original's (0.97 against 2.07), and the rule calls it different. "
+        "saferl integrates RK4 as the original's MuJoCo 2.3.3 (docs/decisions/066; one step from the original's "
+        "state now 6.4e-7 in qvel, was 2.7e-5 with MuJoCo 4.0's rule). "
         "Step by step saferl's qpos and qvel follow the original until the fall ends the episode (both at step 25; "
         "above 1e-3 at step 26); with the file's margins MJX parted at step 11, as MuJoCo 4.0 with them does (the "
         "Humanoid's geoms have margin 0.001: 2 mm instead of 1 mm). saferl steps humanoid.xml's own PGS solver (the"
@@ -383,6 +384,10 @@ def document(ours: dict, orig: dict) -> tuple[str, dict]:
             f"; {', '.join(r['tasks'])} rerun on saferl's side on {r['date']} after a change "
             f"({current_names(r['why'])})"
             for r in ours.get("reruns", [])
+        )
+        + "".join(
+            f"; {', '.join(r['tasks'])} rerun on the original's side on {r['date']} ({r['why']})"
+            for r in orig.get("reruns", [])
         )
         + f". The originals: safety-gymnasium {v['safety-gymnasium']} (gymnasium "
         f"{v['gymnasium']}, mujoco {v['mujoco']}, numpy {v['numpy']}) in benchmarks/fidelity/.venv, Python "

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import platform
 import sys
 import time
@@ -236,6 +237,11 @@ def main(argv=None) -> None:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--episodes-scale", type=float, default=1.0, help="multiply every episode count")
     parser.add_argument("--tasks", nargs="*", default=None, help="labels to run (default: all seven)")
+    parser.add_argument(
+        "--merge",
+        metavar="WHY",
+        help="put these tasks' runs into the existing --out in place of its own, noting the date and why",
+    )
     args = parser.parse_args(argv)
     wall = time.perf_counter()
     result = {
@@ -266,7 +272,21 @@ def main(argv=None) -> None:
             perturbed = trajectory(label, env_id, st.SELF_PERTURBATION)
             entry["trajectory_perturbed"] = {k: perturbed[k] for k in ("perturbation", "qpos", "qvel")}
         result["tasks"][label] = entry
-    common.write_side(result, args.out, wall)
+    if args.merge is None:
+        common.write_side(result, args.out, wall)
+        return
+    existing = json.loads(args.out.read_text())
+    existing["tasks"].update(result["tasks"])
+    existing.setdefault("reruns", []).append(
+        {
+            "tasks": sorted(result["tasks"]),
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "wall_seconds": time.perf_counter() - wall,
+            "why": args.merge,
+        }
+    )
+    args.out.write_text(json.dumps(existing, separators=(",", ":")))
+    print(f"merged {', '.join(result['tasks'])} into {args.out}")
 
 
 if __name__ == "__main__":

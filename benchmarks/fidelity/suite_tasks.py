@@ -29,7 +29,7 @@ import numpy as np
 
 #: (label, original Gymnasium id, saferl registered name, saferl constructor kwargs, episodes per policy)
 TASKS = [
-    ("AntVelocity", "SafetyAntVelocity-v1", "SafetyAntVelocity", {}, 30),
+    ("AntVelocity", "SafetyAntVelocity-v1", "SafetyAntVelocity", {}, 300),  # 30 decided on an atypical random sample
     ("HalfCheetahVelocity", "SafetyHalfCheetahVelocity-v1", "SafetyHalfCheetahVelocity", {}, 30),
     ("HopperVelocity", "SafetyHopperVelocity-v1", "SafetyHopperVelocity", {}, 30),
     ("HumanoidVelocity", "SafetyHumanoidVelocity-v1", "SafetyHumanoidVelocity", {}, 30),

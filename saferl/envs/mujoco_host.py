@@ -55,8 +55,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from saferl.envs import mujoco_rk4
+
 #: the env step's physics backends (``LocomotionParams.physics``)
 PHYSICS = ("mujoco", "mjx")
+#: how RK4 moves a free or ball joint's orientation: MuJoCo 2.3.3's rule (:mod:`saferl.envs.mujoco_rk4`) or MuJoCo
+#: 4.0's, ``mj_step`` itself
+RK4_ORIENTATIONS = ("uncorrected", "munthe-kaas")
 
 #: the fields a task may read from the host data, and their shape as a function of the ``MjModel``
 FIELD_SHAPES = {
@@ -119,6 +124,9 @@ class HostPhysics:
     many threads (default :func:`default_threads`).  With ``watched_geoms`` (geom ids) and ``robot_body`` (a body
     name) the step also returns ``touches``: for each watched geom, how many contacts of the final state's contact
     list pair it with a geom of the robot's subtree (what Safety-Gymnasium's contact costs and button presses read).
+    ``rk4_orientation="uncorrected"`` steps a model that MuJoCo 4.0 integrates otherwise than MuJoCo 2.3.3 (RK4 with a
+    free or ball joint) with :class:`saferl.envs.mujoco_rk4.UncorrectedRK4`, 2.3.3's rule, instead of ``mj_step``;
+    ``"munthe-kaas"`` keeps ``mj_step`` (MuJoCo 4.0's rule).
     """
 
     def __init__(
@@ -131,6 +139,7 @@ class HostPhysics:
         threads: int | None = None,
         watched_geoms=(),
         robot_body: str | None = None,
+        rk4_orientation: str = "munthe-kaas",
     ):
         unknown = sorted(set(fields) - set(FIELD_SHAPES))
         if unknown:
@@ -150,6 +159,11 @@ class HostPhysics:
             self.watched_row = np.full((model.ngeom,), -1, np.int64)
             self.watched_row[np.asarray(watched_geoms, np.int64)] = np.arange(len(watched_geoms))
             self.shapes["touches"] = (len(watched_geoms),)
+        if rk4_orientation not in RK4_ORIENTATIONS:
+            raise ValueError(f"rk4_orientation must be one of {', '.join(RK4_ORIENTATIONS)}, got {rk4_orientation!r}")
+        self.rk4 = None
+        if rk4_orientation == "uncorrected" and mujoco_rk4.differs_from_mujoco(mujoco, model):
+            self.rk4 = mujoco_rk4.UncorrectedRK4(mujoco, model)
         self._local = threading.local()
 
     # ---------------------------------------------------------------- host side
@@ -161,7 +175,8 @@ class HostPhysics:
         if scratch is None:
             data = self._mujoco.MjData(self.model)
             views = {name: getattr(data, name) for name in set(self.fields) | {"ctrl", "mocap_pos", "mocap_quat"}}
-            scratch = self._local.scratch = (data, views)
+            work = None if self.rk4 is None else self.rk4.scratch()
+            scratch = self._local.scratch = (data, views, work)
         return scratch
 
     def _touches(self, data, row) -> None:
@@ -175,7 +190,7 @@ class HostPhysics:
 
     def _step_rows(self, rows: range, inputs: dict, frame_skip: int, out: dict) -> None:
         mujoco, model = self._mujoco, self.model
-        data, views = self._scratch()
+        data, views, work = self._scratch()
         path = inputs.get("mocap_path")
         settings = [(views[name], source) for name, source in inputs.items() if name != "mocap_path"]
         outputs = [(out[name], views[name], self.shapes[name]) for name in self.fields]
@@ -183,7 +198,10 @@ class HostPhysics:
             data.time = _START_TIME
             for view, source in settings:
                 view[:] = source[i].reshape(view.shape)
-            if path is None:
+            if self.rk4 is not None:  # MuJoCo 2.3.3's RK4 (velocity tasks: no mocap bodies)
+                for _ in range(frame_skip):
+                    self.rk4.step(data, work)
+            elif path is None:
                 mujoco.mj_step(model, data, nstep=frame_skip)
             else:  # the mocap bodies moved before every mj_step (Safety-Gymnasium's mocaps move per substep)
                 row_path = path[i].reshape(frame_skip, *views["mocap_pos"].shape)

@@ -239,9 +239,9 @@ def resolve(user: dict) -> dict:
             f"constraint.limit has {len(limit)} entries"
         )
     if not gym:
-        channels, physics = _check_env_params(env_name, cfg["env_params"])
-        if physics is not None:  # recorded, so that a run keeps its physics when a task's default changes
-            cfg["env_params"] = {**cfg["env_params"], "physics": physics}
+        channels, recorded = _check_env_params(env_name, cfg["env_params"])
+        # recorded, so that a run keeps its physics (and integrator) when a task's default changes
+        cfg["env_params"] = {**cfg["env_params"], **recorded}
         if isinstance(limit, list) and len(limit) != channels:
             raise ConfigError(
                 f"constraint.limit has {len(limit)} entries but {env_name} has {channels} cost "
@@ -302,10 +302,15 @@ def _check_network(net: dict) -> None:
         raise ConfigError(f"network.value_normalization must be true or false, got {net['value_normalization']!r}")
 
 
-def _check_env_params(env_name: str, overrides: dict) -> tuple[int, str | None]:
+#: environment parameters a resolved config always records, where the environment has them: a run keeps them when a
+#: task's default changes (the physics backend; how RK4 moves free joints, docs/decisions/066)
+RECORDED_ENV_PARAMS = ("physics", "rk4_orientation")
+
+
+def _check_env_params(env_name: str, overrides: dict) -> tuple[int, dict]:
     """Build the environment's parameters with the overrides (a missing extra, e.g. MuJoCo for EcoAnt,
-    is reported here, before anything is written); returns its number of cost channels and its physics (None for
-    an environment with one physics)."""
+    is reported here, before anything is written); returns its number of cost channels and the values of
+    :data:`RECORDED_ENV_PARAMS` it has."""
     if not isinstance(overrides, dict):
         raise ConfigError(f"env_params must be a mapping, got {overrides!r}")
     env = envs.make(env_name)
@@ -313,7 +318,8 @@ def _check_env_params(env_name: str, overrides: dict) -> tuple[int, str | None]:
         params = envs.make_env_params(env, overrides)
     except ValueError as err:
         raise ConfigError(str(err)) from None
-    return int(np.prod(env.cost_shape)) if env.cost_shape else 1, getattr(params, "physics", None)
+    recorded = {name: getattr(params, name) for name in RECORDED_ENV_PARAMS if hasattr(params, name)}
+    return int(np.prod(env.cost_shape)) if env.cost_shape else 1, recorded
 
 
 def dump(cfg: dict) -> str:

@@ -298,6 +298,10 @@ LEGACY_VALUES = {
 #: CarButton1 default to it since: docs/decisions/065)
 LEGACY_NAVIGATION_PHYSICS = "planar"
 
+#: ``env_params.rk4_orientation`` of a velocity task's config.yaml written before configs recorded it, on
+#: ``physics: mujoco``: MuJoCo 4.0's own ``mj_step`` (saferl's MJX RK4 was always uncorrected: docs/decisions/066)
+LEGACY_RK4_ORIENTATION = "munthe-kaas"
+
 # Values renamed after runs were written with them: old name -> today's (the computation is the same).
 RENAMED_VALUES = {
     ("hparams", "cost_scale"): {"episode": "effective_horizon"},
@@ -329,9 +333,13 @@ def with_renamed_values(raw):
 
 def with_legacy_values(raw: dict, resolved: dict) -> dict:
     env_params = resolved.get("env_params")
-    if isinstance(env_params, dict) and "physics" in env_params and "physics" not in (raw.get("env_params") or {}):
+    raw_env_params = raw.get("env_params") or {}
+    if isinstance(env_params, dict) and "physics" in env_params and "physics" not in raw_env_params:
         if _is_navigation(resolved["env"]):
             env_params["physics"] = LEGACY_NAVIGATION_PHYSICS
+    if isinstance(env_params, dict) and "rk4_orientation" in env_params and "rk4_orientation" not in raw_env_params:
+        if env_params.get("physics") == "mujoco":
+            env_params["rk4_orientation"] = LEGACY_RK4_ORIENTATION
     for path, value in LEGACY_VALUES.items():
         node_raw, node = raw, resolved
         for key in path[:-1]:

@@ -48,3 +48,36 @@ def test_an_older_planar_run_is_not_taken_for_a_mujoco_plan(tmp_path):
         reuse.finished_summary(run_dir, config.resolve({"algo": "ppo", "env": "RacecarCircle1"}))
     planar = config.resolve({"algo": "ppo", "env": "RacecarCircle1", "env_params": {"physics": "planar"}})
     assert reuse.finished_summary(run_dir, planar) is None  # the same config, not finished
+
+
+# ---------------------------------------------------------------- the RK4 rule (docs/decisions/066)
+
+
+def test_a_velocity_config_records_the_rk4_rule_and_an_older_one_reads_as_mj_step(tmp_path):
+    assert config.resolve({"algo": "ppo", "env": "SafetyAntVelocity"})["env_params"] == {
+        "physics": "mujoco",
+        "rk4_orientation": "uncorrected",
+    }
+    older = run_directory.load_run_config(_written_before(tmp_path, "SafetyAntVelocity"))
+    assert older["env_params"]["rk4_orientation"] == "munthe-kaas"  # what MuJoCo 4.0's mj_step ran
+    with pytest.raises(run_directory.RunError, match="another config"):
+        reuse.finished_summary(
+            tmp_path / "SafetyAntVelocity", config.resolve({"algo": "ppo", "env": "SafetyAntVelocity"})
+        )
+    mjx_dir = tmp_path / "mjx"
+    mjx_dir.mkdir()
+    (mjx_dir / "config.yaml").write_text("algo: ppo\nenv: SafetyAntVelocity\nenv_params: {physics: mjx}\n")
+    assert run_directory.load_run_config(mjx_dir)["env_params"]["rk4_orientation"] == "uncorrected"  # MJX's RK4
+
+
+def test_mjx_has_only_the_uncorrected_rule():
+    with pytest.raises(config.ConfigError, match="rk4_orientation 'munthe-kaas' is MuJoCo 4.0's mj_step"):
+        config.resolve(
+            {
+                "algo": "ppo",
+                "env": "SafetyAntVelocity",
+                "env_params": {"physics": "mjx", "rk4_orientation": "munthe-kaas"},
+            }
+        )
+    with pytest.raises(config.ConfigError, match="rk4_orientation must be one of uncorrected, munthe-kaas"):
+        config.resolve({"algo": "ppo", "env": "SafetyAntVelocity", "env_params": {"rk4_orientation": "rk45"}})

@@ -33,15 +33,15 @@ Where it differs, and why
 * With the default ``physics="mujoco"`` the robot is stepped by MuJoCo C on the file's model
   (:mod:`saferl.envs.mujoco_host`), and the items below that name MJX do not apply: they describe
   ``physics="mjx"``.
-* The integrator.  The original runs MuJoCo 2.3.3, saferl MuJoCo 4.0, whose RK4 integrates the orientation of
-  a free or ball joint with the Munthe-Kaas correction (MuJoCo 4.0.0 changelog: "The RK4 integrator is now
-  fourth-order accurate for the orientations of ball and free joints"); 2.3.3 to 3.x advance it by the stages'
-  weighted body rates uncorrected.  The torso hangs on a free joint, so every step differs from the original's
-  slightly and the foot contacts amplify it: this, and nothing else, is why trajectories part within a few
-  steps (a release-by-release replay of the original's steps, and an RK4 step with the old rule on MuJoCo 4.0
-  that reproduces 2.3.3 to round-off: docs/results/fidelity/ant_mujoco_releases.md).  No MuJoCo 4.0 option
-  restores the old rule; saferl steps MuJoCo's own (the old rule written on the host costs about four times the
-  physics time).
+* The integrator follows the original, not MuJoCo 4.0.  MuJoCo 4.0's ``mj_step`` integrates the orientation of a
+  free or ball joint with the Munthe-Kaas correction (MuJoCo 4.0.0 changelog: "The RK4 integrator is now
+  fourth-order accurate for the orientations of ball and free joints"); the original's MuJoCo 2.3.3 advanced it
+  by the stages' weighted body rates uncorrected.  The torso hangs on a free joint, so with ``mj_step`` every
+  step differs from the original's slightly and the foot contacts amplify it: that alone is why MuJoCo 4.0's
+  trajectories part from the original's within a few steps (docs/results/fidelity/ant_mujoco_releases.md).  The
+  default ``rk4_orientation="uncorrected"`` steps RK4 with 2.3.3's rule on MuJoCo 4.0 (:mod:`saferl.envs.mujoco_rk4`,
+  the original's steps reproduced to round-off; about twice the physics time of ``mj_step``);
+  ``"munthe-kaas"`` is ``mj_step`` itself (docs/decisions/066).
 * Contact friction.  MJX orients the friction pyramid of a capsule-floor contact along the world
   axes when the capsule is steeper than 60 degrees, MuJoCo along the capsule (see the base module);
   19% of the Ant's capsule-floor contacts under a random policy are that steep and the Ant's legs

@@ -56,9 +56,9 @@ Where it differs, and why
   the body parts' self-collisions) every step; MuJoCo only those within the margin.  Self-contacts
   are kept (they occur on 8.5% of random-policy steps in MuJoCo); they make the Humanoid the
   slowest task here.
-* The integrator: RK4 on a free root joint, so MuJoCo 4.0's Munthe-Kaas correction of RK4 orientations (which
-  the original's MuJoCo 2.3.3 lacks) moves every step slightly, as on the Ant
-  (:mod:`saferl.envs.velocity.ant_velocity`; docs/results/fidelity/ant_mujoco_releases.md).
+* The integrator: RK4 on a free root joint, stepped by default with the original's MuJoCo 2.3.3 rule for the
+  root's orientation, not MuJoCo 4.0's Munthe-Kaas correction (``rk4_orientation``, as on the Ant:
+  :mod:`saferl.envs.velocity.ant_velocity`, docs/decisions/066).
 """
 
 from __future__ import annotations

@@ -139,7 +139,7 @@ import jax
 import jax.numpy as jnp
 
 from saferl.envs.base import Box, Environment, EnvParams
-from saferl.envs.mujoco_host import PHYSICS, HostPhysics
+from saferl.envs.mujoco_host import PHYSICS, RK4_ORIENTATIONS, HostPhysics
 from saferl.envs.velocity import mjx_physics
 from saferl.envs.velocity.gymnasium_models import gymnasium_asset, load_model, match_margin_rule
 from saferl.foundation import struct
@@ -176,10 +176,23 @@ class LocomotionParams(RobotParams):
     # the env step's physics: MuJoCo's C library on the host ("mujoco", what Safety-Gymnasium runs; the CPU's fast
     # path) or MJX ("mjx", for accelerators); see the module docstring
     physics: str = struct.field(static=True, default="mujoco", kw_only=True)
+    # how RK4 moves a free or ball joint's orientation: "uncorrected" as the original's MuJoCo 2.3.3 (the default;
+    # saferl.envs.mujoco_rk4 on the host, mjx_physics.rk4_step on MJX) or "munthe-kaas" as MuJoCo 4.0's mj_step
+    # (physics "mujoco" only); docs/decisions/066
+    rk4_orientation: str = struct.field(static=True, default="uncorrected", kw_only=True)
 
     def __post_init__(self):
         if self.physics not in PHYSICS:
             raise ValueError(f"env_params.physics must be one of {', '.join(PHYSICS)}, got {self.physics!r}")
+        if self.rk4_orientation not in RK4_ORIENTATIONS:
+            raise ValueError(
+                f"env_params.rk4_orientation must be one of {', '.join(RK4_ORIENTATIONS)}, got {self.rk4_orientation!r}"
+            )
+        if self.physics == "mjx" and self.rk4_orientation != "uncorrected":
+            raise ValueError(
+                f"env_params.rk4_orientation {self.rk4_orientation!r} is MuJoCo 4.0's mj_step (physics 'mujoco'); "
+                "physics 'mjx' steps RK4 uncorrected"
+            )
 
 
 @struct.dataclass
@@ -237,7 +250,7 @@ class LocomotionEnv(Environment):
         # with 2.3.3's pair margins; configure_model and the caps below are for MJX
         self.host_model = load_model(mujoco, gymnasium_asset(self.asset))
         match_margin_rule(self.host_model)
-        self._host_physics = None
+        self._host_physics: dict[str, HostPhysics] = {}
         self.configure_model(mj_model)
         mjx_physics.cap_solver(mj_model, self.asset, solver_iterations, ls_iterations)
         self.mj_model = mj_model
@@ -355,20 +368,24 @@ class LocomotionEnv(Environment):
         data = self.simulate(state, self.ctrl_from_action(action), params)
         return self.outcome(state, data, self.controls_from_action(action), params)
 
-    @property
-    def host_physics(self) -> HostPhysics:
-        """The host-side stepper of :attr:`host_model` (built on first use)."""
-        if self._host_physics is None:
-            self._host_physics = HostPhysics(
-                self._mujoco, self.host_model, fields=self.host_fields, contact_forces=self.needs_contact_forces
+    def host_physics(self, rk4_orientation: str = "uncorrected") -> HostPhysics:
+        """The host-side stepper of :attr:`host_model` with that RK4 rule (built on first use)."""
+        if rk4_orientation not in self._host_physics:
+            self._host_physics[rk4_orientation] = HostPhysics(
+                self._mujoco,
+                self.host_model,
+                fields=self.host_fields,
+                contact_forces=self.needs_contact_forces,
+                rk4_orientation=rk4_orientation,
             )
-        return self._host_physics
+        return self._host_physics[rk4_orientation]
 
     def simulate(self, state: LocomotionState, ctrl: jax.Array, params: LocomotionParams):
         """The data after ``frame_skip`` physics steps from ``state`` with ``ctrl`` held: MuJoCo's on the host
         (:class:`mujoco_host.HostData`) or MJX's (``mjx.Data``), by ``params.physics``."""
         if params.physics == "mujoco":
-            return self.host_physics(state.qpos, state.qvel, state.qacc_warmstart, ctrl, params.frame_skip)
+            host = self.host_physics(params.rk4_orientation)
+            return host(state.qpos, state.qvel, state.qacc_warmstart, ctrl, params.frame_skip)
         data = self._data0.replace(qpos=state.qpos, qvel=state.qvel, qacc_warmstart=state.qacc_warmstart, ctrl=ctrl)
         return mjx_physics.simulate(
             self._mjx,
