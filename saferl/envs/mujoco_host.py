@@ -175,7 +175,7 @@ class HostPhysics:
         if scratch is None:
             data = self._mujoco.MjData(self.model)
             views = {name: getattr(data, name) for name in set(self.fields) | {"ctrl", "mocap_pos", "mocap_quat"}}
-            work = None if self.rk4 is None else self.rk4.scratch()
+            work = None if self.rk4 is None else self.rk4.scratch(data)
             scratch = self._local.scratch = (data, views, work)
         return scratch
 

@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
-#: the classical RK4 tableau (``mj_RungeKutta``'s): stage weights, their times, and the final weights
-RK4_A = np.array([[0.5, 0.0, 0.0], [0.0, 0.5, 0.0], [0.0, 0.0, 1.0]])
+#: the classical RK4 tableau (``mj_RungeKutta``'s): ``a`` has one entry per row, ``a[i][i-1] = c[i]``, so stage
+#: ``i + 1`` starts from the step's start along stage ``i`` alone; then the stages' times and the final weights
 RK4_C = (0.5, 0.5, 1.0)
 RK4_B = np.array([1.0 / 6.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 6.0])
 
@@ -51,38 +51,43 @@ class UncorrectedRK4:
         self.h = float(model.opt.timestep)
         self.no_stage = mujoco.mjtStage.mjSTAGE_NONE
 
-    def scratch(self) -> dict[str, np.ndarray]:
+    def scratch(self, data) -> dict[str, np.ndarray]:
+        """The arrays a step of ``data`` works in, with views of ``data``'s own (made once: attribute access through
+        MuJoCo's bindings costs more than the arithmetic)."""
         nq, nv = self.model.nq, self.model.nv
+        views = {name: getattr(data, name) for name in ("qpos", "qvel", "qacc", "qacc_warmstart")}
         return {
             "qpos0": np.empty(nq),
             "qvel0": np.empty(nv),
-            "qpos": np.empty(nq),
             "vel": np.empty((4, nv)),
             "acc": np.empty((4, nv)),
+            **views,
         }
 
     def step(self, data, scratch: dict[str, np.ndarray]) -> None:
+        """One physics step of ``data`` (the ``MjData`` that ``scratch`` was made for), in place."""
         mujoco, model, h = self.mujoco, self.model, self.h
+        qpos, qvel, qacc = scratch["qpos"], scratch["qvel"], scratch["qacc"]
+        qpos0, qvel0, vel, acc = scratch["qpos0"], scratch["qvel0"], scratch["vel"], scratch["acc"]
         mujoco.mj_checkPos(model, data)
         mujoco.mj_checkVel(model, data)
         mujoco.mj_forward(model, data)
         mujoco.mj_checkAcc(model, data)
-        qpos0, qvel0, qpos, vel, acc = (scratch[k] for k in ("qpos0", "qvel0", "qpos", "vel", "acc"))
         time0 = data.time
-        qpos0[:], qvel0[:] = data.qpos, data.qvel
-        vel[0], acc[0] = data.qvel, data.qacc
-        for i in range(3):
-            weights = RK4_A[i, : i + 1]
+        qpos0[:], qvel0[:] = qpos, qvel
+        vel[0], acc[0] = qvel0, qacc
+        for i, c in enumerate(RK4_C):
+            # the tableau's stage i + 1 moves from the start along stage i alone, for c h
+            np.multiply(acc[i], c * h, out=vel[i + 1])
+            vel[i + 1] += qvel0
             qpos[:] = qpos0
-            mujoco.mj_integratePos(model, qpos, weights @ vel[: i + 1], h)
-            data.qpos[:] = qpos
-            data.qvel[:] = qvel0 + h * (weights @ acc[: i + 1])
-            data.time = time0 + RK4_C[i] * h
+            mujoco.mj_integratePos(model, qpos, vel[i], c * h)
+            qvel[:] = vel[i + 1]
+            data.time = time0 + c * h
             mujoco.mj_forwardSkip(model, data, self.no_stage, 1)
-            vel[i + 1], acc[i + 1] = data.qvel, data.qacc
+            acc[i + 1] = qacc
         qpos[:] = qpos0
         mujoco.mj_integratePos(model, qpos, RK4_B @ vel, h)
-        data.qpos[:] = qpos
-        data.qvel[:] = qvel0 + h * (RK4_B @ acc)
-        data.qacc_warmstart[:] = acc[3]
+        qvel[:] = qvel0 + h * (RK4_B @ acc)
+        scratch["qacc_warmstart"][:] = acc[3]
         data.time = time0 + h

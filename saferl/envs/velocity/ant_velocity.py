@@ -40,7 +40,7 @@ Where it differs, and why
   step differs from the original's slightly and the foot contacts amplify it: that alone is why MuJoCo 4.0's
   trajectories part from the original's within a few steps (docs/results/fidelity/ant_mujoco_releases.md).  The
   default ``rk4_orientation="uncorrected"`` steps RK4 with 2.3.3's rule on MuJoCo 4.0 (:mod:`saferl.envs.mujoco_rk4`,
-  the original's steps reproduced to round-off; about twice the physics time of ``mj_step``);
+  the original's steps reproduced to round-off; about 1.5 times the env step's time with ``mj_step``);
   ``"munthe-kaas"`` is ``mj_step`` itself (docs/decisions/066).
 * Contact friction.  MJX orients the friction pyramid of a capsule-floor contact along the world
   axes when the capsule is steeper than 60 degrees, MuJoCo along the capsule (see the base module);
