@@ -52,6 +52,8 @@ from policy_transfer import DEFAULT_SERVER_PYTHON, OriginalEnv  # noqa: E402
 MARGIN = 0.1  # the fidelity suite's
 PORT_KEY = 20261207  # the port's evaluation key (per runner: split)
 ORIGINAL_SEED_BASE = 30_000  # the original's reset seeds: base + 1000 * seed index + episode
+#: the tasks whose RK4 moves a free joint, where MuJoCo 4.0's mj_step differs from the original's (decision 066)
+FREE_JOINT_RK4_TASKS = ("SafetyAntVelocity", "SafetyHumanoidVelocity")
 LIKE_FILE = "cross_eval.json"  # in a run trained on the original: the port run whose configuration it copies
 #: the training configuration's keys a bridge run takes from the port run (everything but the environment's)
 BRIDGE_KEYS = (
@@ -261,6 +263,7 @@ def evaluate(run_dir: Path, episodes: int, python: str, max_episodes: int | None
         "original": env_id,
         "trained_on": trained_on,
         "physics": trainer.config["env_params"].get("physics"),
+        "rk4_orientation": trainer.config["env_params"].get("rk4_orientation"),
         "algo": cfg["algo"],
         "total_steps": int(cfg["total_steps"]),
         "seeds": seeds,
@@ -305,12 +308,21 @@ def report(rows: list[dict]) -> str:
     ]
     for row in sorted(rows, key=lambda r: (r["task"], r["trained_on"] != "port")):
         port, original = row["sides"]["port"], row["sides"]["original"]
+        physics = row["physics"] or "-"
+        if row.get("rk4_orientation") == "munthe-kaas" and row["task"] in FREE_JOINT_RK4_TASKS:
+            physics += " (MuJoCo 4.0's RK4)"
         lines.append(
-            f"| {row['task']} | {row['trained_on']} | {row['physics'] or '-'} | "
+            f"| {row['task']} | {row['trained_on']} | {physics} | "
             f"{row['total_steps'] // 1000}k x {len(row['seeds'])} | {_episodes(row)} | {_cell(port['return'])} | "
             f"{_cell(original['return'])} | {_cell(port['cost'])} | {_cell(original['cost'])} | "
             f"{_verdict(row['verdicts']['return'])} | {_verdict(row['verdicts']['cost'])} |"
         )
+    from saferl.reproduce.ctrpo.table1 import TASKS
+
+    done = {(row["task"], row["trained_on"]) for row in rows}
+    missing = [f"{task} ({side})" for task in TASKS for side in ("port", "original") if (task, side) not in done]
+    if missing:
+        lines += ["", f"Not evaluated yet (task, trained on): {', '.join(missing)}."]
     return "\n".join(lines) + "\n"
 
 
