@@ -30,7 +30,8 @@ for phase in $PHASES; do
 done
 if [[ " $PHASES " == *" report "* ]]; then
   $PY $SCRIPT report "$OUT"/eval/*.json > docs/results/fidelity/cross_eval.md
-  $PY -c "import json,sys; print(json.dumps([r for p in sys.argv[1:] for r in json.load(open(p))], indent=1))" \
+  $PY -c "import json,sys; print(json.dumps([r for p in sys.argv[1:] for r in json.load(open(p), \
+    parse_float=lambda x: round(float(x), 4))], separators=(',', ':')))" \
     "$OUT"/eval/*.json > docs/results/fidelity/cross_eval.json
   echo "wrote docs/results/fidelity/cross_eval.md and .json"
 fi
