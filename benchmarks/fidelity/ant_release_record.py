@@ -107,17 +107,11 @@ def play(env, recorder: PhysicsStepRecorder, policy: str, steps: int) -> dict[st
 
 
 def numeric_fields(model) -> dict[str, np.ndarray]:
-    """Every numeric array of an ``MjModel`` and of its ``opt``, by name (``opt.<field>``)."""
-    out = {}
-    for name in dir(model):
-        if name.startswith("_"):
-            continue
-        try:
-            value = getattr(model, name)
-        except Exception:  # some attributes raise on models without the element
-            continue
-        if isinstance(value, np.ndarray) and value.dtype.kind in "fiub":
-            out[name] = value
+    """Every numeric array of an ``MjModel`` (``ant_release_replay.compiled_arrays``) and of its ``opt``, by name
+    (``opt.<field>``)."""
+    from ant_release_replay import compiled_arrays  # this script's folder is on sys.path when it runs
+
+    out = compiled_arrays(model)
     for name in dir(model.opt):
         if not name.startswith("_"):
             value = getattr(model.opt, name)
