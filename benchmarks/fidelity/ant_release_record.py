@@ -181,7 +181,8 @@ def main(argv=None) -> None:
     report = {
         "env_id": ENV_ID,
         "versions": {"safety_gymnasium": safety_gymnasium.__version__, "mujoco": mujoco.__version__},
-        "source_xml": env.unwrapped.fullpath,
+        # the file inside its package, not this machine's path to it
+        "source_xml": "gymnasium/" + env.unwrapped.fullpath.replace("\\", "/").split("/gymnasium/", 1)[-1],
         "physics_steps": {policy: len(run["before_qpos"]) for policy, run in runs.items()},
         "resets_after_env_step": {policy: run["resets_after_env_step"].tolist() for policy, run in runs.items()},
         "saved_xml_differences": roundtrip_differences(model, saved),
