@@ -154,25 +154,6 @@ def train_original(port_run: Path, out: Path, python: str, total_steps: int | No
     gym_trainer.run(cfg, out, env=lambda **_: OriginalTask(env_id, python), resume=resume)
 
 
-class BridgePolicy:
-    """A bridge run's actor as :class:`saferl.api.Policy` acts: normalised observations (where training normalised
-    them), the sample clipped to ``[-1, 1]`` where the bridge clipped it."""
-
-    def __init__(self, learner, states: dict, index: int, cfg: dict):
-        self.actor = learner.actor
-        self.actor_params = jax.tree.map(lambda x: x[index], states["agent"].actor_params)
-        self.stats = jax.tree.map(lambda x: x[index], states["stats"])
-        self.normalize = bool(cfg["normalize_observations"])
-        self.clip = bool(cfg["env_params"].get("clip_actions", True))
-
-    def __call__(self, obs, key):
-        obs = jnp.asarray(obs)
-        if self.normalize:
-            obs = self.stats.normalize(obs, gym_trainer.OBS_CLIP)
-        action = self.actor.sample(self.actor.distribution(self.actor_params, obs), key)
-        return jnp.clip(action, -1.0, 1.0) if self.clip else action
-
-
 def original_episodes(policy, env: OriginalEnv, seed_index: int, episodes: range) -> tuple[list, list]:
     """Episodes ``episodes`` (their indices) of ``policy`` on the original."""
     act = jax.jit(policy)
@@ -221,17 +202,17 @@ def evaluate(run_dir: Path, episodes: int, python: str, max_episodes: int | None
         env_id, trained_on = like["original"], "original"
         space = trainer.venv.action_space(trainer.env_params)
         obs_dim = int(np.prod(trainer.venv.env.observation_space(trainer.env_params).shape))
-        learner, states = gym_trainer.load_learner_states(run_dir, obs_dim, Box(-1.0, 1.0, space.shape))
+        _, states = gym_trainer.load_learner_states(run_dir, obs_dim, Box(-1.0, 1.0, space.shape))
+        # the bridge run's actor in the port's training stack: the same network, normalisation and clipping
         agents = runners.agent.replace(actor_params=states["agent"].actor_params)
         stats = jax.tree.map(jnp.asarray, states["stats"])
-        policies = [BridgePolicy(learner, states, i, cfg) for i in range(len(seeds))]
         task = trainer.config["env"]
     else:
         trainer, runners = _port_trainer(run_dir)
         env_id, trained_on, task = original_id(cfg["env"]), "port", cfg["env"]
         agents, stats = runners.agent, runners.env_state.stats
-        run = api.load(run_dir)
-        policies = [run.policy_for(seed) for seed in seeds]
+    pick = lambda tree, i: jax.tree.map(lambda x: x[i], tree)  # noqa: E731
+    policies = [api.Policy(trainer, pick(agents.actor_params, i), pick(stats, i), s) for i, s in enumerate(seeds)]
     env = OriginalEnv(env_id, python, clip=False)
     played = 0
     original: list[tuple[list, list]] = [([], []) for _ in policies]
