@@ -184,3 +184,30 @@ def write_side(result: dict, out, started: float) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, separators=(",", ":")))
     print(f"wrote {out} ({result['wall_seconds']:.0f} s)")
+
+
+def merge_side(result: dict, out, why: str, started: float, alternate: bool = False) -> None:
+    """Put ``result``'s tasks into the side already written at ``out`` in place of its own, or, ``alternate``, beside
+    them under ``alternate_physics`` (label -> entry); the file keeps its first run's date, machine and wall time, and
+    a ``reruns`` note records this one's tasks, date, wall seconds since ``started`` and ``why``."""
+    import json
+    import time
+    from pathlib import Path
+
+    out = Path(out)
+    existing = json.loads(out.read_text())
+    if alternate:
+        existing.setdefault("alternate_physics", {}).update(result["tasks"])
+    else:
+        existing["tasks"].update(result["tasks"])
+    existing.setdefault("reruns", []).append(
+        {
+            "tasks": sorted(result["tasks"]),
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "wall_seconds": time.perf_counter() - started,
+            "why": why,
+        }
+    )
+    existing["versions"] = result["versions"]
+    out.write_text(json.dumps(existing, separators=(",", ":")))
+    print(f"merged {', '.join(result['tasks'])} into {out} ({time.perf_counter() - started:.0f} s)")

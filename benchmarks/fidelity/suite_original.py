@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import platform
 import sys
 import time
@@ -275,18 +274,7 @@ def main(argv=None) -> None:
     if args.merge is None:
         common.write_side(result, args.out, wall)
         return
-    existing = json.loads(args.out.read_text())
-    existing["tasks"].update(result["tasks"])
-    existing.setdefault("reruns", []).append(
-        {
-            "tasks": sorted(result["tasks"]),
-            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-            "wall_seconds": time.perf_counter() - wall,
-            "why": args.merge,
-        }
-    )
-    args.out.write_text(json.dumps(existing, separators=(",", ":")))
-    print(f"merged {', '.join(result['tasks'])} into {args.out}")
+    common.merge_side(result, args.out, args.merge, wall)
 
 
 if __name__ == "__main__":

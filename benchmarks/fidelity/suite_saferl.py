@@ -387,26 +387,7 @@ def main(argv=None) -> None:
     if args.merge is None:
         common.write_side(result, args.out, wall)
         return
-    # the file keeps its first run's date, machine and wall time; the rerun note has this one's
-    args.out.write_text(
-        json.dumps(merged(json.loads(args.out.read_text()), result, args.merge, args.alternate), separators=(",", ":"))
-    )
-    print(f"merged {', '.join(result['tasks'])} into {args.out} ({time.perf_counter() - wall:.0f} s)")
-
-
-def merged(existing: dict, result: dict, why: str, alternate: bool) -> dict:
-    """``existing`` (a suite_saferl.json) with ``result``'s tasks in place of its own, or, ``alternate``, beside
-    them under ``alternate_physics`` (label -> entry); a ``reruns`` note records the date and ``why``."""
-    labels = sorted(result["tasks"])
-    if alternate:
-        existing.setdefault("alternate_physics", {}).update(result["tasks"])
-    else:
-        existing["tasks"].update(result["tasks"])
-    existing.setdefault("reruns", []).append(
-        {"tasks": labels, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "why": why}
-    )
-    existing["versions"] = result["versions"]
-    return existing
+    common.merge_side(result, args.out, args.merge, wall, alternate=args.alternate)
 
 
 if __name__ == "__main__":
