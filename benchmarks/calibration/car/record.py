@@ -10,6 +10,7 @@ venv``).  From the repository root::
     benchmarks/fidelity/.venv/bin/python benchmarks/calibration/car/record.py gremlins
     benchmarks/fidelity/.venv/bin/python benchmarks/calibration/car/record.py layouts     # ~10 min
     benchmarks/fidelity/.venv/bin/python benchmarks/calibration/car/record.py inertia
+    benchmarks/fidelity/.venv/bin/python benchmarks/calibration/car/record.py approach-grid  # seconds
 
 ``responses`` writes ``responses.npz`` beside this file (``--out`` to write elsewhere), the data that ``fit.py``
 fits car.py's ``FITTED`` to: the car driven from reset on ``SafetyCarGoal0-v0`` (an empty floor) under scripted
@@ -33,6 +34,11 @@ The other commands print measured constants of car.py and car_button.py (nothing
   lag's tangent is ``CarButtonParams.gremlin_lag`` in seconds.
 * ``layouts``: how many layouts ``RandomGenerator.build_layout`` samples per reset of ``SafetyCarButton1-v0``
   (200 resets): the share of valid first attempts quoted in car_button.py.
+* ``approach-grid`` writes ``approach_grid.json`` beside this file: the car driven from rest at a lone wrong button
+  and at a gremlin box held still (``Gremlins.travel`` 0) on ``SafetyCarButton1-v0``, for every cell of
+  :data:`APPROACH_GRID`, with the scene (the reset's layout) each cell starts from, so that another physics can
+  replay it object for object (``benchmarks/fidelity/vehicle_grids.py``).  Per cell and step: whether the car
+  touches the target (the step's ``cost_buttons`` / ``cost_gremlins``), the car's position and yaw.
 * ``inertia``: mass, yaw inertia about the COM (``mj_fullM``), the COM's offset from the body origin and the
   static contact loads (``mj_contactForce``): car.py's ``mass``, the yaw inertia ``FITTED`` starts from,
   ``_COM_BEHIND_ORIGIN`` and the wheel and ball loads of its docstring.
@@ -41,6 +47,7 @@ The other commands print measured constants of car.py and car_button.py (nothing
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import warnings
 from pathlib import Path
@@ -68,6 +75,18 @@ COMMANDS = {
     "fwd_rev": (100, lambda k: (1.0, 1.0) if k < 50 else (-1.0, -1.0)),
 }
 SEEDS = 8
+#: the approach grid: the target's centre ``offset`` m to the car's left of its line of travel, the car at rest
+#: ``distance`` m before it with both motors at ``ctrl`` (``|ctrl| >= 0.02`` is full force: 1.0 is full speed,
+#: 0.01 about 0.36 m/s); ``yaw``: the gremlin box's yaw relative to the line of travel (a button is a sphere, so
+#: only yaw 0); ``steps`` env steps a cell
+APPROACH_GRID = {
+    "offset": (0.0, 0.05, 0.10, 0.15, 0.20, 0.25),
+    "yaw_deg": {"button": (0.0,), "gremlin": (0.0, 22.5, 45.0)},
+    "ctrl": (1.0, 0.01),
+    "distance": 0.5,
+    "steps": 100,
+    "scene_seeds": 50,
+}
 FULL_SEEDS = 12  # full throttle: the seed-to-seed spread of car.py's MEASURED
 RANDOM_STEPS = 1000
 
@@ -216,6 +235,97 @@ def button() -> None:
         print(f"| {off} m | {touching} | {yaw:.0f} | {rolled:.0f} |")
 
 
+def _yaw(xmat) -> float:
+    rot = np.asarray(xmat).reshape(3, 3)
+    return float(np.arctan2(rot[1, 0], rot[0, 0]))
+
+
+def _layout(task) -> dict:
+    """The reset's layout: buttons, the goal button, gremlin boxes (centre and yaw), hazards, the car's height."""
+    data = task.data
+    return {
+        "buttons": np.array(task.buttons.pos)[:, :2].tolist(),
+        "goal_button": int(task.buttons.goal_button),
+        "gremlins": np.array(task.gremlins.pos)[:, :2].tolist(),
+        "gremlin_yaws": [_yaw(data.body(f"gremlin{i}obj").xmat) for i in range(len(task.gremlins.pos))],
+        "hazards": np.array(task.hazards.pos)[:, :2].tolist(),
+    }
+
+
+def _clearest_scene(env, kind: str) -> dict:
+    """Over resets ``0 .. scene_seeds - 1``: the target of ``kind`` (a wrong button, or a gremlin) whose nearest other
+    colliding object (button or gremlin box) is farthest away."""
+    task = env.unwrapped.task
+    best = None
+    for seed in range(APPROACH_GRID["scene_seeds"]):
+        env.reset(seed=seed)
+        layout = _layout(task)
+        objects = np.array(layout["buttons"] + layout["gremlins"])
+        first = 0 if kind == "button" else len(layout["buttons"])
+        count = len(layout["buttons"]) if kind == "button" else len(layout["gremlins"])
+        for i in range(count):
+            if kind == "button" and i == layout["goal_button"]:
+                continue
+            others = np.delete(objects, first + i, axis=0)
+            clearance = float(np.linalg.norm(others - objects[first + i], axis=1).min())
+            if best is None or clearance > best["clearance"]:
+                best = dict(seed=seed, target=i, clearance=clearance, layout=layout)
+    return best
+
+
+def approach_grid(out: Path) -> None:
+    import mujoco
+
+    env = _make("SafetyCarButton1-v0")
+    task = env.unwrapped.task
+    task.gremlins.travel = 0.0  # held still: the weld keeps each box at its layout place
+    scenes, cells = {}, []
+    for kind in ("button", "gremlin"):
+        scene = scenes[kind] = _clearest_scene(env, kind)
+        for yaw_deg in APPROACH_GRID["yaw_deg"][kind]:
+            for ctrl in APPROACH_GRID["ctrl"]:
+                for offset in APPROACH_GRID["offset"]:
+                    env.reset(seed=scene["seed"])
+                    model, data = task.model, task.data
+                    target = np.array(scene["layout"][kind + "s"][scene["target"]])
+                    object_yaw = scene["layout"]["gremlin_yaws"][scene["target"]] if kind == "gremlin" else 0.0
+                    car_yaw = object_yaw + np.radians(yaw_deg)  # forward is body -y
+                    c, s = np.cos(car_yaw), np.sin(car_yaw)
+                    start = target + np.array([[c, -s], [s, c]]) @ np.array([-offset, APPROACH_GRID["distance"]])
+                    joint = model.body("agent").jntadr[0]
+                    q, v = model.jnt_qposadr[joint], model.jnt_dofadr[joint]
+                    data.qpos[q : q + 2] = start
+                    data.qpos[q + 3 : q + 7] = (np.cos(car_yaw / 2), 0.0, 0.0, np.sin(car_yaw / 2))
+                    data.qvel[v : v + 6] = 0.0
+                    mujoco.mj_forward(model, data)
+                    touching, pos, yaw = [], [], []
+                    for _ in range(APPROACH_GRID["steps"]):
+                        *_, info = env.step(np.array([ctrl, ctrl]))
+                        touching.append(int(info.get(f"cost_{kind}s", 0.0) > 0))
+                        pos.append([round(float(x), 5) for x in data.body("agent").xpos[:2]])
+                        yaw.append(round(_yaw(data.body("agent").xmat), 5))
+                    cells.append(
+                        dict(
+                            kind=kind,
+                            offset=offset,
+                            yaw_deg=yaw_deg,
+                            ctrl=ctrl,
+                            start=start.tolist(),
+                            car_yaw=float(car_yaw),
+                            touching=touching,
+                            pos=pos,
+                            yaw=yaw,
+                        )
+                    )
+                print(
+                    f"{kind} yaw {yaw_deg} ctrl {ctrl}: steps touching "
+                    f"{[sum(c['touching']) for c in cells[-len(APPROACH_GRID['offset']) :]]}",
+                    flush=True,
+                )
+    out.write_text(json.dumps(dict(grid=APPROACH_GRID, scenes=scenes, cells=cells)) + "\n")
+    print(f"wrote {out}")
+
+
 def gremlins() -> None:
     env = _make("SafetyCarButton1-v0")
     env.reset(seed=3)
@@ -295,11 +405,15 @@ def inertia() -> None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=("responses", "contacts", "button", "gremlins", "layouts", "inertia"))
-    parser.add_argument("--out", type=Path, default=HERE / "responses.npz", help="responses: the file to write")
+    parser.add_argument(
+        "what", choices=("responses", "contacts", "button", "gremlins", "layouts", "inertia", "approach-grid")
+    )
+    parser.add_argument("--out", type=Path, help="responses, approach-grid: the file to write (default: beside this)")
     args = parser.parse_args(argv)
     if args.what == "responses":
-        responses(args.out)
+        responses(args.out or HERE / "responses.npz")
+    elif args.what == "approach-grid":
+        approach_grid(args.out or HERE / "approach_grid.json")
     else:
         {"contacts": contacts, "button": button, "gremlins": gremlins, "layouts": layouts, "inertia": inertia}[
             args.what
