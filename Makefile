@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export JAX_PLATFORMS ?= cpu
 
-.PHONY: venv demo lint test test-slow bench clean
+.PHONY: venv demo lint test test-slow mutants bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,10 @@ test: lint
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -n 2 --dist loadfile -m slow tests benchmarks/tests
+
+# one-line mutations of the mathematics, each against its tests (tests/mutants/mutants.yaml); not part of test
+mutants: $(STAMP)
+	$(BIN)/python tests/mutants/run.py
 
 bench: $(STAMP)
 	$(BIN)/saferl bench

@@ -137,6 +137,34 @@ def test_authors_estimate_averages_the_critic_and_the_next_states_target():
     np.testing.assert_allclose(authors_safety_q(v, f, f_next, v_next, done, GAMMA_S)[:, 0], expected, rtol=1e-6)
 
 
+def crossing_terms():
+    """One episode of three steps whose last cost crosses the limit: f(s_0..s_2) = 1, f(s_T) = 0 (costs 0, 0, 2)."""
+    costs, lengths = [0.0, 0.0, 2.0], [1, 2, 3]
+    cost = col(costs)[..., None]
+    after = col(running_totals(costs, lengths))[..., None]
+    before = cumulative_cost_before(after, cost, col(lengths, jnp.int32))
+    return safety_indicator(before, LIMIT), safety_indicator(after, LIMIT), col([False, False, True], bool)
+
+
+def test_every_estimate_ends_on_the_state_after_the_last_cost():
+    """Eq. 18 and App. C end an episode on f(s_T), the state after its last step, not on f(s_{T-1}): an episode
+    safe until its last step crosses the limit ends unsafe in the V^c target, the signal and both Qhat^c."""
+    f, f_next, done = crossing_terms()
+    np.testing.assert_array_equal(f[:, 0], [1, 1, 1])
+    np.testing.assert_array_equal(f_next[:, 0], [1, 1, 0])
+    v, v_next = col([0.2, 0.3, 0.4]), col([0.9, 0.8, 0.7])
+    # gamma_s = 0.9: Y_2 = .1 * 1 + .9 * f(s_T) = .1; Y_1 = .1 + .9 * .1 = .19; Y_0 = .1 + .9 * .19 = .271
+    y = [0.271, 0.19, 0.1]
+    np.testing.assert_allclose(safety_targets(f, f_next, v_next, done, GAMMA_S)[:, 0], y, rtol=1e-6)
+    np.testing.assert_allclose(safety_signal(f, f_next, done, GAMMA_S)[:, 0], [0.1, 0.1, 0.1], rtol=1e-6)
+    # Qhat^(1) = f(s_t) V^c(s_{t+1}), V^c(s_T) := f(s_T) = 0; n -> infinity: f(s_T) = 0 at every step
+    np.testing.assert_allclose(nstep_safety_q(f, f_next, v_next, done, 1)[:, 0], [0.9, 0.8, 0.0])
+    np.testing.assert_allclose(nstep_safety_q(f, f_next, v_next, done, 50)[:, 0], [0.0, 0.0, 0.0])
+    # the authors': 1/2 (V^c(s_t) + Y_{t+1}), Y_{t+1} = f(s_T) = 0 after the last step
+    expected = 0.5 * (np.array([0.2, 0.3, 0.4]) + np.array([y[1], y[2], 0.0]))
+    np.testing.assert_allclose(authors_safety_q(v, f, f_next, v_next, done, GAMMA_S)[:, 0], expected, rtol=1e-6)
+
+
 # --------------------------------------------------------------------------- the reshaped reward (eq. 11)
 
 
@@ -254,6 +282,28 @@ def test_learner_declares_the_channels_and_fits_the_safety_critic_to_eq18():
     expected = [1.5 * w, 0.8 * w - 3 * (1 - w), 2.0 * w - 3 * (1 - w), 0.0, 1.0 * w, 1.7 * w, 0.5 * w]
     np.testing.assert_allclose(shaped.reward[:, 0], expected, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(shaped.cost[:, 0, 0], COSTS)  # the env's cost channel is kept
+
+
+def test_the_learners_qhat_reads_vc_on_the_next_observations_at_the_safety_discount():
+    """The default estimate through the learner: V^c(s_t) on ``obs``, V^c(s_{t+1}) on ``final_obs`` (they differ
+    here: an observation-dependent head), and eq. 18 at gamma_s, not the reward's discount."""
+    learner, agent = scpo_learner()
+    last = agent.critic_params[-1]
+    w = 0.3 * jax.random.normal(jax.random.PRNGKey(2), last["w"].shape)
+    agent = agent.replace(critic_params=[*agent.critic_params[:-1], {"w": w, "b": last["b"]}])
+    traj = scripted_trajectory(REWARDS)
+    f, f_next, v, v_next, done = terms = learner.algo.safety_terms(agent, traj)
+    vc = lambda obs: learner.algo.critics.apply(agent.critic_params, obs)[..., -1]  # noqa: E731
+    np.testing.assert_allclose(v, vc(traj.obs), rtol=1e-6)
+    np.testing.assert_allclose(v_next, vc(traj.final_obs), rtol=1e-6)
+    assert float(jnp.max(jnp.abs(v - v_next))) > 0.01  # the head reads the observation
+    q = learner.algo.safety_q(terms)
+    np.testing.assert_allclose(q, authors_safety_q(v, f, f_next, v_next, done, GAMMA_S), rtol=1e-6)
+    for other in (
+        authors_safety_q(v, f, f_next, v_next, done, learner.algo.hp["gamma"]),  # the reward's discount
+        authors_safety_q(v_next, f, f_next, v, done, GAMMA_S),  # the critics swapped
+    ):
+        assert float(jnp.max(jnp.abs(q - other))) > 1e-3
 
 
 def test_learner_targets_of_a_safe_episode_are_one():

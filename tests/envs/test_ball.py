@@ -282,8 +282,11 @@ def test_gather_apples_bombs_termination_and_lidar_quirk():
     assert float(obs_hidden[7 + 4]) == 0.0 and float(obs_hidden[7 + 16 + 12]) > 0.7  # bombs still seen (west)
     # two bombs at once (west): cost 1 per step, capped, both collected
     s2 = state.replace(pos=f32([-1.6, 0.2]))
-    _, _, r, c, _, _, info = GATHER_STEP(s2, f32([0.0, 0.0]), p)
+    s3, _, r, c, _, _, info = GATHER_STEP(s2, f32([0.0, 0.0]), p)
     assert float(c) == 1.0 and float(info["bombs_collected"]) == 2.0 and float(r) == 0.0
+    # collected bombs are gone: the ball back on the same spot costs nothing
+    _, _, _, c_again, _, _, info_again = GATHER_STEP(s3.replace(pos=s2.pos, vel=f32([0.0, 0.0])), f32([0.0, 0.0]), p)
+    assert float(c_again) == 0.0 and float(info_again["bombs_collected"]) == 0.0
     # the last apple ends the episode
     last = s.replace(apple_left=jnp.array([False] * 7 + [True]), pos=f32(apples[7] + [0.5, 0.0]))
     _, _, r, c, term, trunc, _ = GATHER_STEP(last, f32([0.0, 0.0]), p)
