@@ -91,7 +91,10 @@ def episodes(label: str, env_id: str, policy: str, count: int, seed: int = 0) ->
                 action = rng.uniform(-1.0, 1.0, size=low.shape)
             else:
                 action = np.asarray(scripted_action(label, env, length), np.float64)
+            box_before = np.array(env.unwrapped.task.push_box.pos[:2]) if label == "PointPush1" else None
             _, reward, cost, terminated, truncated, info = env.step(st.to_original(action, low, high).astype(low.dtype))
+            if box_before is not None:
+                info = dict(info, **{st.BOX_MOVED: np.linalg.norm(env.unwrapped.task.push_box.pos[:2] - box_before)})
             total_r += float(reward)
             total_c += float(cost)
             length += 1

@@ -60,10 +60,14 @@ def scripted_action(label: str, state):
     return st.racecar_circle_controller(jnp, state.robot.pos, state.robot.heading)
 
 
-def extras_of(label: str, info):
-    if label in st.EXTRAS:
-        return jnp.stack([jnp.asarray(info[key], jnp.float32) for _, _, key in st.EXTRAS[label]])
-    return jnp.zeros((0,))
+def extras_of(label: str, info, before, after):
+    """A step's counts of ``st.EXTRAS[label]``, from its info and the states ``before`` and ``after`` it."""
+    if label not in st.EXTRAS:
+        return jnp.zeros((0,))
+    moved = {st.BOX_MOVED: lambda: jnp.linalg.norm(after.box_pos[:2] - before.box_pos[:2])}
+    return jnp.stack(
+        [moved[key]() if key in moved else jnp.asarray(info[key], jnp.float32) for _, _, key in st.EXTRAS[label]]
+    )
 
 
 def episode_program(label: str, env, params, count: int):
@@ -104,6 +108,7 @@ def episode_program(label: str, env, params, count: int):
             scripted = jax.vmap(lambda s: scripted_action(label, s))(states)
             fixed = jnp.broadcast_to(actions[jnp.minimum(t, steps - 1)], random.shape)
             action = jnp.where(mode == RANDOM, random, jnp.where(mode == SCRIPTED, scripted, fixed))
+            before = states
             states, obs, reward, c, terminated, truncated, info = jax.vmap(env.step, in_axes=(0, 0, None))(
                 states, action, params
             )
@@ -111,7 +116,9 @@ def episode_program(label: str, env, params, count: int):
             ret = ret + jnp.where(live, reward, 0.0)
             cost = cost + jnp.where(live, c, 0.0)
             length = length + live.astype(jnp.int32)
-            extra = extra + jnp.where(live[:, None], jax.vmap(lambda i: extras_of(label, i))(info), 0.0)
+            extra = extra + jnp.where(
+                live[:, None], jax.vmap(lambda i, b, a: extras_of(label, i, b, a))(info, before, states), 0.0
+            )
             i = jnp.minimum(t, steps - 1)
             row = {"obs": obs[0], "rewards": reward[0], "costs": c[0], "terminated": terminated[0]}
             if velocity:

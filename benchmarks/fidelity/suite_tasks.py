@@ -33,15 +33,19 @@ TASKS = [
     ("HalfCheetahVelocity", "SafetyHalfCheetahVelocity-v1", "SafetyHalfCheetahVelocity", {}, 30),
     ("HopperVelocity", "SafetyHopperVelocity-v1", "SafetyHopperVelocity", {}, 30),
     ("HumanoidVelocity", "SafetyHumanoidVelocity-v1", "SafetyHumanoidVelocity", {}, 30),
-    ("PointPush1", "SafetyPointPush1-v0", "PointPush1", {}, 30),
+    ("PointPush1", "SafetyPointPush1-v0", "PointPush1", {}, 300),  # at 30 the box path was not decided
     ("CarButton1", "SafetyCarButton1-v0", "CarButton1", {}, 30),
     ("RacecarCircle1", "SafetyRacecarCircle1-v0", "RacecarCircle1", {}, 30),
 ]
 VELOCITY_TASKS = ("AntVelocity", "HalfCheetahVelocity", "HopperVelocity", "HumanoidVelocity")
 POLICIES = ("random", "scripted")
-#: what each task counts per episode besides return and cost: (name, the original's info key, saferl's info key)
+#: PointPush1's box displacement in a step (m), which no info dict holds: each side computes it from the box's
+#: position before and after the step (the original's ``task.push_box.pos``, saferl's ``state.box_pos``)
+BOX_MOVED = "box_moved"
+#: what each task counts per episode besides return and cost: (name, the original's info key, saferl's info key);
+#: PointPush1's box path is the quantity its learners exploit (the pushing regime), beside the goals it earns
 EXTRAS = {
-    "PointPush1": (("goals reached", "goal_met", "goal_reached"),),
+    "PointPush1": (("goals reached", "goal_met", "goal_reached"), ("box moved (m)", BOX_MOVED, BOX_MOVED)),
     "CarButton1": (
         ("goals reached", "goal_met", "goal_reached"),
         ("steps touching a wrong button", "cost_buttons", "cost_buttons"),
