@@ -1,4 +1,4 @@
-"""Load a script of benchmarks/ (a file, not a package module) in a test."""
+"""Load a script of benchmarks/ or benchmarks/fidelity/ (a file, not a package module) in a test."""
 
 from __future__ import annotations
 
@@ -18,3 +18,12 @@ def load_benchmark_script(name: str):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def load_fidelity_script(name: str):
+    """Import ``benchmarks/fidelity/<name>.py``; its folder goes on ``sys.path``, as when the script runs (the
+    fidelity scripts import their siblings: common, suite_tasks)."""
+    fidelity = str(BENCHMARKS / "fidelity")
+    if fidelity not in sys.path:
+        sys.path.insert(0, fidelity)
+    return importlib.import_module(name)

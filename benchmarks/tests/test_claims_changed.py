@@ -3,21 +3,17 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
+from bench_scripts import load_benchmark_script
 
 BENCHMARKS = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
 def claims_changed():
-    if str(BENCHMARKS) not in sys.path:
-        sys.path.insert(0, str(BENCHMARKS))
-    import claims_changed
-
-    return claims_changed
+    return load_benchmark_script("claims_changed")
 
 
 def _result(commit, cost_vs_limit, best, safety, cost, only_tasks=None):

@@ -3,25 +3,17 @@ ids of the C-TRPO tasks, the CPO configuration it trains, the episodes the rule 
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
+from bench_scripts import load_fidelity_script
 
 from saferl.analysis import verdicts
 from saferl.reproduce.ctrpo.table1 import TASKS
 
-FIDELITY = Path(__file__).resolve().parents[1] / "fidelity"
-
 
 @pytest.fixture(scope="module")
 def cross_eval():
-    if str(FIDELITY) not in sys.path:
-        sys.path.insert(0, str(FIDELITY))
-    import cross_eval
-
-    return cross_eval
+    return load_fidelity_script("cross_eval")
 
 
 def test_the_originals_ids_of_the_eight_tasks(cross_eval):

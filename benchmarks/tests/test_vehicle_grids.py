@@ -4,22 +4,17 @@ approach grid is the grid the script declares, and the summaries count what the 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
+from bench_scripts import load_fidelity_script
 
-FIDELITY = Path(__file__).resolve().parents[1] / "fidelity"
 CALIBRATION = Path(__file__).resolve().parents[1] / "calibration"
 
 
 @pytest.fixture(scope="module")
 def vehicle_grids():
-    if str(FIDELITY) not in sys.path:
-        sys.path.insert(0, str(FIDELITY))
-    import vehicle_grids
-
-    return vehicle_grids
+    return load_fidelity_script("vehicle_grids")
 
 
 def test_the_committed_approach_grid_is_the_declared_grid():
