@@ -474,7 +474,11 @@ def readme(ours: dict, orig: dict, suite: dict | None = None) -> tuple[str, dict
         "the original's, parameter by parameter and step by step from its recorded states (`make -C "
         "benchmarks/fidelity models`); [cross_physics.md](cross_physics.md), policies trained on one physics "
         "evaluated on both (`benchmarks/fidelity/cross_physics.py`); [racecar_transfer.md](racecar_transfer.md), "
-        "policies trained on the port evaluated on the original.",
+        "policies trained on the port evaluated on the original; [vehicle_grids.md](vehicle_grids.md), the Car's "
+        "approach grid (a wrong button and a gremlin box, offsets, box yaws and two speeds) and the Racecar's steady "
+        "turns and steering steps, the planar models and MuJoCo against the original (`make -C benchmarks/fidelity "
+        "grids`); [cross_eval.md](cross_eval.md), CPO policies trained on the port and on the original, each "
+        "played on both (`make -C benchmarks/fidelity cross-eval`).",
     ]
     lines += ["## Summary", ""] + summary_rows + further + ["", "## Per task", ""] + sections + trajectory_lines
     lines += bounce_section(ours, orig)

@@ -285,12 +285,39 @@ def native_rows(task: dict, orig_task: dict) -> list[str]:
     return rows
 
 
-def task_section(label: str, env_id: str, ours: dict, orig: dict) -> tuple[list[str], dict]:
+def engine_rows(ours: dict, orig_task: dict, engine_task: dict | None, engine: str) -> list[str]:
+    """The original itself on saferl's MuJoCo release (``make engine``), against the original on its own 2.3.3, and
+    saferl against it: where the two differ as saferl does, the difference is the engine's (diagnosis rows, not in
+    the verdict)."""
+    if engine_task is None:
+        return []
+    rows = []
+    for policy, run in engine_task["policies"].items():
+        for key, name in compare.quantities(run):
+            pairs = (
+                (f"{policy}, the original on MuJoCo {engine} (not saferl; n={run['return']['n']})", run, orig_task),
+                (f"{policy}, saferl against the original on MuJoCo {engine} (in the original's column)", ours, run),
+            )
+            for row, mine, theirs in pairs:
+                mine_p = mine["policies"][policy] if "policies" in mine else mine
+                theirs_p = theirs["policies"][policy] if "policies" in theirs else theirs
+                v = compare.equivalence(compare.episode_values(mine_p, key), compare.episode_values(theirs_p, key))
+                rows.append(
+                    compare.check_line(
+                        row, name, compare.summary_of_values(mine_p, key), compare.summary_of_values(theirs_p, key), v
+                    )
+                )
+    return rows
+
+
+def task_section(
+    label: str, env_id: str, ours: dict, orig: dict, engine_task: dict | None = None, engine: str = ""
+) -> tuple[list[str], dict]:
     lines, verdict = compare.task_section(label, env_id, ours, orig)
     if ours.get("physics"):
         lines[0] += f", physics `{ours['physics']}` (the default)"
     verdict_at = next(i for i, line in enumerate(lines) if line.startswith("**Verdict"))
-    lines[verdict_at - 1 : verdict_at - 1] = native_rows(ours, orig)
+    lines[verdict_at - 1 : verdict_at - 1] = native_rows(ours, orig) + engine_rows(ours, orig, engine_task, engine)
     lines[-2] = FINDINGS.get(label, "")
     return lines, verdict
 
@@ -372,7 +399,7 @@ def summary_of(ours: dict, orig: dict, verdict: dict) -> dict:
     }
 
 
-def document(ours: dict, orig: dict) -> tuple[str, dict]:
+def document(ours: dict, orig: dict, engine: dict | None = None) -> tuple[str, dict]:
     v, w = orig["versions"], ours["versions"]
     lines = [
         "# Fidelity: saferl's Safety-Gymnasium ports against Safety-Gymnasium 1.0.0",
@@ -420,7 +447,9 @@ def document(ours: dict, orig: dict) -> tuple[str, dict]:
         "reached with probability 0.8 if the means were equal. For the velocity tasks "
         "the tables add the scripted controller on MuJoCo 4.0 itself (the main venv's `mujoco`, float64; with "
         "the model's margins and with them halved): a diagnosis of where a difference comes from, not saferl, "
-        "judged the same way and left out of the verdict. The navigation tasks run on their default physics "
+        "judged the same way and left out of the verdict; for PointPush1 they add the original itself on MuJoCo "
+        "4.0.1 (`make -C benchmarks/fidelity engine`), and saferl against that. The navigation tasks run on "
+        "their default physics "
         "(`mujoco` for PointPush1, CarButton1 and RacecarCircle1, docs/decisions/065) and, in rows "
         "marked *not the default*, on their other one.",
         "",
@@ -434,7 +463,14 @@ def document(ours: dict, orig: dict) -> tuple[str, dict]:
     for label, env_id, *_ in st.TASKS:
         if label not in orig["tasks"] or label not in ours["tasks"]:
             continue
-        body, verdict = task_section(label, env_id, ours["tasks"][label], orig["tasks"][label])
+        body, verdict = task_section(
+            label,
+            env_id,
+            ours["tasks"][label],
+            orig["tasks"][label],
+            (engine or {}).get("tasks", {}).get(label),
+            (engine or {}).get("versions", {}).get("mujoco", ""),
+        )
         sections += body
         summary[label] = {
             **summary_of(ours["tasks"][label], orig["tasks"][label], verdict),
@@ -470,7 +506,9 @@ def document(ours: dict, orig: dict) -> tuple[str, dict]:
         "* `suite_original.json`, `suite_saferl.json`: every episode's return, cost and length, "
         "the trajectories (per step obs, reward, cost, termination, qpos, qvel), the model-file check and the "
         "margin probe of each side;",
-        "* `suite_comparison.json`: the verdicts and the trajectory errors above.",
+        "* `suite_comparison.json`: the verdicts and the trajectory errors above;",
+        "* `suite_original_mujoco4.json`: the original's scripted PointPush1 episodes on MuJoCo 4.0.1 "
+        "(`make -C benchmarks/fidelity engine`), the rows marked *the original on MuJoCo 4.0.1*.",
         "",
     ]
     compile_s = {k: round(t["compile_seconds"]) for k, t in ours["tasks"].items()}
@@ -488,7 +526,9 @@ def main(argv=None) -> None:
     folder = Path(argv[0] if argv else "docs/results/fidelity")
     orig = json.loads((folder / "suite_original.json").read_text())
     ours = json.loads((folder / "suite_saferl.json").read_text())
-    text, comparison = document(ours, orig)
+    engine_file = folder / "suite_original_mujoco4.json"
+    engine = json.loads(engine_file.read_text()) if engine_file.is_file() else None
+    text, comparison = document(ours, orig, engine)
     (folder / "safety_gymnasium.md").write_text(text)
     (folder / "suite_comparison.json").write_text(json.dumps(comparison, indent=1))
     for label, s in comparison["summary"].items():

@@ -39,6 +39,7 @@ import suite_tasks as st  # noqa: E402
 
 warnings.filterwarnings("ignore")
 ROBOT_FILES = ("ant.xml", "half_cheetah.xml", "hopper.xml", "humanoid.xml")
+ORIGINAL_MUJOCO = "2.3.3"  # safety-gymnasium 1.0.0's pin (requirements.txt)
 
 
 def make_env(env_id: str):
@@ -202,6 +203,13 @@ def compiled_difference(path_a: Path, path_b: Path, seed: int = 0) -> dict:
 
 def asset_check() -> dict:
     import gymnasium
+    import mujoco
+
+    if mujoco.__version__ != ORIGINAL_MUJOCO:  # a venv with another engine (make engine): nothing to compare
+        return {
+            "skipped": f"MuJoCo {mujoco.__version__}: the files are compared as {ORIGINAL_MUJOCO} compiles them",
+            "files": {},
+        }
 
     ours = Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets"
     theirs = saferl_assets()
@@ -244,6 +252,9 @@ def main(argv=None) -> None:
         metavar="WHY",
         help="put these tasks' runs into the existing --out in place of its own, noting the date and why",
     )
+    parser.add_argument(
+        "--policies", nargs="*", choices=st.POLICIES, default=None, help="the policies to run (default: both)"
+    )
     args = parser.parse_args(argv)
     wall = time.perf_counter()
     result = {
@@ -261,7 +272,7 @@ def main(argv=None) -> None:
             continue
         count = max(2, int(round(count * args.episodes_scale)))
         entry = {"env_id": env_id, "policies": {}}
-        for policy in st.POLICIES:
+        for policy in args.policies or st.POLICIES:
             entry["policies"][policy] = rec = episodes(label, env_id, policy, count)
             print(
                 f"{label:19s} {policy:8s} return {rec['return']['mean']:9.3f} +- {rec['return']['std']:8.3f}  "
