@@ -299,18 +299,17 @@ def engine_rows(ours: dict, orig_task: dict, engine_task: dict | None, engine: s
         return []
     rows = []
     for policy, run in engine_task["policies"].items():
+        theirs, mine = orig_task["policies"][policy], ours["policies"][policy]
+        pairs = (
+            (f"{policy}, the original on MuJoCo {engine} (not saferl; n={run['return']['n']})", run, theirs),
+            (f"{policy}, saferl against the original on MuJoCo {engine} (in the original's column)", mine, run),
+        )
         for key, name in compare.quantities(run):
-            pairs = (
-                (f"{policy}, the original on MuJoCo {engine} (not saferl; n={run['return']['n']})", run, orig_task),
-                (f"{policy}, saferl against the original on MuJoCo {engine} (in the original's column)", ours, run),
-            )
-            for row, mine, theirs in pairs:
-                mine_p = mine["policies"][policy] if "policies" in mine else mine
-                theirs_p = theirs["policies"][policy] if "policies" in theirs else theirs
-                v = compare.equivalence(compare.episode_values(mine_p, key), compare.episode_values(theirs_p, key))
+            for row, a, b in pairs:
+                v = compare.equivalence(compare.episode_values(a, key), compare.episode_values(b, key))
                 rows.append(
                     compare.check_line(
-                        row, name, compare.summary_of_values(mine_p, key), compare.summary_of_values(theirs_p, key), v
+                        row, name, compare.summary_of_values(a, key), compare.summary_of_values(b, key), v
                     )
                 )
     return rows

@@ -64,9 +64,13 @@ def extras_of(label: str, info, before, after):
     """A step's counts of ``st.EXTRAS[label]``, from its info and the states ``before`` and ``after`` it."""
     if label not in st.EXTRAS:
         return jnp.zeros((0,))
-    moved = {st.BOX_MOVED: lambda: jnp.linalg.norm(after.box_pos[:2] - before.box_pos[:2])}
     return jnp.stack(
-        [moved[key]() if key in moved else jnp.asarray(info[key], jnp.float32) for _, _, key in st.EXTRAS[label]]
+        [
+            jnp.linalg.norm(after.box_pos[:2] - before.box_pos[:2])
+            if key == st.BOX_MOVED
+            else jnp.asarray(info[key], jnp.float32)
+            for _, _, key in st.EXTRAS[label]
+        ]
     )
 
 

@@ -24,6 +24,7 @@ into ``docs/results/fidelity/``.  Nothing is judged by a threshold here: the tab
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import sys
 from pathlib import Path
@@ -35,6 +36,8 @@ import numpy as np
 from saferl.envs.base import make, make_env_params
 from saferl.envs.safety_nav.car import car_at
 from saferl.envs.safety_nav.car_button import CarButtonState
+from saferl.envs.safety_nav.racecar import body_velocity
+from saferl.training.provenance import git_commit
 
 ROOT = Path(__file__).resolve().parents[2]
 CALIBRATION = ROOT / "benchmarks" / "calibration"
@@ -51,7 +54,6 @@ RACECAR_MODELS = (
     ("planar", "planar (the fast option)", {"physics": "planar"}),
     ("mujoco", "MuJoCo (the default)", {"physics": "mujoco"}),
 )
-RACECAR_RANGE = np.array([20.0, 0.785])  # racecar.xml ctrlrange: rear wheel speed (rad/s), steering (rad)
 SETTLED = 100  # steady turns: means over steps 101-250, as the original's record
 
 
@@ -152,8 +154,6 @@ def _racecar_measures(env, params, states, out):
         world = env.world(params)
         vel = jax.vmap(jax.vmap(lambda s: world.free_robot_motion(s)[2]))(out.mujoco)
     else:
-        from saferl.envs.safety_nav.racecar import body_velocity
-
         vel = jax.vmap(jax.vmap(lambda r: body_velocity(r, params)))(robot)
     c, s = jnp.cos(robot.heading), jnp.sin(robot.heading)
     forward = c * vel[..., 0] + s * vel[..., 1]
@@ -167,7 +167,8 @@ def _racecar_runs(overrides: dict, commands: np.ndarray) -> np.ndarray:
     params = make_env_params(env, overrides)
     keys = jax.random.split(jax.random.PRNGKey(0), commands.shape[0])
     states, _ = jax.vmap(env.reset, in_axes=(0, None))(keys, params)
-    actions = jnp.asarray(np.swapaxes(commands, 0, 1) / RACECAR_RANGE, jnp.float32)
+    actuator_range = np.array([params.drive_ctrl_limit, params.steer_limit])  # what ctrl_from_action scales by
+    actions = jnp.asarray(np.swapaxes(commands, 0, 1) / actuator_range, jnp.float32)
     out, _ = _rollout(env, params, states, actions)
     return _racecar_measures(env, params, states, out)
 
@@ -361,9 +362,6 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=RESULTS / "vehicle_grids.md", help="the page (and .json beside)")
     args = parser.parse_args(argv)
-    import datetime
-    import subprocess
-
     import mujoco
 
     record = json.loads((CALIBRATION / "car" / "approach_grid.json").read_text())
@@ -371,9 +369,7 @@ def main(argv=None) -> int:
     turns = racecar_turns()
     result = dict(
         date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        commit=subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
-        ).stdout.strip(),
+        commit=git_commit() or "unknown",
         versions=dict(jax=jax.__version__, mujoco=mujoco.__version__),
         car_grid=dict(
             offsets=sorted({c["offset"] for c in record["cells"]}),

@@ -228,9 +228,8 @@ def button() -> None:
         for _ in range(100):
             env.step(np.array([1.0, 1.0]))
             touching += _touching(model, data, "button0", agent_geoms)
-        rot = data.body("agent").xmat.reshape(3, 3)
         x, y = data.body("agent").xpos[:2]
-        yaw = np.degrees(np.arctan2(rot[1, 0], rot[0, 0]))
+        yaw = np.degrees(_yaw(data.body("agent").xmat))
         rolled = np.degrees(np.arctan2(-x, y))  # from +y, where the car came from
         print(f"| {off} m | {touching} | {yaw:.0f} | {rolled:.0f} |")
 
