@@ -5,9 +5,11 @@ columns before and after retraining them, say), task by task and claim by claim.
 
 The tasks compared: ``--tasks``, else AFTER's ``only_tasks`` (``saferl reproduce TARGET --tasks``), else every task
 both files judge.  A check is one of a task's entries in ``checks``: a claim read against the paper (``ours``,
-``paper``, ``agree``), or a verdict per method (``safety``: probably safe / undecided / probably unsafe).  Prints a
-Markdown table of every check whose reading changed, then each method's final return and cost before and after
-(the ``rows``), and the counts.  Nothing is judged here that the target did not judge.
+``paper``, ``agreement``: agree / disagree / undecided, :func:`saferl.analysis.verdicts.agreement`; a file judged
+before that vocabulary has a boolean ``agree``, read as agree / disagree), or a verdict per method (``safety``:
+probably safe / undecided / probably unsafe).  Prints a Markdown table of every check whose reading changed, then
+each method's final return and cost before and after (the ``rows``), and the counts, the three agreements apart.
+Nothing is judged here that the target did not judge.
 """
 
 from __future__ import annotations
@@ -17,21 +19,34 @@ import json
 import sys
 from pathlib import Path
 
+from saferl.analysis import verdicts
+
 #: what each method's row is compared by
 QUANTITIES = ("final_return", "final_cost", "safety")
 
 
+def _agreement(value: dict) -> str | None:
+    """A claim's agreement: its ``agreement``, or a boolean ``agree`` of a file judged before it as agree /
+    disagree (that rule counted overlap against overlap as agreement)."""
+    if "agreement" in value:
+        return value["agreement"]
+    if value.get("agree") is None:
+        return None
+    return "agree" if value["agree"] else "disagree"
+
+
 def _flatten(checks: dict) -> dict[str, dict]:
-    """A task's checks as ``name -> {"ours", "paper", "agree"}``; a per-method dict becomes one entry per method."""
+    """A task's checks as ``name -> {"ours", "paper", "agreement"}``; a per-method dict becomes one entry per
+    method."""
     out = {}
     for name, value in checks.items():
         if isinstance(value, dict) and "ours" in value:
-            out[name] = {k: value.get(k) for k in ("ours", "paper", "agree")}
+            out[name] = {"ours": value.get("ours"), "paper": value.get("paper"), "agreement": _agreement(value)}
         elif isinstance(value, dict):
             for method, verdict in value.items():
-                out[f"{name}: {method}"] = {"ours": verdict, "paper": None, "agree": None}
+                out[f"{name}: {method}"] = {"ours": verdict, "paper": None, "agreement": None}
         else:
-            out[name] = {"ours": value, "paper": None, "agree": None}
+            out[name] = {"ours": value, "paper": None, "agreement": None}
     return out
 
 
@@ -49,7 +64,7 @@ def changes(before: dict, after: dict, tasks: list[str]) -> list[dict]:
         old, new = _flatten(before["checks"][task]), _flatten(after["checks"][task])
         for name in sorted(set(old) | set(new)):
             a, b = old.get(name, {}), new.get(name, {})
-            if a.get("ours") != b.get("ours") or a.get("agree") != b.get("agree"):
+            if a.get("ours") != b.get("ours") or a.get("agreement") != b.get("agreement"):
                 out.append(
                     dict(
                         task=task,
@@ -57,19 +72,20 @@ def changes(before: dict, after: dict, tasks: list[str]) -> list[dict]:
                         paper=b.get("paper", a.get("paper")),
                         before=a.get("ours"),
                         after=b.get("ours"),
-                        agree_before=a.get("agree"),
-                        agree_after=b.get("agree"),
+                        agreement_before=a.get("agreement"),
+                        agreement_after=b.get("agreement"),
                     )
                 )
     return out
 
 
 def counts(before: dict, after: dict, tasks: list[str]) -> dict:
-    """Per file: the claims read against the paper over ``tasks`` and how many agree."""
+    """Per file: the claims read against the paper over ``tasks``, as :func:`saferl.analysis.verdicts.agreement_counts`
+    (agree, disagree, undecided, total)."""
     out = {}
     for side, result in (("before", before), ("after", after)):
-        claims = [c for t in tasks for c in _flatten(result["checks"][t]).values() if c["agree"] is not None]
-        out[side] = dict(claims=len(claims), agree=sum(bool(c["agree"]) for c in claims))
+        claims = [c for t in tasks for c in _flatten(result["checks"][t]).values() if c["agreement"] is not None]
+        out[side] = verdicts.agreement_counts(c["agreement"] for c in claims)
     return out
 
 
@@ -101,17 +117,17 @@ def page(before_path: Path, after_path: Path, before: dict, after: dict, tasks: 
     lines = [
         f"Checks of {after.get('target', '?')} ({after.get('scale', '?')}) on {', '.join(tasks)}: "
         f"{before_path} (commit {before.get('git_commit', '?')[:7]}) against {after_path} "
-        f"(commit {after.get('git_commit', '?')[:7]}). Claims agreeing with the paper: "
-        f"{total['before']['agree']} of {total['before']['claims']} before, "
-        f"{total['after']['agree']} of {total['after']['claims']} after; {len(changed)} checks changed.",
+        f"(commit {after.get('git_commit', '?')[:7]}). Against the paper, before: "
+        f"{verdicts.counts_sentence(total['before'])}; after: {verdicts.counts_sentence(total['after'])}; "
+        f"{len(changed)} checks changed.",
         "",
-        "| task | check | paper | before | after | agrees: before / after |",
+        "| task | check | paper | before | after | agreement: before / after |",
         "|---|---|---|---|---|---|",
     ]
     for c in changed:
         lines.append(
             f"| {c['task']} | {c['check']} | {_text(c['paper'])} | {_text(c['before'])} | {_text(c['after'])} | "
-            f"{_text(c['agree_before'])} / {_text(c['agree_after'])} |"
+            f"{_text(c['agreement_before'])} / {_text(c['agreement_after'])} |"
         )
     lines += ["", "| task | method | return: before / after | cost: before / after | safety: before / after |"]
     lines.append("|---|---|---|---|---|")

@@ -3,9 +3,9 @@
     python benchmarks/fidelity/compare.py docs/results/fidelity
 
 Reads ``original.json`` (run_original.py) and ``saferl.json`` (run_saferl.py) from that folder. Numpy and
-``saferl.analysis.verdicts``: it runs in the main venv (``make fidelity`` runs it there).
+``saferl.analysis.equivalence``: it runs in the main venv (``make fidelity`` runs it there).
 
-Verdict: an equivalence test per quantity (:func:`saferl.analysis.verdicts.equivalence_verdict`: two one-sided
+Verdict: an equivalence test per quantity (:func:`saferl.analysis.equivalence.equivalence_verdict`: two one-sided
 tests in their interval form, Schuirmann 1987; BCa bootstrap intervals, Efron & Tibshirani, "An Introduction to
 the Bootstrap", 1993). For every policy (random and scripted) and every recorded per-episode quantity (return, cost,
 length, and the task's counts: goals reached, apples collected, steps touching the box, button presses, wrong-button
@@ -16,7 +16,7 @@ standard deviations instead, and a quantity constant on both sides (a cost no ep
 value once each side has the rule-of-three count of episodes. A task is *faithful* when every quantity of both
 policies is equivalent, *differs* when any is different, and is *inconclusive* otherwise. Each row reports the
 episodes a side at which "equivalent" would be reached with probability 0.8 if the means were equal
-(:func:`saferl.analysis.verdicts.episodes_for_equivalence`).
+(:func:`saferl.analysis.equivalence.episodes_for_equivalence`).
 
 This replaces a rule ("within 10% of the original's mean or within one standard deviation of its episodes") that
 could not fail for noisy quantities: the episodes' standard deviation does not shrink with their number. Lack of
@@ -36,7 +36,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[1]))
 import common  # noqa: E402
 
-from saferl.analysis import verdicts  # noqa: E402
+from saferl.analysis.equivalence import EQUIVALENCE_LEVEL, EQUIVALENCE_VERDICTS, equivalence_verdict  # noqa: E402
 
 #: The equivalence margin: saferl's mean within 10% of the original's (the band [1/1.1, 1.1] on the ratio of means,
 #: or a tenth of the pooled episode standard deviation where a mean is near zero). Why 10%: it is the
@@ -46,7 +46,7 @@ from saferl.analysis import verdicts  # noqa: E402
 #: a quantity with coefficient of variation 0.3 a side needs 170 episodes a side, where 5% would need 4 times as
 #: many. Average bioequivalence, where the test comes from, allows 20-25% (the band 0.80-1.25).
 MARGIN = 0.10
-LEVEL = verdicts.EQUIVALENCE_LEVEL
+LEVEL = EQUIVALENCE_LEVEL
 
 #: what we found when a task (or its trajectory check) differs: measured in this benchmark
 #: (the wall-bounce probe, the trajectories) and read in the original's source
@@ -128,9 +128,9 @@ def json_safe(value):
 
 
 def equivalence(mine: list, theirs: list) -> dict:
-    """:func:`saferl.analysis.verdicts.equivalence_verdict` of saferl's episodes against the original's, at
+    """:func:`saferl.analysis.equivalence.equivalence_verdict` of saferl's episodes against the original's, at
     :data:`MARGIN` and :data:`LEVEL` (2,000 resamples, seed 0)."""
-    v = verdicts.equivalence_verdict(mine, theirs, margin=MARGIN, level=LEVEL)
+    v = equivalence_verdict(mine, theirs, margin=MARGIN, level=LEVEL)
     keep = ("verdict", "scale", "ratio", "estimate", "lower", "upper", "band", "episodes_needed")
     return json_safe({k: v[k] for k in keep})
 
@@ -174,7 +174,7 @@ def task_verdict(checks: dict) -> dict:
     """*faithful* when every quantity is equivalent, *differs* when any is different, else *inconclusive*; with the
     counts, the different quantities, and the most episodes a side any inconclusive quantity needs (None when one
     cannot get there on its scale)."""
-    counts = {k: sum(c["verdict"] == k for c in checks.values()) for k in verdicts.EQUIVALENCE_VERDICTS}
+    counts = {k: sum(c["verdict"] == k for c in checks.values()) for k in EQUIVALENCE_VERDICTS}
     verdict = "differs" if counts["different"] else "inconclusive" if counts["inconclusive"] else "faithful"
     needed = [c["episodes_needed"] for c in checks.values() if c["verdict"] == "inconclusive"]
     return {
@@ -411,7 +411,7 @@ def readme(ours: dict, orig: dict, suite: dict | None = None) -> tuple[str, dict
         "it reads the state pytree. Spread: the standard deviation of the episodes and a percentile-bootstrap "
         "95% interval of the mean (10,000 resamples).",
         "",
-        f"**Verdict rule** (`compare.py`, `saferl.analysis.verdicts.equivalence_verdict`): an equivalence test per "
+        f"**Verdict rule** (`compare.py`, `saferl.analysis.equivalence.equivalence_verdict`): an equivalence test per "
         "quantity, for both policies and every per-episode quantity recorded (return, cost, length and the task's "
         f"counts). The {LEVEL:.0%} bias-corrected and accelerated (BCa) bootstrap interval of saferl's mean over the "
         "original's (2,000 resamples of each side independently, widened for small samples) is *equivalent* when it "

@@ -21,7 +21,7 @@ The verdict. The policies are fixed, so given them each side's episodes are inde
 play on both sides, equally many episodes per seed. The rule is the suite's: the 90% BCa interval of the ratio of
 the port's mean over the original's (every episode of every seed) inside ``[1/1.1, 1.1]`` is "equivalent", wholly
 outside "different", else "inconclusive"; means within their own noise of zero are compared on the difference scale
-(``saferl.analysis.verdicts.equivalence_verdict``). Resampling the pooled episodes, not within seeds, keeps the
+(``saferl.analysis.equivalence.equivalence_verdict``). Resampling the pooled episodes, not within seeds, keeps the
 seeds' spread in each side's interval, which makes the rule a little conservative.
 """
 
@@ -40,8 +40,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from saferl import api
+from saferl.analysis.equivalence import episodes_for_equivalence, equivalence_verdict
 from saferl.analysis.evaluate import evaluate_agents
-from saferl.analysis.verdicts import episodes_for_equivalence, equivalence_verdict
 from saferl.envs.base import Box
 from saferl.training import gym_trainer, run_directory
 from saferl.training.trainer import Trainer
@@ -178,7 +178,7 @@ def original_episodes(policy, env: OriginalEnv, seed_index: int, episodes: range
 def episodes_needed(sides: dict) -> dict[str, int | None]:
     """Per quantity, the episodes a side (all seeds together) at which the rule reaches "equivalent" with
     probability 0.8 if the ratio were 1, from the episodes' coefficients of variation so far
-    (``saferl.analysis.verdicts.episodes_for_equivalence``; None where a mean is 0: the difference scale)."""
+    (``saferl.analysis.equivalence.episodes_for_equivalence``; None where a mean is 0: the difference scale)."""
     needed = {}
     for q in ("return", "cost"):
         values = [np.ravel(sides[side][q]) for side in ("port", "original")]

@@ -6,7 +6,7 @@ Each run's final policy of every seed plays ``--episodes`` episodes on the task 
 ``physics: mujoco`` (MuJoCo itself, whose models follow Safety-Gymnasium 1.0.0's step by step:
 docs/results/fidelity/mujoco_models.md): the run's frozen observation statistics, the actor's sample clipped to
 [-1, 1], the same reset keys on both physics.  Per seed, the mean return and cost; over the seeds, the equivalence
-rule (``saferl.analysis.verdicts.equivalence_verdict``, margin 10%) of the other physics' per-seed means against the
+rule (``saferl.analysis.equivalence.equivalence_verdict``, margin 10%) of the other physics' per-seed means against the
 training physics', paired by seed.  A policy goes where the task pays, so where the planar model differs there its
 policies do not hold on MuJoCo.  The table also gives what the policies do: the share of steps in reverse (throttle
 or thrust below -0.5), with an action at its bound (|a| > 0.95), and with the second action's sign switching.
@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from saferl import api
-from saferl.analysis.verdicts import equivalence_verdict
+from saferl.analysis.equivalence import equivalence_verdict
 from saferl.envs.base import make, make_env_params
 from saferl.training import run_directory
 

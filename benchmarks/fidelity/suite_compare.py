@@ -4,11 +4,11 @@ suite_comparison.json}.
     python benchmarks/fidelity/suite_compare.py docs/results/fidelity
 
 Reads ``suite_original.json`` (suite_original.py) and ``suite_saferl.json`` (suite_saferl.py) from that folder; runs
-in the main venv (``compare.py`` and ``saferl.analysis.verdicts``). The verdict is ``compare.py``'s equivalence
+in the main venv (``compare.py`` and ``saferl.analysis.equivalence``). The verdict is ``compare.py``'s equivalence
 rule: per policy (random and scripted) and per recorded per-episode quantity (return, cost, length, and CarButton1's
 goal presses, wrong-button, hazard and gremlin steps, PointPush1's goals), *equivalent* / *different* /
 *inconclusive* from the 90% BCa interval of saferl's mean over the original's against the band
-``[1 / 1.1, 1.1]`` (:func:`saferl.analysis.verdicts.equivalence_verdict`, two one-sided tests, Schuirmann 1987);
+``[1 / 1.1, 1.1]`` (:func:`saferl.analysis.equivalence.equivalence_verdict`, two one-sided tests, Schuirmann 1987);
 a task is *faithful* only when every quantity is equivalent, *differs* when any is different. The MuJoCo 4.0
 diagnosis rows of the velocity tasks are judged the same way and do not count towards the task's verdict.
 """

@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from bench_scripts import load_benchmark_script
 
+from saferl.analysis import verdicts
+
 BENCHMARKS = Path(__file__).resolve().parents[1]
 
 
@@ -16,18 +18,22 @@ def claims_changed():
     return load_benchmark_script("claims_changed")
 
 
-def _result(commit, cost_vs_limit, best, safety, cost, only_tasks=None):
+def _claim(ours, paper, legacy):
+    """A claim entry as the target writes it; ``legacy``: as written before the three-way agreement (a boolean
+    ``agree``, equality of the readings)."""
+    if legacy:
+        return {"ours": ours, "paper": paper, "agree": ours == paper}
+    return verdicts.claim_entry(ours, paper)
+
+
+def _result(commit, cost_vs_limit, best, safety, cost, only_tasks=None, legacy=False):
     checks = {
         "CarButton1": {
             "safety": {"C-TRPO": safety, "CPO": "probably_unsafe"},
-            "C-TRPO final cost vs limit": {
-                "ours": cost_vs_limit,
-                "paper": "undecided",
-                "agree": cost_vs_limit == "undecided",
-            },
-            "best return among admissible": {"ours": best, "paper": "P3O", "agree": best == "P3O"},
+            "C-TRPO final cost vs limit": _claim(cost_vs_limit, "probably_unsafe", legacy),
+            "best return among admissible": _claim(best, "P3O", legacy),
         },
-        "PointGoal1": {"C-TRPO final cost vs limit": {"ours": "probably_safe", "paper": "undecided", "agree": False}},
+        "PointGoal1": {"C-TRPO final cost vs limit": _claim("probably_safe", "undecided", legacy)},
     }
     rows = [
         dict(env="CarButton1", method="C-TRPO", final_return=1.0, final_cost=cost, safety=safety),
@@ -40,22 +46,23 @@ def _result(commit, cost_vs_limit, best, safety, cost, only_tasks=None):
 
 
 def test_changes_name_each_changed_reading_and_its_agreement(claims_changed):
-    before = _result("a" * 40, "probably_unsafe", "CPO", "probably_unsafe", 40.0)
+    before = _result("a" * 40, "probably_unsafe", "CPO", "probably_unsafe", 40.0, legacy=True)
     after = _result("b" * 40, "undecided", "CPO", "undecided", 26.0, only_tasks=["CarButton1"])
     tasks = claims_changed.compared_tasks(before, after, None)
     assert tasks == ["CarButton1"]
     changed = {c["check"]: c for c in claims_changed.changes(before, after, tasks)}
     assert set(changed) == {"C-TRPO final cost vs limit", "safety: C-TRPO"}
     cost = changed["C-TRPO final cost vs limit"]
-    assert (cost["before"], cost["after"], cost["agree_before"], cost["agree_after"]) == (
+    # before: a file judged by equality of readings (agree: True); after: an undecided reading decides nothing
+    assert (cost["before"], cost["after"], cost["agreement_before"], cost["agreement_after"]) == (
         "probably_unsafe",
         "undecided",
-        False,
-        True,
+        "agree",
+        "undecided",
     )
     assert claims_changed.counts(before, after, tasks) == {
-        "before": {"claims": 2, "agree": 0},
-        "after": {"claims": 2, "agree": 1},
+        "before": {"agree": 1, "disagree": 1, "undecided": 0, "total": 2},
+        "after": {"agree": 0, "disagree": 1, "undecided": 1, "total": 2},
     }
     (row,) = claims_changed.row_changes(before, after, tasks)
     assert (row["final_cost_before"], row["final_cost_after"]) == (40.0, 26.0)
@@ -71,7 +78,7 @@ def test_the_command_prints_the_table_and_refuses_a_task_missing_from_one_file(c
     assert claims_changed.main([str(p) for p in paths] + ["--tasks", "CarButton1"]) == 0
     text = capsys.readouterr().out
     assert (
-        "1 of 2 after; 1 checks changed" in text
+        "after: of 2 claims: 2 agree, 0 disagree, 0 undecided; 1 checks changed" in text
         and "| CarButton1 | best return among admissible | P3O | CPO | P3O |" in text
     )
     with pytest.raises(SystemExit, match="PointGoal1 not judged in both files"):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from bench_scripts import load_fidelity_script
 
-from saferl.analysis import verdicts
+from saferl.analysis import equivalence
 from saferl.reproduce.ctrpo.table1 import TASKS
 
 
@@ -53,7 +53,7 @@ def test_episodes_needed_follow_the_spread_and_the_report_reads_the_verdicts(cro
         "episodes_needed": cross_eval.episodes_needed(wide),
         "sides": wide,
         "verdicts": {
-            q: verdicts.equivalence_verdict(np.ravel(wide["port"][q]), np.ravel(wide["original"][q]))
+            q: equivalence.equivalence_verdict(np.ravel(wide["port"][q]), np.ravel(wide["original"][q]))
             for q in ("return", "cost")
         },
     }

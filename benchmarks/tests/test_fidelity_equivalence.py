@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from saferl.analysis import verdicts
+from saferl.analysis import equivalence
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "docs" / "results" / "fidelity"
@@ -62,14 +62,14 @@ def test_the_port_trained_cpo_policy_on_racecarcircle1_is_different_on_port_and_
     side). Every run, return and cost: the whole interval outside the band."""
     for run in _load("racecar_transfer.json"):
         for quantity in ("return", "cost"):
-            v = verdicts.equivalence_verdict(run[f"port_{quantity}"], run[f"original_{quantity}"], margin=0.1)
+            v = equivalence.equivalence_verdict(run[f"port_{quantity}"], run[f"original_{quantity}"], margin=0.1)
             assert v["verdict"] == "different", (run["run"], run.get("blind"), quantity, v)
             assert v["scale"] == "ratio"
-        first = verdicts.equivalence_verdict(run["port_return"], run["original_return"], margin=0.1)
+        first = equivalence.equivalence_verdict(run["port_return"], run["original_return"], margin=0.1)
         assert first["lower"] > 1.1  # the port returns more
     plain = _load("racecar_transfer.json")[0]
     assert not plain["blind"]
-    cost = verdicts.equivalence_verdict(plain["port_cost"], plain["original_cost"], margin=0.1)
+    cost = equivalence.equivalence_verdict(plain["port_cost"], plain["original_cost"], margin=0.1)
     assert cost["upper"] < 1 / 1.1  # and costs less
 
 
@@ -82,12 +82,12 @@ def test_carbutton1_planar_port_is_different_in_the_wrong_button_steps(sides):
     ours = _load("suite_saferl.json")["alternate_physics"]["CarButton1"]
     assert (ours["physics"], default["physics"]) == ("planar", "mujoco")
     key = "steps touching a wrong button"
-    random = verdicts.equivalence_verdict(_values(ours, "random", key), _values(theirs, "random", key))
+    random = equivalence.equivalence_verdict(_values(ours, "random", key), _values(theirs, "random", key))
     assert random["verdict"] == "different" and random["lower"] > 1.1
-    on_mujoco = verdicts.equivalence_verdict(_values(default, "random", key), _values(theirs, "random", key))
+    on_mujoco = equivalence.equivalence_verdict(_values(default, "random", key), _values(theirs, "random", key))
     assert on_mujoco["verdict"] != "different"
     for quantity in (key, "cost"):
-        scripted = verdicts.equivalence_verdict(
+        scripted = equivalence.equivalence_verdict(
             _values(ours, "scripted", quantity), _values(theirs, "scripted", quantity)
         )
         assert scripted["verdict"] == "inconclusive" and scripted["ratio"] > 1.2, quantity
@@ -124,7 +124,7 @@ def test_a_port_that_returns_70_percent_of_the_original_is_different(sides):
     different = {}
     for label, (_, theirs) in sides.items():
         returns = _values(theirs, "scripted", "return")
-        v = verdicts.equivalence_verdict(0.7 * returns, returns)
+        v = equivalence.equivalence_verdict(0.7 * returns, returns)
         assert v["verdict"] != "equivalent", label
         different[label] = v["verdict"] == "different"
         if returns.std(ddof=1) / abs(returns.mean()) < 0.4:
@@ -137,7 +137,7 @@ def test_a_port_with_one_and_a_half_times_the_cost_is_different_where_the_cost_i
         costs = _values(theirs, "scripted", "cost")
         if costs.mean() == 0 or costs.std(ddof=1) / costs.mean() > 0.5:
             continue
-        assert verdicts.equivalence_verdict(1.5 * costs, costs)["verdict"] == "different", label
+        assert equivalence.equivalence_verdict(1.5 * costs, costs)["verdict"] == "different", label
 
 
 def test_the_original_against_a_resample_of_itself_is_never_different(sides):
@@ -149,7 +149,7 @@ def test_the_original_against_a_resample_of_itself_is_never_different(sides):
             for key in keys:
                 episodes = _values(theirs, policy, key)
                 resample = rng.choice(episodes, episodes.size)
-                v = verdicts.equivalence_verdict(resample, episodes)
+                v = equivalence.equivalence_verdict(resample, episodes)
                 assert v["verdict"] != "different", (label, policy, key, v)
                 seen += 1
     assert seen > 80
@@ -194,6 +194,9 @@ def test_the_rerun_reasons_name_todays_modules(suite_compare):
     module, name = moved.rsplit(".", 1)
     assert hasattr(__import__(module, fromlist=[name]), name)
     assert suite_compare.current_name("saferl.analysis.verdicts.equivalence_verdict") == (
-        "saferl.analysis.verdicts.equivalence_verdict"
+        "saferl.analysis.equivalence.equivalence_verdict"
+    )
+    assert suite_compare.current_name("saferl.analysis.verdicts.safety_verdict") == (
+        "saferl.analysis.verdicts.safety_verdict"
     )
     assert suite_compare.current_name("saferl.not_a_module.anything") == "saferl.not_a_module.anything"

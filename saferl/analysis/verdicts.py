@@ -1,44 +1,98 @@
-"""Verdicts from intervals: where a final cost lies against the limit, how two rows' intervals lie, a paper's claim.
+"""The claims vocabulary: how every results table reads its intervals, judges a paper's claim and counts agreement.
 
-The papers judge results by bootstrap intervals, and so does every results table here:
+The papers judge results by bootstrap intervals, and so does every results table here. A row holds a quantity
+``q`` as ``q`` (the point estimate), ``q_lo`` and ``q_hi`` (its 95% interval).
 
-* :func:`bootstrap_mean` and :func:`iqm_interval` give a statistic of the seeds' values and its 95% percentile
-  bootstrap interval (:func:`saferl.analysis.metrics.stratified_bootstrap_ci`: the mean, and the interquartile
-  mean of "Deep Reinforcement Learning at the Edge of the Statistical Precipice", arXiv:2108.13264);
-* :func:`safety_verdict`: ``probably_safe`` when the final cost's interval lies at or below the limit,
-  ``probably_unsafe`` wholly above it, ``undecided`` otherwise;
-* :func:`interval_order`: ``above`` / ``below`` / ``overlapping`` for two rows' intervals of one quantity;
-* :func:`compare` and :func:`both`: a claim "a's quantity < / <= / > b's" as ``reproduced`` (a's interval on the
-  claimed side of b's), ``not_reproduced`` (on the other side) or ``undecided`` (overlapping, or unknown).
-  Overlapping intervals are never agreement.
-* :func:`equivalence_verdict`: whether two sides' means agree within a margin (a port against its original),
-  ``equivalent`` / ``different`` / ``inconclusive`` from the BCa interval of their ratio
-  (:func:`ratio_of_means_interval`; :func:`difference_of_means_interval` near zero) against the band, two one-sided
-  tests in interval form; :func:`episodes_for_equivalence`: the episodes a side at which ``equivalent`` is
-  reachable.
+Statistics of the seeds' values
+  :func:`bootstrap_mean` and :func:`iqm_interval`: the mean or the interquartile mean ("Deep Reinforcement Learning
+  at the Edge of the Statistical Precipice", arXiv:2108.13264) and its 95% percentile-bootstrap interval over seeds.
 
-A row holds a quantity ``q`` as ``q`` (the point estimate), ``q_lo`` and ``q_hi`` (its interval).
+Readings of intervals (what the data say, before any claim)
+  * :func:`safety_verdict`: a cost interval against a limit, ``probably_safe`` (at or below it), ``probably_unsafe``
+    (wholly above) or ``undecided`` (the C-TRPO paper's reading of Fig. 3);
+  * :func:`interval_order`: two rows' intervals of one quantity, ``above`` / ``below`` / ``overlapping``;
+    :func:`paired_order` the same from seeds paired across the two rows (one seed's two runs share their random
+    stream), by the interval of the mean per-seed difference against 0.
+
+Verdicts on a paper's claim: ``reproduced`` / ``not_reproduced`` / ``undecided``
+  * an order, "a's q < b's" or ">" (:func:`ordered`): reproduced when a's interval lies wholly on the claimed side
+    of b's, not reproduced when it lies on the other side or the two are one and the same point (a tie refutes a
+    strict claim), undecided otherwise: overlapping intervals are never agreement;
+  * an equality, "a's q is like b's" (:func:`equal_within`): judged by an equivalence margin ``m``, never by
+    overlap. The interval of the difference ``a - b`` is taken as ``[a_lo - b_hi, a_hi - b_lo]`` (every difference
+    of a value in one interval and a value in the other; wider than the difference's own interval, so
+    conservative): reproduced when it lies within ``[-m, m]``, not reproduced when it lies wholly outside,
+    undecided otherwise;
+  * "a's q not below b's by more than m" (:func:`not_worse_within`): the one-sided form (non-inferiority), on the
+    same interval of the difference;
+  * :func:`safety_as_claim` (a row's safety verdict as "the method meets the limit") and :func:`all_of` (a claim
+    made of parts).
+
+Infinite and missing values
+  ``inf`` is a value: "never" (never safe, never reached), larger than every number and equal to itself; a
+  missing value (None or NaN) is no value. A missing end makes every reading None or ``undecided``. Infinite ends
+  compare as numbers do, so "never" lies above every finite time; two intervals that are both exactly ``[inf,
+  inf]`` (both never) are one point: overlapping as an order, a tie (not reproduced) for a strict claim, equal for
+  an equality claim. :func:`bootstrap_mean` keeps infinite values (a seed that never reached makes the mean
+  ``inf``) and drops missing ones.
+
+Agreement with the paper
+  :func:`agreement` of our reading of a claim and the paper's: ``agree`` (both decisive and the same),
+  ``disagree`` (both decisive and different) or ``undecided`` (either undecided: :data:`UNDECIDED_READINGS`,
+  overlapping intervals, a best method not separated from the next). :func:`agreement_counts` and
+  :func:`counts_sentence` report the three apart, never one number of "agreements".
+
+Budget
+  :func:`budget` and :func:`budget_sentence`: the steps per seed as a fraction of the paper's, and the seeds, that
+  every verdict sentence carries.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 import numpy as np
 
 from saferl.analysis import metrics
 
-VERDICTS = ("probably_safe", "undecided", "probably_unsafe")
+SAFETY_VERDICTS = ("probably_safe", "undecided", "probably_unsafe")
+ORDERS = ("above", "below", "overlapping")
 CLAIM_VERDICTS = ("reproduced", "undecided", "not_reproduced")
+AGREEMENTS = ("agree", "disagree", "undecided")
+#: readings that decide nothing: a missing reading, an undecided verdict or safety reading, overlapping intervals
+UNDECIDED_READINGS = (None, "undecided", "overlapping", "inconclusive")
+#: how :func:`best_of` begins a reading whose best row is not separated from another candidate by intervals
+NOT_SEPARATED = "not separated"
+CONFIDENCE = 0.95
+
+
+# --------------------------------------------------------------------------- statistics of the seeds' values
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value)) or bool(np.isnan(value))
 
 
 def bootstrap_mean(values, reps: int = 2000, seed: int = 0) -> tuple[float, float, float]:
-    """The mean of the finite ``values`` and its 95% percentile-bootstrap interval (NaNs where none is finite)."""
-    values = np.asarray([v for v in values if v is not None and np.isfinite(v)], float)
-    if values.size == 0:
-        return float("nan"), float("nan"), float("nan")
-    ci = metrics.stratified_bootstrap_ci(values[:, None], statistic=np.mean, reps=reps, seed=seed)
-    return float(values.mean()), float(ci.lower), float(ci.upper)
+    """The mean of ``values`` and its 95% percentile-bootstrap interval over the values resampled with replacement.
+
+    Missing values (None, NaN) are dropped. Infinite ones are kept: a resample holding one has an infinite mean, and
+    the interval's ends are then order statistics of the resampled means (no interpolation between ``inf`` and a
+    number). NaNs where no value is left, or where ``+inf`` and ``-inf`` meet."""
+    kept = np.asarray([v for v in values if not _missing(v)], float)
+    if kept.size == 0:
+        return math.nan, math.nan, math.nan
+    if np.all(np.isfinite(kept)):
+        ci = metrics.stratified_bootstrap_ci(kept[:, None], statistic=np.mean, reps=reps, seed=seed)
+        return float(kept.mean()), float(ci.lower), float(ci.upper)
+    if np.isposinf(kept).any() and np.isneginf(kept).any():
+        return math.nan, math.nan, math.nan
+    idx = np.random.default_rng(seed).integers(0, kept.size, size=(reps, kept.size))
+    means = np.sort(kept[idx].mean(axis=1))
+    alpha = (1.0 - CONFIDENCE) / 2.0
+    lower, upper = means[int(math.floor(alpha * (reps - 1)))], means[int(math.ceil((1.0 - alpha) * (reps - 1)))]
+    return float(kept.mean()), float(lower), float(upper)
 
 
 def iqm_interval(values, reps: int) -> tuple[float, float, float]:
@@ -51,11 +105,22 @@ def iqm_interval(values, reps: int) -> tuple[float, float, float]:
     return ci.estimate, ci.lower, ci.upper
 
 
+# --------------------------------------------------------------------------- readings of intervals
+
+
+def interval(row: dict | None, key: str) -> tuple[float, float]:
+    """``row``'s interval of ``key`` (NaN for a missing end or row)."""
+    if row is None:
+        return math.nan, math.nan
+    lo, hi = row.get(f"{key}_lo"), row.get(f"{key}_hi")
+    return (math.nan if _missing(lo) else float(lo)), (math.nan if _missing(hi) else float(hi))
+
+
 def safety_verdict(lower: float, upper: float, limit: float) -> str:
-    """The C-TRPO paper's reading (Fig. 3) of a 95% interval of final cost against the limit: ``probably_safe``
-    when its upper end is at or below the limit, ``probably_unsafe`` when its lower end is above it,
-    ``undecided`` otherwise (and when the interval is unknown)."""
-    if not (np.isfinite(lower) and np.isfinite(upper)):
+    """A 95% interval of the final cost against the limit: ``probably_safe`` when its upper end is at or below the
+    limit, ``probably_unsafe`` when its lower end is above it, ``undecided`` otherwise and when an end is missing
+    (an infinite end is a value: ``[30, inf]`` against 25 is probably unsafe)."""
+    if _missing(lower) or _missing(upper):
         return "undecided"
     if upper <= limit:
         return "probably_safe"
@@ -64,46 +129,113 @@ def safety_verdict(lower: float, upper: float, limit: float) -> str:
     return "undecided"
 
 
-def interval(row: dict, key: str) -> tuple[float, float]:
-    """``row``'s interval of ``key`` (NaN for a missing end)."""
-    lo, hi = row.get(f"{key}_lo"), row.get(f"{key}_hi")
-    return (math.nan if lo is None else float(lo)), (math.nan if hi is None else float(hi))
-
-
-def interval_order(a: dict, b: dict, name: str) -> str | None:
-    """``above`` / ``below`` when ``a``'s interval of ``name`` lies wholly above / below ``b``'s, else
-    ``overlapping`` (None where a row or an interval is missing)."""
-    if a is None or b is None:
-        return None
-    a_lo, a_hi, b_lo, b_hi = a.get(f"{name}_lo"), a.get(f"{name}_hi"), b.get(f"{name}_lo"), b.get(f"{name}_hi")
-    if any(v is None or not np.isfinite(v) for v in (a_lo, a_hi, b_lo, b_hi)):
+def order(a_lo: float, a_hi: float, b_lo: float, b_hi: float) -> str | None:
+    """``above`` when ``[a_lo, a_hi]`` lies wholly above ``[b_lo, b_hi]``, ``below`` wholly below, ``overlapping``
+    otherwise (equal intervals, touching ends, both ``[inf, inf]``); None when an end is missing."""
+    if any(_missing(v) for v in (a_lo, a_hi, b_lo, b_hi)):
         return None
     return "above" if a_lo > b_hi else "below" if a_hi < b_lo else "overlapping"
 
 
-def compare(a: dict, b: dict, key: str, relation: str) -> str:
-    """Verdict on "a's ``key`` ``relation`` b's" (``<``, ``<=`` or ``>``) from the two rows' 95% intervals:
-    reproduced when a's interval lies on the claimed side of b's, not_reproduced when it lies on the other,
-    undecided when they overlap (or one is unknown)."""
+def interval_order(a: dict | None, b: dict | None, name: str) -> str | None:
+    """:func:`order` of two rows' intervals of ``name`` (None where a row or an end is missing)."""
+    return order(*interval(a, name), *interval(b, name))
+
+
+def paired_order(a_values, b_values, reps: int = 2000, seed: int = 0) -> str | None:
+    """The order of two methods from seeds paired across them (``a_values[i]`` and ``b_values[i]`` one seed):
+    :func:`order` of the 95% bootstrap interval of the mean per-seed difference ``a - b`` against 0. A pair where
+    both are the same infinity differs by 0 (both never); one infinite side differs by that infinity. None with
+    fewer than two complete pairs or where ``+inf`` and ``-inf`` differences meet."""
+    if len(a_values) != len(b_values):
+        raise ValueError(f"paired_order needs one value a side per seed, got {len(a_values)} and {len(b_values)}")
+    diffs = []
+    for a, b in zip(a_values, b_values):
+        if _missing(a) or _missing(b):
+            continue
+        a, b = float(a), float(b)
+        diffs.append(0.0 if (math.isinf(a) and a == b) else a - b)
+    if len(diffs) < 2:
+        return None
+    _, lo, hi = bootstrap_mean(diffs, reps=reps, seed=seed)
+    return order(lo, hi, 0.0, 0.0)
+
+
+# --------------------------------------------------------------------------- verdicts on a claim
+
+
+def ordered(a: dict | None, b: dict | None, key: str, relation: str) -> str:
+    """Verdict on the strict claim "a's ``key`` ``relation`` b's" (``<`` or ``>``) from the rows' intervals:
+    reproduced when a's interval lies wholly on the claimed side of b's; not reproduced when it lies on the other
+    side, touching included, or both are one point (a tie: both ``[0, 0]``, both ``[inf, inf]``); undecided when
+    they overlap or an end is missing."""
+    if relation not in ("<", ">"):
+        raise ValueError(f"relation must be < or >, got {relation!r}")
     (a_lo, a_hi), (b_lo, b_hi) = interval(a, key), interval(b, key)
     if any(math.isnan(v) for v in (a_lo, a_hi, b_lo, b_hi)):
         return "undecided"
     if relation == "<":
         holds, fails = a_hi < b_lo, a_lo >= b_hi
-    elif relation == "<=":
-        holds, fails = a_hi <= b_lo, a_lo > b_hi
-    elif relation == ">":
-        holds, fails = a_lo > b_hi, a_hi <= b_lo
     else:
-        raise ValueError(f"relation must be <, <= or >, got {relation!r}")
+        holds, fails = a_lo > b_hi, a_hi <= b_lo
     return "reproduced" if holds else "not_reproduced" if fails else "undecided"
 
 
-def both(*verdicts: str) -> str:
-    """All parts reproduced: reproduced; any not: not_reproduced; else undecided."""
+def _difference_interval(a: dict | None, b: dict | None, key: str) -> tuple[float, float] | None:
+    """``[a_lo - b_hi, a_hi - b_lo]``, every difference of a value of a's interval and one of b's; ``(0, 0)`` when
+    both are the same infinite point; None when an end is missing or an end's difference is inf - inf."""
+    (a_lo, a_hi), (b_lo, b_hi) = interval(a, key), interval(b, key)
+    ends = (a_lo, a_hi, b_lo, b_hi)
+    if any(math.isnan(v) for v in ends):
+        return None
+    if all(math.isinf(v) for v in ends) and len(set(ends)) == 1:
+        return 0.0, 0.0
+    lower, upper = a_lo - b_hi, a_hi - b_lo
+    if math.isnan(lower) or math.isnan(upper):
+        return None
+    return lower, upper
+
+
+def equal_within(a: dict | None, b: dict | None, key: str, margin: float) -> str:
+    """Verdict on the equality claim "a's ``key`` is b's, within ``margin``" (module docstring): reproduced when the
+    interval of the difference lies within ``[-margin, margin]``, not reproduced when it lies wholly outside,
+    undecided otherwise (overlapping intervals wider than the margin decide nothing)."""
+    if not margin >= 0:
+        raise ValueError(f"margin must be a number >= 0, got {margin!r}")
+    diff = _difference_interval(a, b, key)
+    if diff is None:
+        return "undecided"
+    lower, upper = diff
+    if -margin <= lower and upper <= margin:
+        return "reproduced"
+    if lower > margin or upper < -margin:
+        return "not_reproduced"
+    return "undecided"
+
+
+def not_worse_within(a: dict | None, b: dict | None, key: str, margin: float, higher_is_better: bool = True) -> str:
+    """Verdict on "a's ``key`` is not worse than b's by more than ``margin``" (non-inferiority): reproduced when
+    the whole interval of the difference lies on the better side of ``-margin`` (``a - b >= -margin`` where higher
+    is better), not reproduced when it lies wholly beyond it, undecided otherwise."""
+    if not margin >= 0:
+        raise ValueError(f"margin must be a number >= 0, got {margin!r}")
+    diff = _difference_interval(a, b, key) if higher_is_better else _difference_interval(b, a, key)
+    if diff is None:
+        return "undecided"
+    lower, upper = diff
+    if lower >= -margin:
+        return "reproduced"
+    if upper < -margin:
+        return "not_reproduced"
+    return "undecided"
+
+
+def all_of(*verdicts: str) -> str:
+    """A claim made of parts: any part not reproduced: not_reproduced; every part reproduced: reproduced; else
+    undecided (also with no parts)."""
     if "not_reproduced" in verdicts:
         return "not_reproduced"
-    return "reproduced" if all(v == "reproduced" for v in verdicts) else "undecided"
+    return "reproduced" if verdicts and all(v == "reproduced" for v in verdicts) else "undecided"
 
 
 def safety_as_claim(row: dict) -> str:
@@ -112,299 +244,109 @@ def safety_as_claim(row: dict) -> str:
     return {"probably_safe": "reproduced", "probably_unsafe": "not_reproduced"}.get(row.get("safety"), "undecided")
 
 
-# --------------------------------------------------------------------------- equivalence of two sides
-
-EQUIVALENCE_VERDICTS = ("equivalent", "inconclusive", "different")
-#: the interval level of an equivalence verdict: the 1 - 2 alpha interval of two one-sided tests at alpha = 0.05
-EQUIVALENCE_LEVEL = 0.90
-
-
-def _finite(values) -> np.ndarray:
-    return np.asarray([v for v in values if v is not None and np.isfinite(v)], float)
+def as_claim(holds: bool | None) -> str:
+    """A decided boolean reading as a claim verdict: True -> reproduced, False -> not_reproduced, None ->
+    undecided."""
+    return "undecided" if holds is None else "reproduced" if holds else "not_reproduced"
 
 
-def _z(level: float) -> float:
-    """The standard normal quantile at ``(1 + level) / 2``."""
-    from statistics import NormalDist
-
-    return NormalDist().inv_cdf((1.0 + level) / 2.0)
-
-
-def _expanded_z(level: float, n: int) -> float:
-    """The nominal z of a two-sided ``level`` interval from ``n`` values, expanded for small samples as Hesterberg's
-    expanded percentile interval ("What Teachers Should Know About the Bootstrap", 2015): ``sqrt(n / (n - 1))
-    t_{(1 + level) / 2, n - 1}``. A bootstrap interval of a mean is too narrow by about that factor over z (the
-    plug-in variance divides by n, and the normal quantile stands in for Student's); 1.05 at n = 30, 1.45 at n = 5,
-    2.2 at n = 3."""
-    from scipy import stats
-
-    return math.sqrt(n / (n - 1.0)) * float(stats.t.ppf((1.0 + level) / 2.0, n - 1))
-
-
-def _two_sample_bca(x: np.ndarray, y: np.ndarray, scale: str, reps: int, seed: int, level: float):
-    """The BCa interval of ``mean(x) / mean(y)`` (``scale="ratio"``) or ``mean(x) - mean(y)`` (``"difference"``),
-    resampling ``x`` and ``y`` independently, at the expanded level of :func:`_expanded_z` (the smaller side's n).
-
-    Returns the point estimate, the interval's ends and ``y``'s resampled means. The bias correction is
-    ``z0 = Phi^-1(share of resampled statistics below the estimate)``, ties counted half; the acceleration is that of
-    several independent samples from the empirical influence values ``l`` (Davison & Hinkley, "Bootstrap Methods and
-    their Application", 1997, section 5.3): ``a = sum_g n_g^-3 sum l^3 / (6 (sum_g n_g^-2 sum l^2)^(3/2))``, with
-    ``l_x = (x - mean x) / mean y`` and ``l_y = -R (y - mean y) / mean y`` for the ratio R, ``l_x = x - mean x`` and
-    ``l_y = -(y - mean y)`` for the difference. The interval's ends are the resampled statistics' quantiles at
-    ``Phi(z0 + (z0 + z) / (1 - a (z0 + z)))`` for ``z = -/+ z_level`` (Efron & Tibshirani, "An Introduction to the
-    Bootstrap", 1993, chapter 14)."""
-    from statistics import NormalDist
-
-    normal = NormalDist()
-    rng = np.random.default_rng(seed)
-    mx, my = float(x.mean()), float(y.mean())
-    boot_x = x[rng.integers(0, x.size, size=(reps, x.size))].mean(axis=1)
-    boot_y = y[rng.integers(0, y.size, size=(reps, y.size))].mean(axis=1)
-    if scale == "ratio":
-        estimate = mx / my
-        with np.errstate(divide="ignore", invalid="ignore"):
-            boot = boot_x / boot_y
-        # a resample whose two means are both zero has no ratio: it counts as infinite, against equivalence
-        boot = np.where(np.isnan(boot), np.inf, boot)
-        lx, ly = (x - mx) / my, -estimate * (y - my) / my
-    else:
-        estimate = mx - my
-        boot = boot_x - boot_y
-        lx, ly = x - mx, -(y - my)
-    spread = np.sum(lx**2) / x.size**2 + np.sum(ly**2) / y.size**2
-    skew = np.sum(lx**3) / x.size**3 + np.sum(ly**3) / y.size**3
-    a = float(skew / (6.0 * spread**1.5)) if spread > 0 else 0.0
-    below = (np.sum(boot < estimate) + 0.5 * np.sum(boot == estimate)) / reps
-    z0 = normal.inv_cdf(min(max(below, 0.5 / reps), 1.0 - 0.5 / reps))
-    z = _expanded_z(level, min(x.size, y.size))
-    quantiles = []
-    for end in (-z, z):
-        w = z0 + end
-        denominator = 1.0 - a * w
-        quantiles.append(normal.cdf(z0 + w / denominator) if denominator > 0 else (0.0 if end < 0 else 1.0))
-    lower, upper = np.quantile(boot, quantiles, method="inverted_cdf")
-    return float(estimate), float(lower), float(upper), boot_y
-
-
-def _bounded_away_from_zero(y: np.ndarray, boot_y: np.ndarray, level: float) -> bool:
-    """Whether ``y``'s mean is told apart from zero: at most ``(1 - level') / 2`` of its resampled means lie at zero
-    or on the other side, ``level'`` the expanded level of :func:`_expanded_z`. Where it is not, no interval of a
-    ratio over it is bounded (Fieller, "Some Problems in Interval Estimation", 1954: the confidence set of a ratio is
-    the whole line, or two rays, when its denominator is not significantly different from zero)."""
-    from statistics import NormalDist
-
-    my = float(y.mean())
-    if my == 0.0:
-        return False
-    tail = NormalDist().cdf(-_expanded_z(level, y.size))
-    wrong_side = np.mean(boot_y <= 0.0) if my > 0 else np.mean(boot_y >= 0.0)
-    return bool(wrong_side <= tail)
-
-
-def _told_apart_from_zero(values: np.ndarray, reps: int, seed: int, level: float) -> bool:
-    """:func:`_bounded_away_from_zero` for ``values`` resampled on their own."""
-    rng = np.random.default_rng(seed)
-    boot = values[rng.integers(0, values.size, size=(reps, values.size))].mean(axis=1)
-    return _bounded_away_from_zero(values, boot, level)
-
-
-def ratio_of_means_interval(ours, theirs, reps: int = 2000, seed: int = 0, level: float = 0.95) -> metrics.BootstrapCI:
-    """``mean(ours) / mean(theirs)`` of the finite values and its two-sided ``level`` bootstrap interval.
-
-    Each side is resampled independently (its episodes are independent of the other side's), ``reps`` times with
-    numpy's ``default_rng(seed)``; the interval is the bias-corrected and accelerated (BCa) one of Efron & Tibshirani
-    ("An Introduction to the Bootstrap", 1993, chapter 14; Efron, "Better Bootstrap Confidence Intervals", 1987)
-    at the small-sample expanded level of Hesterberg (2015). BCa and not the percentile interval: a ratio's
-    bootstrap distribution is skewed (the denominator's error enters as 1 / mean) and per-episode costs are skewed
-    and often zero-inflated; the percentile interval is first-order accurate and takes that skew as it comes, BCa
-    corrects the median bias and the skew to second order (coverage in 400 simulated experiments each of exponential,
-    gamma and zero-inflated episodes, true ratio 1.5, 30 a side, nominal 95%: percentile 0.905-0.935, BCa
-    0.92-0.94, BCa expanded 0.94-0.95; at 5 a side 0.855-0.93, 0.86-0.945, 0.95-0.99). Both are
-    transformation-respecting, so the interval of the log ratio is the log of this one.
-
-    Means near zero: the ratio scale needs the original's mean told apart from zero. When more than the tail share of
-    ``theirs``' resampled means lies at zero or across it (always when every value of ``theirs`` is 0), the ratio
-    has no bounded interval (Fieller 1954) and the interval returned is ``(-inf, inf)``, with the point ratio NaN
-    where ``mean(theirs)`` is 0; :func:`equivalence_verdict` then compares on the difference scale. NaNs where a
-    side has fewer than two finite values.
-    """
-    x, y = _finite(ours), _finite(theirs)
-    if x.size < 2 or y.size < 2:
-        return metrics.BootstrapCI(math.nan, math.nan, math.nan)
-    if y.mean() == 0:
-        return metrics.BootstrapCI(math.nan, -math.inf, math.inf)
-    estimate, lower, upper, boot_y = _two_sample_bca(x, y, "ratio", reps, seed, level)
-    if not _bounded_away_from_zero(y, boot_y, level):
-        return metrics.BootstrapCI(estimate, -math.inf, math.inf)
-    return metrics.BootstrapCI(estimate, lower, upper)
-
-
-def difference_of_means_interval(
-    ours, theirs, reps: int = 2000, seed: int = 0, level: float = 0.95
-) -> metrics.BootstrapCI:
-    """``mean(ours) - mean(theirs)`` of the finite values and its two-sided ``level`` interval, resampled and
-    computed as :func:`ratio_of_means_interval`'s (BCa, each side resampled independently, expanded level)."""
-    x, y = _finite(ours), _finite(theirs)
-    if x.size < 2 or y.size < 2:
-        return metrics.BootstrapCI(math.nan, math.nan, math.nan)
-    estimate, lower, upper, _ = _two_sample_bca(x, y, "difference", reps, seed, level)
-    return metrics.BootstrapCI(estimate, lower, upper)
-
-
-def _episodes_needed(relative_variance: float, half_band: float, level: float, power: float) -> int | None:
-    """``ceil(v (z_level + z_power)^2 / h^2)``: the n per side at which an interval ``estimate +- z_level sqrt(v / n)``
-    lies inside ``[-h, h]`` with probability ``power`` when the true value is 0 (derivation: see
-    :func:`episodes_for_equivalence`); None where ``v`` is not finite or ``h`` is 0."""
-    if not np.isfinite(relative_variance) or half_band <= 0:
+def best_of(rows: list[dict], name: str, highest: bool = True) -> str | None:
+    """The best row by ``name`` as a reading: its ``label`` when its interval lies wholly beyond (above, or below
+    for ``highest=False``) every other row's; ``"not separated: A, B"`` otherwise, the rows whose intervals reach
+    the best point estimate's row's, best first (:func:`agreement` counts it undecided). None with no rows."""
+    rows = [r for r in rows if not _missing(r.get(name))]
+    if not rows:
         return None
-    return max(2, math.ceil(relative_variance * (_z(level) + _z(power)) ** 2 / half_band**2))
+    sign = 1.0 if highest else -1.0
+    ranked = sorted(rows, key=lambda r: -sign * float(r[name]))
+    best = ranked[0]
+    wanted = "above" if highest else "below"
+    tied = [r for r in ranked[1:] if interval_order(best, r, name) != wanted]
+    if not tied:
+        return best["label"]
+    return f"{NOT_SEPARATED}: " + ", ".join(r["label"] for r in [best, *tied])
 
 
-def episodes_for_equivalence(
-    cv_ours: float, cv_theirs: float, margin: float, level: float = EQUIVALENCE_LEVEL, power: float = 0.8
-) -> int | None:
-    """Episodes per side at which :func:`equivalence_verdict` reaches "equivalent" with probability ``power`` when
-    the true ratio of means is 1, for episodes with coefficients of variation (sd / |mean|) ``cv_ours`` and
-    ``cv_theirs``.
-
-    Derivation. By the delta method the log of the ratio of the two n-episode means has variance
-    ``s^2 / n`` with ``s^2 = cv_ours^2 + cv_theirs^2``; with a true ratio of 1 it is about ``N(0, s^2 / n)``. The
-    interval is about ``log R +- z_a s / sqrt(n)``, ``z_a = Phi^-1((1 + level) / 2)``, and the band is
-    ``[-L, L]`` on the log scale, ``L = log(1 + margin)``. The interval lies inside the band when
-    ``|log R| <= L - z_a s / sqrt(n)``, which happens with probability ``2 Phi(L sqrt(n) / s - z_a) - 1``. Setting
-    that to ``power``::
-
-        n = (cv_ours^2 + cv_theirs^2) (z_a + z_b)^2 / log(1 + margin)^2,   z_b = Phi^-1((1 + power) / 2),
-
-    rounded up: two one-sided tests' sample size for a ratio (Schuirmann, "A Comparison of the Two One-Sided Tests
-    Procedure and the Power Approach for Assessing the Equivalence of Average Bioavailability", 1987; cf. Julious,
-    "Sample Sizes for Clinical Trials with Normal Data", 2004, whose log-normal form has ``log(1 + cv^2)`` for
-    ``cv^2``). With the defaults (90%, power 0.8) ``(z_a + z_b)^2 = 8.56``; margin 0.1 and cv 0.3 a side give 170
-    episodes, cv 1 a side 1,886. It ignores the small-sample expansion of the interval (a factor 1.05 at n = 30),
-    so it is a little optimistic below about 30 episodes. None where a cv is not finite (a mean of 0).
-    """
-    return _episodes_needed(cv_ours**2 + cv_theirs**2, math.log1p(margin), level, power)
+# --------------------------------------------------------------------------- agreement with the paper
 
 
-def _rule_of_three_episodes(margin: float, level: float) -> int:
-    """The fewest n at which n equal values bound the share of other values below ``margin`` at one-sided
-    ``(1 + level) / 2`` confidence: ``1 - ((1 - level) / 2)^(1/n) <= margin`` (the rule of three, Hanley &
-    Lippman-Hand, "If Nothing Goes Wrong, Is Everything All Right?", 1983: about 3 / n at 95%)."""
-    return math.ceil(math.log((1.0 - level) / 2.0) / math.log1p(-margin))
+def is_decisive(reading) -> bool:
+    """Whether a reading decides its claim: not one of :data:`UNDECIDED_READINGS` and not a best row
+    :data:`NOT_SEPARATED` from the next."""
+    if isinstance(reading, str) and reading.startswith(NOT_SEPARATED):
+        return False
+    return not any(reading is u or reading == u for u in UNDECIDED_READINGS)
 
 
-def equivalence_verdict(
-    ours,
-    theirs,
-    margin: float = 0.1,
-    level: float = EQUIVALENCE_LEVEL,
-    reps: int = 2000,
-    seed: int = 0,
-    power: float = 0.8,
-) -> dict:
-    """Whether the mean of ``ours`` (the port's episodes) equals the mean of ``theirs`` (the original's) within
-    ``margin``: an equivalence test by the interval-inclusion form of two one-sided tests (TOST; Schuirmann 1987,
-    see :func:`episodes_for_equivalence`), the rule of average bioequivalence, here with the band
-    ``[1 / (1 + margin), 1 + margin]``.
+def agreement(ours, paper) -> str:
+    """``agree`` when both readings are decisive and the same, ``disagree`` when both are decisive and differ,
+    ``undecided`` when either is not (overlap against overlap is undecided, never agreement)."""
+    if not (is_decisive(ours) and is_decisive(paper)):
+        return "undecided"
+    return "agree" if ours == paper else "disagree"
 
-    * Ratio scale (both sides' means told apart from zero, each by its own resampled means as in
-      :func:`ratio_of_means_interval`): the ``level`` BCa interval of ``R = mean(ours) / mean(theirs)`` against the
-      band ``[1 / (1 + margin), 1 + margin]`` (symmetric on the log scale, as the bioequivalence band [0.80, 1.25]
-      is for margin 0.25). Both means, not only the denominator, since a ratio of means either of which may be zero
-      or of either sign is unstable. With the denominator alone checked, equal means drawn from PointGoal1's random
-      returns (mean -0.1, standard deviation 0.7) were called different in 17 of the 89 (of 400) simulated
-      experiments that took the ratio scale.
-    * Difference scale (either mean within its own noise of zero; for the original's, no interval of the ratio is
-      bounded): the BCa interval of ``mean(ours) - mean(theirs)`` against ``+- margin s_p``, ``s_p`` the pooled episode
-      standard deviation ``sqrt((s_ours^2 + s_theirs^2) / 2)``: an equivalence bound on the standardized mean
-      difference (Cohen's d; Lakens, "Equivalence Tests: A Practical Primer for t Tests, Correlations, and
-      Meta-Analyses", 2017). Near zero a share of the mean means nothing; a tenth of the episodes' spread does.
-    * Both sides constant (every episode the same value on each side; both zero is the case met in practice, a
-      cost no episode incurs): no interval has width, so the verdict is the point's (inside the band: equivalent,
-      outside: different; on the difference scale with ``s_p = 0`` any difference is outside) once each side has
-      at least the rule-of-three count (:func:`_rule_of_three_episodes`: n with ``1 - ((1 - level) / 2)^(1/n) <=
-      margin``, 29 for 10% at 90%), which bounds the share of episodes departing from the constant below the margin;
-      with fewer it is inconclusive.
 
-    "equivalent" when the whole interval lies inside the band (ends included), "different" when it lies wholly
-    outside, "inconclusive" otherwise (also with fewer than two finite values a side). ``level`` 0.90 is TOST at
-    alpha 0.05 a side; "different" then rejects "within the band" at 0.05.
+def claim_entry(ours, paper) -> dict:
+    """A check's entry for one claim read on both sides: ``ours``, ``paper`` and their :func:`agreement`."""
+    return {"ours": ours, "paper": paper, "agreement": agreement(ours, paper)}
 
-    Calibration. On simulated gamma and zero-inflated episodes the interval keeps its level and each wrong verdict
-    at the band's edge stays within 0.05 (tests/analysis/test_equivalence.py). Heavy tails are harder for any
-    interval built from the sample: a sample that misses the few long or costly episodes looks precise. Drawing
-    both sides from one original's own 30 episodes of the fidelity benchmark (400 experiments for each of 68
-    quantities, equal means by construction), "different" came out in 1.2% of experiments for the scripted
-    controller's quantities (at most 4.8%), 4.9% for the random policy's, and 10-13% where the mean rests on two or
-    three episodes (AntVelocity's random episode lengths, PointPush1's and RacecarCircle1's random costs). A single
-    "different" on such a quantity is weaker evidence than its level says.
 
-    Returns a dict: ``verdict``, ``scale`` (``ratio``, ``difference``, ``both_zero``, ``constant`` or ``none``),
-    ``ratio`` (the point ratio of means, NaN when the original's mean is 0), ``estimate``, ``lower``, ``upper`` and
-    ``band`` on that scale, ``mean_ours``, ``mean_theirs``, ``n_ours``, ``n_theirs``, ``margin``, ``level``, and
-    ``episodes_needed``: episodes per side at which "equivalent" is reached with probability ``power`` if the true
-    means were equal, at the samples' spread (:func:`episodes_for_equivalence` on the ratio scale;
-    ``2 (z_a + z_b)^2 / margin^2`` on the difference scale, whatever the spread, since the band scales with it;
-    the rule-of-three count for constants; None where it cannot be reached: a side's mean of 0 on the ratio scale).
-    """
-    x, y = _finite(ours), _finite(theirs)
-    out = {
-        "verdict": "inconclusive",
-        "scale": "none",
-        "ratio": math.nan,
-        "estimate": math.nan,
-        "lower": math.nan,
-        "upper": math.nan,
-        "band": [math.nan, math.nan],
-        "mean_ours": float(x.mean()) if x.size else math.nan,
-        "mean_theirs": float(y.mean()) if y.size else math.nan,
-        "n_ours": int(x.size),
-        "n_theirs": int(y.size),
-        "margin": margin,
-        "level": level,
-        "episodes_needed": None,
-    }
-    if x.size < 2 or y.size < 2:
-        return out
-    mx, my = out["mean_ours"], out["mean_theirs"]
-    sx, sy = float(x.std(ddof=1)), float(y.std(ddof=1))
-    out["ratio"] = mx / my if my != 0 else math.nan
-    ratio_band = [1.0 / (1.0 + margin), 1.0 + margin]
-    pooled = math.sqrt((sx**2 + sy**2) / 2.0)
-    if sx == 0 and sy == 0:
-        enough = min(x.size, y.size) >= _rule_of_three_episodes(margin, level)
-        on_ratio = my != 0
-        point = mx / my if on_ratio else mx - my
-        band = ratio_band if on_ratio else [0.0, 0.0]
-        inside = band[0] <= point <= band[1]
-        out.update(
-            scale="both_zero" if mx == my == 0 else "constant",
-            estimate=point,
-            lower=point,
-            upper=point,
-            band=band,
-            episodes_needed=_rule_of_three_episodes(margin, level),
-            verdict=("equivalent" if inside else "different") if enough else "inconclusive",
-        )
-        return out
-    ratio_ci = ratio_of_means_interval(x, y, reps=reps, seed=seed, level=level)
-    if _told_apart_from_zero(x, reps, seed + 1, level) and np.isfinite(ratio_ci.lower) and np.isfinite(ratio_ci.upper):
-        band, (estimate, lower, upper) = ratio_band, ratio_ci
-        cv = (sx / abs(mx) if mx != 0 else math.inf), sy / abs(my)
-        needed = episodes_for_equivalence(*cv, margin, level, power)
-        scale = "ratio"
-    else:
-        band = [-margin * pooled, margin * pooled]
-        estimate, lower, upper = difference_of_means_interval(x, y, reps=reps, seed=seed, level=level)
-        needed = _episodes_needed(2.0, margin, level, power)
-        scale = "difference"
-    if band[0] <= lower and upper <= band[1]:
-        verdict = "equivalent"
-    elif upper < band[0] or lower > band[1]:
-        verdict = "different"
-    else:
-        verdict = "inconclusive"
-    out.update(
-        verdict=verdict, scale=scale, estimate=estimate, lower=lower, upper=upper, band=band, episodes_needed=needed
+def agreement_counts(agreements: Iterable[str]) -> dict[str, int]:
+    """How many of ``agreements`` (values of :func:`agreement`) agree, disagree and are undecided, and the total."""
+    counts = {a: 0 for a in AGREEMENTS}
+    for a in agreements:
+        if a not in counts:
+            raise ValueError(f"an agreement is one of {', '.join(AGREEMENTS)}, got {a!r}")
+        counts[a] += 1
+    counts["total"] = sum(counts[a] for a in AGREEMENTS)
+    return counts
+
+
+def counts_sentence(counts: dict[str, int], what: str = "claims") -> str:
+    """``"of 40 claims: 6 agree, 3 disagree, 31 undecided"`` from :func:`agreement_counts`."""
+    return (
+        f"of {counts['total']} {what}: {counts['agree']} agree, {counts['disagree']} disagree, "
+        f"{counts['undecided']} undecided"
     )
+
+
+# --------------------------------------------------------------------------- budget
+
+
+def steps_text(steps: float) -> str:
+    """Environment steps in k/M units: 800k, 1.6M, 10M."""
+    steps = float(steps)
+    if abs(steps) >= 1e6:
+        return f"{steps / 1e6:.3g}M"
+    if abs(steps) >= 1e3:
+        return f"{steps / 1e3:.3g}k"
+    return f"{steps:g}"
+
+
+def budget(steps: int | None, paper_steps: int | None, seeds: int | None, paper_seeds: int | None = None) -> dict:
+    """The budget a verdict was judged at: ``steps`` per seed, the paper's, their ratio ``fraction`` (None where
+    either is unknown), ``seeds`` and the paper's, and :func:`budget_sentence`."""
+    fraction = steps / paper_steps if steps and paper_steps else None
+    out = {"steps": steps, "paper_steps": paper_steps, "fraction": fraction, "seeds": seeds, "paper_seeds": paper_seeds}
+    out["sentence"] = budget_sentence(out)
     return out
+
+
+def budget_sentence(b: dict) -> str:
+    """``"at 800k steps per seed (8% of the paper's 10M), 5 seeds (the paper's 10)"`` from :func:`budget`."""
+    parts = []
+    if b.get("steps"):
+        text = f"at {steps_text(b['steps'])} steps per seed"
+        if b.get("fraction") is not None:
+            percent = 100.0 * b["fraction"]
+            share_text = f"{percent:.0f}%" if percent >= 10 else f"{percent:.2g}%"
+            text += f" ({share_text} of the paper's {steps_text(b['paper_steps'])})"
+        elif b.get("paper_steps") is None:
+            text += " (the paper states no budget)"
+        parts.append(text)
+    if b.get("seeds"):
+        seeds = f"{b['seeds']} seed{'s' if b['seeds'] != 1 else ''}"
+        if b.get("paper_seeds") and b["paper_seeds"] != b["seeds"]:
+            seeds += f" (the paper's {b['paper_seeds']})"
+        parts.append(seeds)
+    return ", ".join(parts)

@@ -21,6 +21,10 @@ A target is a function ``fn(scale: Scale, out: Path, **options) -> dict`` declar
   claims, the target's acceptance criteria); the framework computes them from the rows and writes them to
   results.json under ``"checks"`` (a target does not compute or return checks itself).
 * ``options`` names the keyword options the target accepts (``svae-table1``: ``tune``).
+* ``paper_budget`` (optional) is a :class:`PaperBudget`, the steps per seed and seeds at which the paper states
+  its claims: the framework then adds a ``budget`` check (steps as a fraction of the paper's, seeds; from the runs
+  the target used) that every verdict sentence carries. :meth:`Target.judge` computes the checks from rows and
+  runs, so a committed results.json can be judged again by today's rules (``benchmarks/rejudge.py``).
 * ``plan`` (optional) is a function ``plan(scale: Scale, out: Path, **options) -> [(run_dir, cfg)]``: every
   run directory the target would train at that scale into ``out`` with its resolved config, in training
   order, without training anything.  It is stored on the target as ``Target.plan`` (None when not given),
@@ -57,6 +61,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from saferl.analysis import verdicts
 from saferl.foundation.atomic_files import write_json_atomic
 from saferl.training import provenance, reuse
 
@@ -127,6 +132,43 @@ Check = Callable[[list], Mapping[str, Any]]
 
 
 @dataclass(frozen=True)
+class PaperBudget:
+    """The budget at which a paper states its claims: environment steps per seed (one number, per task, or None where
+    the paper states none), seeds, and where it says so. A target that declares one gets a ``budget`` check: per
+    task its steps per seed as a fraction of the paper's and its seeds (:func:`saferl.analysis.verdicts.budget`),
+    which every verdict sentence on that target carries."""
+
+    steps: int | Mapping[str, int] | None
+    seeds: int | None
+    source: str
+
+    def steps_of(self, task: str) -> int | None:
+        if isinstance(self.steps, Mapping):
+            return self.steps.get(task)
+        return self.steps
+
+
+def budget_check(runs: Sequence[Mapping], paper: PaperBudget) -> dict:
+    """``{"budget": {task: verdicts.budget(...), ..., "source": ...}}`` from the runs a target used (results.json's
+    ``runs``: each with ``env``, ``env_steps`` per seed and ``seeds``), the largest per task."""
+    per_task: dict[str, dict] = {}
+    for run in runs:
+        task, steps, seeds = run.get("env"), run.get("env_steps"), run.get("seeds")
+        if task is None:
+            continue
+        seen = per_task.setdefault(task, {"steps": None, "seeds": None})
+        if steps is not None:
+            seen["steps"] = max(seen["steps"] or 0, int(steps))
+        if seeds is not None:
+            seen["seeds"] = max(seen["seeds"] or 0, int(seeds))
+    budgets = {
+        task: verdicts.budget(seen["steps"], paper.steps_of(task), seen["seeds"], paper.seeds)
+        for task, seen in per_task.items()
+    }
+    return {"budget": {**budgets, "source": paper.source}} if budgets else {}
+
+
+@dataclass(frozen=True)
 class Target:
     name: str
     description: str
@@ -136,6 +178,8 @@ class Target:
     fn: Callable[..., dict]
     #: ``plan(scale, out, **options) -> [(run_dir, resolved config)]``: the runs the target trains (None: not declared)
     plan: Callable[..., list] | None = None
+    #: the budget of the paper's claims (None: the target reproduces no paper's budget)
+    paper_budget: PaperBudget | None = None
 
     def scale(self, name: str, tasks: Sequence[str] | None = None) -> Scale:
         """The scale ``name``; with ``tasks``, narrowed to those of its tasks (a scale that lists ``tasks``)."""
@@ -155,6 +199,17 @@ class Target:
             )
         kept = [t for t in declared if t in tasks]  # the target's order
         return replace(chosen, params={**chosen.params, "tasks": kept}, note=f"{chosen.note}; only {', '.join(kept)}")
+
+    def judge(self, rows: list, runs: Sequence[Mapping]) -> dict:
+        """results.json's ``checks``: :meth:`compute_checks` on ``rows``, with the ``budget`` check
+        (:func:`budget_check`) from ``runs`` where the target declares its paper's budget."""
+        checks = self.compute_checks(rows)
+        if self.paper_budget is not None:
+            extra = budget_check(runs, self.paper_budget)
+            if "budget" in checks and extra:
+                raise ValueError(f"check 'budget' of {self.name} is computed twice")
+            checks.update(extra)
+        return checks
 
     def compute_checks(self, rows: list) -> dict:
         """Every declared check on ``rows``, merged into one dict (a name given twice is an error)."""
@@ -182,6 +237,7 @@ def target(
     checks: Check | Sequence[Check] = (),
     options: Sequence[str] = (),
     plan: Callable[..., list] | None = None,
+    paper_budget: PaperBudget | None = None,
 ):
     """Declare a reproduce target (see the module docstring); the scales are validated here."""
     if name in _TARGETS:
@@ -222,8 +278,11 @@ def target(
             f"target {name}: plan must be a function plan(scale, out, **options), not {type(plan).__name__}"
         )
 
+    if paper_budget is not None and not isinstance(paper_budget, PaperBudget):
+        raise TypeError(f"target {name}: paper_budget must be a PaperBudget, not {type(paper_budget).__name__}")
+
     def deco(fn):
-        _TARGETS[name] = Target(name, description, bound, checks, options, fn, plan)
+        _TARGETS[name] = Target(name, description, bound, checks, options, fn, plan, paper_budget)
         return fn
 
     return deco
@@ -278,7 +337,7 @@ def run(name: str, scale: str, out: Path, tasks: Sequence[str] | None = None, **
         "wall_seconds": wall,
         "git_commit": commit,
         "rows": rows,
-        "checks": tgt.compute_checks(rows),
+        "checks": tgt.judge(rows, used),
         "runs": used,
         "runs_training_seconds": float(sum(r["wall_seconds"] or 0.0 for r in used)),
         "figures": figures,

@@ -22,6 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from saferl import api
+from saferl.analysis import verdicts
 from saferl.reproduce import deep_rl
 from saferl.reproduce.framework import Scale, target
 
@@ -62,8 +63,9 @@ def outcome(rows: list[dict], limit: float) -> str:
     """One sentence: each method's final cost with its interval, against the limit, and its verdict."""
     parts = []
     for row in rows:
-        verdict = VERDICT_WORDS.get(row.get("safety"), "undecided")
-        side = "above" if row["final_cost_lo"] > limit else "below" if row["final_cost_hi"] <= limit else "around"
+        safety = verdicts.safety_verdict(row["final_cost_lo"], row["final_cost_hi"], limit)
+        verdict = VERDICT_WORDS[safety]
+        side = {"probably_unsafe": "above", "probably_safe": "below"}.get(safety, "around")
         parts.append(
             f"{row['method']} ends at cost {row['final_cost']:.1f} [{row['final_cost_lo']:.1f}, "
             f"{row['final_cost_hi']:.1f}], {side} the limit {limit:g} ({verdict}), return "

@@ -1,4 +1,4 @@
-"""The equivalence rule of saferl.analysis.verdicts has power on real episodes: it says "different" where a port
+"""The equivalence rule of saferl.analysis.equivalence has power on real episodes: it says "different" where a port
 is known to differ, and not where it cannot.
 
 What is shown, on per-episode quantities of vmapped 100-step episodes (fixed seeds):
@@ -28,7 +28,7 @@ What is shown, on per-episode quantities of vmapped 100-step episodes (fixed see
     per episode): the steps of 100 touching the button, 70-81 on the planar car's disc footprint and 3-76 on
     MuJoCo's car (means 77 and 52), are called different.
 
-Why these counts resolve the margin of 1.1.  :func:`~saferl.analysis.verdicts.episodes_for_equivalence` gives the
+Why these counts resolve the margin of 1.1.  :func:`~saferl.analysis.equivalence.episodes_for_equivalence` gives the
 episodes a side at which the 90% interval of a ratio of 1 fits inside ``[1 / 1.1, 1.1]`` with probability 0.8:
 ``(cv_a^2 + cv_b^2) 8.56 / log(1.1)^2``.  The seeker's return has a coefficient of variation of about 0.45, so
 about 380 episodes; 500 are run (the verdict's ``episodes_needed`` is checked against it).  Path length and
@@ -51,7 +51,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from saferl.analysis.verdicts import equivalence_verdict
+from saferl.analysis.equivalence import equivalence_verdict
 from saferl.envs.base import Wrapper, make, make_env_params
 from saferl.envs.safety_nav.car import car_at
 from saferl.envs.safety_nav.car_button import CarButtonState

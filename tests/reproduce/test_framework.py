@@ -67,7 +67,7 @@ def test_smoke_scale_writes_results_json_and_a_figure(name, smoke_dir):
     assert saved["rows"] and all(isinstance(row, dict) for row in saved["rows"])
     assert saved["checks"] and all(isinstance(key, str) for key in saved["checks"])
     assert saved["checks"] == json.loads(
-        json.dumps(reproduce.get(name).compute_checks(saved["rows"]), default=lambda v: v.item())
+        json.dumps(reproduce.get(name).judge(saved["rows"], saved["runs"]), default=lambda v: v.item())
     )
     assert (name in TRAINS_RUNS) == bool(saved["runs"])
     for entry in saved["runs"]:
@@ -363,23 +363,26 @@ def test_ctrpo_pointgoal_checks_and_methods():
     checks = ctrpo.pointgoal_checks(rows)
     assert checks["safety"] == {r["method"]: "undecided" for r in rows}
     assert checks["C-TRPO (u) vs CPO (u)"] == {
-        "regret_lower": True,
+        "regret_lower": "undecided",  # 1000 [900, 1260] against 1300 [1250, 1400]: lower, but not by interval
         "return_ratio": pytest.approx(8.0 / 11.0),
         "regret_interval": "overlapping",
         "return_interval": "below",
     }
     assert (
-        checks["C-TRPO (u) vs P3O"]["regret_lower"] is False and checks["C-TRPO (u) vs P3O"]["return_interval"] is None
+        checks["C-TRPO (u) vs P3O"]["regret_lower"] == "undecided"  # P3O's row has no interval
+        and checks["C-TRPO (u) vs P3O"]["return_interval"] is None
     )
     margin = checks["C-TRPO (u) vs CPO (option: learned margin, u)"]
-    assert margin["regret_lower"] is False and margin["return_ratio"] is None  # no ratio against a return <= 0
+    assert margin["regret_lower"] == "undecided" and margin["return_ratio"] is None  # no ratio against a return <= 0
     assert not any("J_c units" in key for key in checks)  # pairs are between the paper's configurations
     rows += [
         row("C-TRPO (ablation: no hysteresis)", "C-TRPO (nh)", 1100.0, 9.0, default=False),
         row("CPO (option: hysteresis)", "CPO (h)", 1200.0, 9.0, default=False),
     ]
+    rows[-2].update(cost_regret_lo=1050.0, cost_regret_hi=1150.0)
+    rows[-1].update(cost_regret_lo=1160.0, cost_regret_hi=1240.0)
     checks = ctrpo.pointgoal_checks(rows)
-    assert checks["C-TRPO (nh) vs CPO (h)"]["regret_lower"] is True
+    assert checks["C-TRPO (nh) vs CPO (h)"]["regret_lower"] == "reproduced"  # [1050, 1150] below [1160, 1240]
     assert checks["C-TRPO (u) vs CPO (h)"]["return_ratio"] == pytest.approx(8.0 / 9.0)
     assert "C-TRPO (nh) vs CPO (u)" not in checks
     # the paper's numbers go to the default rows only, with their verdict against the limit
@@ -454,7 +457,7 @@ def test_scpo_claims_are_read_from_curves_and_intervals():
 
     rows = [
         row("SCPO"),
-        row("TRPO-L", safe=(0.3, math.inf), ret=(62.0, 70.0), cost=(21.0, 30.0)),
+        row("TRPO-L", safe=(0.3, math.inf), ret=(40.0, 45.0), cost=(21.0, 30.0)),
         row("CPO", safe=(0.0, 0.05), ret=(40.0, 45.0), sd=(0.1, 0.5)),  # safe earlier, lower spread
         row("PDO", safe=(0.2, 0.4), ret=(80.0, 90.0)),  # touching intervals; return far above SCPO's
         row("PCPO", safe=(0.15, 0.5)),  # overlapping intervals
@@ -462,30 +465,38 @@ def test_scpo_claims_are_read_from_curves_and_intervals():
         row("PCPO", env="SafetyBallGather", ret=(1.0, 4.0)),
     ]
     checks = f5.fig5_checks(rows)
-    safe = checks["safe_no_later"]["SafetyBallRun"]
+    safe = checks["safe_sooner"]["SafetyBallRun"]
     assert safe["vs TRPO-L"]["verdict"] == "reproduced" and safe["vs TRPO-L"]["safe_from_iteration"] == {
         "SCPO": None,
         "TRPO-L": None,
     }
-    assert (safe["vs CPO"]["no_later"], safe["vs CPO"]["comparable_return"]) == ("not_reproduced", "reproduced")
-    # 60 < 80 - 10% of 85: the return part fails, and with it the claim, though SCPO is safe no later (0.2 <= 0.2)
-    assert (safe["vs PDO"]["no_later"], safe["vs PDO"]["verdict"]) == ("reproduced", "not_reproduced")
-    assert safe["vs PCPO"]["verdict"] == "undecided" and list(safe)[0] == "vs TRPO-L"
+    assert (safe["vs CPO"]["sooner"], safe["vs CPO"]["comparable_return"]) == ("not_reproduced", "reproduced")
+    # the return difference [50 - 90, 60 - 80] lies below -10% of 85: the return part fails, and with it the claim;
+    # touching safe_from intervals ([0.1, 0.2] against [0.2, 0.4]) show no order
+    assert (safe["vs PDO"]["sooner"], safe["vs PDO"]["verdict"]) == ("undecided", "not_reproduced")
+    # equal returns [50, 60] a side: the difference [-10, 10] is not within +-5.5, so "comparable" is not shown
+    assert safe["vs PCPO"]["comparable_return"] == "undecided" and safe["vs PCPO"]["verdict"] == "undecided"
+    assert list(safe)[0] == "vs TRPO-L"
     assert checks["final_cost_safe"]["SafetyBallRun"]["verdict"] == "reproduced"
     lower = checks["training_cost_lower"]["SafetyBallRun"]
     assert (lower["vs TRPO-L"], lower["vs CPO"]) == ("reproduced", "undecided")  # [10, 20] vs [21, 30]; the same
     assert checks["training_cost_sd_lower"]["SafetyBallRun"]["vs CPO"] == "not_reproduced"
+    # an equality claim within 10% of the other's |mean|, never read from overlap: PCPO's interval is SCPO's own,
+    # yet the difference [-10, 10] reaches past +-5.5
     assert checks["final_return_similar"]["SafetyBallRun"] == {
-        "vs TRPO-L": "reproduced",
+        "vs TRPO-L": "not_reproduced",
         "vs CPO": "not_reproduced",
         "vs PDO": "not_reproduced",
-        "vs PCPO": "reproduced",
+        "vs PCPO": "undecided",
     }
     assert checks["gather_return_higher"]["SafetyBallGather"] == {"vs PCPO": "reproduced"}
-    assert "SafetyBallGather" not in checks["final_return_similar"] and checks["safe_no_later"]["paper"].startswith(
+    assert "SafetyBallGather" not in checks["final_return_similar"] and checks["safe_sooner"]["paper"].startswith(
         "SCPO is capable of finding a safe policy"
     )
-    assert verdicts.compare(rows[0], {"safe_from_lo": math.nan, "safe_from_hi": 1.0}, "safe_from", "<=") == "undecided"
+    assert verdicts.ordered(rows[0], {"safe_from_lo": math.nan, "safe_from_hi": 1.0}, "safe_from", "<") == "undecided"
+    # never safe against never safe (CartSafe's SCPO, CPO and PDO at cpu scale): a tie, so not "sooner"
+    never = [row("SCPO", safe=(math.inf, math.inf)), row("CPO", safe=(math.inf, math.inf))]
+    assert f5.fig5_checks(never)["safe_sooner"]["SafetyBallRun"]["vs CPO"]["sooner"] == "not_reproduced"
     # CartSafe: the random policy's cost above the limit; Fig. 15: t90 intervals
     cart = [
         {
@@ -502,9 +513,9 @@ def test_scpo_claims_are_read_from_curves_and_intervals():
     assert cart_checks["random_policy_unsafe"]["verdict"] == "reproduced"
     assert cart_checks["return_improves"]["verdict"] == "undecided"
     ablation = [
-        {**row(scpo_fig15.AUGMENTED), "return_t90": 0.2, "return_t90_lo": 0.1, "return_t90_hi": 0.3},
-        {**row(scpo_fig15.PLAIN), "return_t90": 0.5, "return_t90_lo": 0.35, "return_t90_hi": 0.7},
-    ]
+        {**row(scpo_fig15.AUGMENTED, ret=(54.0, 56.0)), "return_t90": 0.2, "return_t90_lo": 0.1, "return_t90_hi": 0.3},
+        {**row(scpo_fig15.PLAIN, ret=(53.0, 57.0)), "return_t90": 0.5, "return_t90_lo": 0.35, "return_t90_hi": 0.7},
+    ]  # the return difference [54 - 57, 56 - 53] = [-3, 3] within +-10% of 55
     fig15 = scpo_fig15.fig15_checks(ablation)
     assert fig15["converges_faster"]["verdict"] == "reproduced" and fig15["similar_return"]["verdict"] == "reproduced"
     assert fig15["velocity"]["checked"] is False

@@ -39,7 +39,7 @@ import numpy as np
 from saferl.analysis import metrics, plotting, verdicts
 from saferl.reproduce import deep_rl
 from saferl.reproduce.deep_rl import SMALL_NETS, per_seed_series, train_or_resume
-from saferl.reproduce.framework import Scale, target
+from saferl.reproduce.framework import PaperBudget, Scale, target
 from saferl.training import config as configlib
 from saferl.training import run_directory
 
@@ -200,7 +200,14 @@ def table1_checks(rows: list[dict]) -> dict:
 DESCRIPTION = "Canary vs PPO, CPO (VaR), CPPO, CVaR-CPO under P(C >= rho) <= 0.05 (Table 1)"
 
 
-@target("canary-table1", DESCRIPTION, scales=TABLE1_SCALES, checks=table1_checks)
+PAPER_BUDGET = PaperBudget(
+    {"PointGoal1": 2_000_000, "EcoAnt": 10_000_000},
+    30,
+    "Canary paper (arXiv:2601.22993) Table 1: PointGoal 2M and EcoAnt 10M steps, 30 seeds",
+)
+
+
+@target("canary-table1", DESCRIPTION, scales=TABLE1_SCALES, checks=table1_checks, paper_budget=PAPER_BUDGET)
 def table1(scale: Scale, out: Path) -> dict:
     rows, figures = [], []
     for env in scale["envs"]:

@@ -23,8 +23,13 @@ prints them (rliable, 50,000 resamples), the IQMs computed with :func:`metrics.i
 matrices it prints (our stratified bootstrap on those matrices reproduces its intervals to 0.002).  The
 paper's groups (:data:`PAPER_GROUPS`) are the figure's two: "probably safe" for the four methods whose
 interval lies below 0 (C-TRPO, TRPO-Lag, P3O, PCPO; Sec. 5: "safe on the last iterate as opposed to CPO and
-CUP"), "probably unsafe" for the other six.  Our three-way reading of the same intervals calls only CUP
-probably unsafe; CPO, FOCOPS, CPPO-PID, PPO-Lag and IPO straddle 0 (undecided).
+CUP"), "probably unsafe" for the other six (``paper_figure_group``).  Both sides are read the same, three-way:
+on the paper's intervals that calls only CUP probably unsafe; CPO, FOCOPS, CPPO-PID, PPO-Lag and IPO straddle 0
+(undecided), and that is the ``paper_group`` our groups are set against.
+
+The claims (:func:`fig3_claims`) are verdicts of the claims vocabulary (:mod:`saferl.analysis.verdicts`), read
+on our rows and on the paper's numbers alike; "competitive" and "comparable to" are equality or non-inferiority
+claims within :data:`COMPARABLE_MARGIN` of the normalised scores, never read from overlap.
 
 Differences: those of ctrpo-table1 (its module docstring), and: a task enters the normalised return only
 where PPO's mean return is > 0, the normalised regret only where CPO's regret IQM is > 0 (the ratio has no
@@ -144,7 +149,8 @@ def attach_paper(row: dict, paper_method: str) -> bool:
         return False
     for (field, _, _), (value, lower, upper) in zip(SCORES, PAPER_FIG3[paper_method]):
         row[f"paper_{field}"], row[f"paper_{field}_lo"], row[f"paper_{field}_hi"] = value, lower, upper
-    row["paper_group"] = PAPER_GROUPS[paper_method]
+    row["paper_group"] = group_of(row["paper_normalized_final_cost_lo"], row["paper_normalized_final_cost_hi"])
+    row["paper_figure_group"] = PAPER_GROUPS[paper_method]
     return True
 
 
@@ -176,57 +182,62 @@ def paper_name(label: str) -> str:
 # --------------------------------------------------------------------------- claims
 
 
+#: "competitive" / "comparable to" on the normalised scores: within a tenth of the reference method's score (PPO's
+#: return, CPO's regret), our choice, the margin of an equality or non-inferiority claim (verdicts.equal_within)
+COMPARABLE_MARGIN = 0.1
+
+
 def fig3_claims(rows: list[dict]) -> dict:
-    """Sec. 5's reading of Fig. 3, on rows with ``group`` and the normalised scores (ours, or :func:`paper_rows`);
-    a claim whose methods are missing is None."""
+    """Sec. 5's reading of Fig. 3 as claim verdicts (reproduced / not_reproduced / undecided, the vocabulary of
+    :mod:`saferl.analysis.verdicts`), on rows with ``group`` and the normalised scores (ours, or
+    :func:`paper_rows`, whose groups are read from the paper's intervals the same three-way); a claim whose methods
+    are missing is left out."""
     by = {paper_name(r["label"]): r for r in rows if "group" in r and r["label"] not in REFERENCES}
     has = lambda *names: all(n in by for n in names)  # noqa: E731
-    safe = [label for label, r in by.items() if r["group"] == "probably_safe"]
+    safe = lambda label: verdicts.safety_as_claim({"safety": by[label]["group"]})  # noqa: E731
+    unsafe = lambda label: verdicts.safety_as_claim({"safety": _opposite(by[label]["group"])})  # noqa: E731
     claims = {}
     if has("C-TRPO", "CPO", "CUP"):  # "safe on the last iterate as opposed to CPO and CUP"
-        claims["C-TRPO probably safe, CPO and CUP not"] = (
-            by["C-TRPO"]["group"] == "probably_safe"
-            and by["CPO"]["group"] != "probably_safe"
-            and by["CUP"]["group"] != "probably_safe"
-        )
+        claims["C-TRPO probably safe, CPO and CUP not"] = verdicts.all_of(safe("C-TRPO"), unsafe("CPO"), unsafe("CUP"))
     others = [r for label, r in by.items() if label != "C-TRPO" and np.isfinite(r["normalized_return"])]
     if has("C-TRPO") and others:  # "competitive with the leading algorithms ... in terms of expected return"
         best = max(others, key=lambda r: r["normalized_return"])
-        order = verdicts.interval_order(by["C-TRPO"], best, "normalized_return")
-        claims["C-TRPO's return not below the best other method's"] = None if order is None else order != "below"
-        # "notably lower cost regret throughout training than the high-return algorithms"
+        claims["C-TRPO's return not below the best other method's"] = verdicts.not_worse_within(
+            by["C-TRPO"], best, "normalized_return", COMPARABLE_MARGIN
+        )
+        # "notably lower cost regret throughout training than the high-return algorithms": the methods whose
+        # return interval reaches C-TRPO's or lies above it
         comparable = [
             r
             for r in others
             if verdicts.interval_order(r, by["C-TRPO"], "normalized_return") in ("overlapping", "above")
         ]
-        orders = [verdicts.interval_order(by["C-TRPO"], r, "normalized_regret") for r in comparable]
-        claims["C-TRPO's regret below every method of comparable return"] = (
-            None if not comparable or None in orders else all(o == "below" for o in orders)
+        claims["C-TRPO's regret below every method of comparable return"] = verdicts.all_of(
+            *(verdicts.ordered(by["C-TRPO"], r, "normalized_regret", "<") for r in comparable)
         )
     if has("TRPO-Lag"):  # "TRPO-Lag., which is also safe at convergence, has notably higher cost regret"
-        rest = [by[label] for label in safe if label != "TRPO-Lag"]
-        orders = [verdicts.interval_order(by["TRPO-Lag"], r, "normalized_regret") for r in rest]
-        claims["TRPO-Lag probably safe, its regret above the other safe methods'"] = (
-            by["TRPO-Lag"]["group"] == "probably_safe" and bool(rest) and all(o == "above" for o in orders)
+        rest = [by[label] for label in by if label != "TRPO-Lag" and by[label]["group"] == "probably_safe"]
+        claims["TRPO-Lag probably safe, its regret above the other safe methods'"] = verdicts.all_of(
+            safe("TRPO-Lag"),
+            *(verdicts.ordered(by["TRPO-Lag"], r, "normalized_regret", ">") for r in rest),
         )
     if has("C-TRPO", "TRPO-Lag", "FOCOPS", "CUP"):  # Lagrangian-style methods "poorly in terms of cost regret"
-        orders = [
-            verdicts.interval_order(by[m], by["C-TRPO"], "normalized_regret") for m in ("TRPO-Lag", "FOCOPS", "CUP")
-        ]
-        claims["TRPO-Lag, FOCOPS and CUP: regret above C-TRPO's"] = (
-            None if None in orders else all(o == "above" for o in orders)
+        claims["TRPO-Lag, FOCOPS and CUP: regret above C-TRPO's"] = verdicts.all_of(
+            *(verdicts.ordered(by[m], by["C-TRPO"], "normalized_regret", ">") for m in ("TRPO-Lag", "FOCOPS", "CUP"))
         )
     if has("C-TRPO", "PCPO", "P3O"):  # "comparable to the more conservative PCPO ..., not as low as that of P3O"
-        pcpo = verdicts.interval_order(by["C-TRPO"], by["PCPO"], "normalized_regret")
-        p3o = verdicts.interval_order(by["C-TRPO"], by["P3O"], "normalized_regret")
-        claims["C-TRPO's regret overlaps PCPO's and is above P3O's"] = (
-            None if None in (pcpo, p3o) else pcpo == "overlapping" and p3o == "above"
+        claims["C-TRPO's regret like PCPO's and above P3O's"] = verdicts.all_of(
+            verdicts.equal_within(by["C-TRPO"], by["PCPO"], "normalized_regret", COMPARABLE_MARGIN),
+            verdicts.ordered(by["C-TRPO"], by["P3O"], "normalized_regret", ">"),
         )
         # "The low cost regret achieved by P3O comes at the price of expected reward"
-        order = verdicts.interval_order(by["P3O"], by["C-TRPO"], "normalized_return")
-        claims["P3O's return below C-TRPO's"] = None if order is None else order == "below"
+        claims["P3O's return below C-TRPO's"] = verdicts.ordered(by["P3O"], by["C-TRPO"], "normalized_return", "<")
     return claims
+
+
+def _opposite(group: str) -> str:
+    """The safety reading of "not probably safe" as a claim: probably_unsafe holds it, probably_safe refutes it."""
+    return {"probably_safe": "probably_unsafe", "probably_unsafe": "probably_safe"}.get(group, "undecided")
 
 
 def paper_rows() -> list[dict]:
@@ -240,13 +251,21 @@ def paper_rows() -> list[dict]:
 
 
 def fig3_checks(rows: list[dict]) -> dict:
-    """Every method's group (ours) and the paper's, and each claim of :func:`fig3_claims` on our rows beside the
-    same claim on the paper's whole figure (:func:`paper_rows`)."""
+    """Every method's group (ours) and the paper's, both read three-way from the intervals, and each claim of
+    :func:`fig3_claims` on our rows beside the same claim on the paper's whole figure (:func:`paper_rows`), with
+    their agreement and the counts (agree, disagree, undecided apart)."""
     ours = [row for row in rows if "group" in row]
-    checks = {"groups": {row["method"]: row["group"] for row in ours}, "paper_groups": dict(PAPER_GROUPS)}
+    checks = {
+        "groups": {row["method"]: row["group"] for row in ours},
+        "paper_groups": {row["label"]: row["group"] for row in paper_rows()},
+    }
     paper_claims = fig3_claims(paper_rows())
+    agreements = []
     for name, value in fig3_claims(ours).items():
-        checks[name] = {"ours": value, "paper": paper_claims.get(name), "agree": value == paper_claims.get(name)}
+        checks[name] = verdicts.claim_entry(value, paper_claims.get(name))
+        agreements.append(checks[name]["agreement"])
+    counts = verdicts.agreement_counts(agreements)
+    checks["agreement with the paper's Fig. 3"] = {**counts, "sentence": verdicts.counts_sentence(counts)}
     return checks
 
 
@@ -310,7 +329,14 @@ DESCRIPTION = (
 )
 
 
-@target("ctrpo-fig3", DESCRIPTION, scales=table1.SCALES, checks=fig3_checks, plan=table1.plan)
+@target(
+    "ctrpo-fig3",
+    DESCRIPTION,
+    scales=table1.SCALES,
+    checks=fig3_checks,
+    plan=table1.plan,
+    paper_budget=table1.PAPER_BUDGET,
+)
 def run_fig3(scale: Scale, out: Path) -> dict:
     # Fig. 3's C-TRPO is the authors' b_H = 0.8 b runs (our "C-TRPO"); the b_H = b row is Table 1's only
     entries = [e for e in table1.train_grid(scale, out) if e["label"] != table1.TABLE1_CTRPO]

@@ -19,9 +19,13 @@ from saferl.algos import base as algos
 from saferl.algos.ppo import PPO
 from saferl.algos.second_order import TrustRegionAlgorithm
 from saferl.reproduce import deep_rl
+from saferl.reproduce.framework import PaperBudget
 from saferl.training import config as configlib
 
 PAPER_STEPS = 10_000_000  # the paper's runs (Sec. 5)
+PAPER_SEEDS = 5  # the paper's runs (Sec. 5)
+#: the budget of every C-TRPO claim: Table 1, Fig. 3 and the ablations
+PAPER_BUDGET = PaperBudget(PAPER_STEPS, PAPER_SEEDS, "C-TRPO paper (arXiv:2411.02957) Sec. 5: 10M steps, 5 seeds")
 
 #: The authors' batch: ``num_envs`` 10 and ``steps_per_epoch`` 20,000 (every stored run's config.json), so 10 envs x
 #: 2,000 steps an update and 500 updates in a 10M-step run; the tasks' ``config_defaults`` are 16 x 1,000.  A

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from saferl.analysis import verdicts
 from saferl.reproduce import deep_rl
+from saferl.reproduce.ctrpo.harness import PAPER_BUDGET
 from saferl.reproduce.framework import Scale, target
 
 # (label, algorithm, config overrides).  Every label of a method whose step reads the cost surrogate's scale
@@ -101,8 +102,9 @@ def attach_paper_numbers(rows: list[dict], limit: float) -> None:
 def pointgoal_checks(rows: list[dict]) -> dict:
     """Each row's safety verdict (verdicts.safety_verdict), and C-TRPO against every other method run as the paper
     configured it, the CPO options and (the paper's App. D.2 claim) C-TRPO without hysteresis against CPO with it:
-    whether C-TRPO's cost regret is lower, the return ratio (since "at comparable return" is a judgement), and where
-    the two 95% intervals of regret and return lie (below / overlapping / above, None without intervals)."""
+    whether C-TRPO's cost regret is lower (a claim verdict of :mod:`saferl.analysis.verdicts`: its interval below the
+    other's), the return ratio of the point estimates (since "at comparable return" is a judgement), and where the
+    two 95% intervals of regret and return lie (below / overlapping / above, None without intervals)."""
     by = {row["method"]: row for row in rows}
     default = {row["label"]: row for row in rows if row.get("default_config")}
     checks = deep_rl.safety_checks(rows)
@@ -121,7 +123,7 @@ def pointgoal_checks(rows: list[dict]) -> dict:
             continue
         key = f"{ours['method']} vs {other['method']}"
         checks[key] = {
-            "regret_lower": bool(ours["cost_regret"] < other["cost_regret"]),
+            "regret_lower": verdicts.ordered(ours, other, "cost_regret", "<"),
             "return_ratio": (ours["final_return"] / other["final_return"] if other["final_return"] > 0 else None),
             "regret_interval": verdicts.interval_order(ours, other, "cost_regret"),
             "return_interval": verdicts.interval_order(ours, other, "final_return"),
@@ -143,6 +145,7 @@ def plan_pointgoal(scale: Scale, out: Path) -> list[tuple[Path, dict]]:
     scales=deep_rl.scales(runs=len(POINTGOAL_METHODS), smoke=SMOKE),
     checks=pointgoal_checks,
     plan=plan_pointgoal,
+    paper_budget=PAPER_BUDGET,
 )
 def run_pointgoal(scale: Scale, out: Path) -> dict:
     base = {"constraint": {"type": "expected", "limit": 25.0}, **deep_rl.train_settings(scale)}

@@ -88,6 +88,7 @@ from saferl.reproduce.ctrpo.harness import (  # noqa: F401  (the harness's names
     AUTHORS_METHOD_HPARAMS,
     AUTHORS_TRUST_REGION,
     HARNESS_NETWORK,
+    PAPER_BUDGET,
     PAPER_STEPS,
     authors_harness,
     harness_settings,
@@ -386,7 +387,10 @@ def paper_rows(task: str) -> list[dict]:
 
 
 def task_claims(rows: list[dict]) -> dict:
-    """The claims of Table 1 on one task's rows (ours or :func:`paper_rows`), labels as keys."""
+    """The claims of Table 1 on one task's rows (ours or :func:`paper_rows`), each a reading of the claims
+    vocabulary (:mod:`saferl.analysis.verdicts`), read the same way on both sides: C-TRPO's safety verdict, C-TRPO's
+    order against CPO (above / below / overlapping), and the table's bold and box as :func:`verdicts.best_of` (the
+    best row's label where its interval lies beyond every other admissible row's, else "not separated: ...")."""
     by = {row["label"]: row for row in rows if "final_cost" in row}
     constrained = [row for label, row in by.items() if label not in REFERENCES]
     claims = {}
@@ -398,26 +402,17 @@ def task_claims(rows: list[dict]) -> dict:
         claims["C-TRPO vs CPO, cost regret"] = verdicts.interval_order(ctrpo, cpo, "cost_regret")
     # the paper's bold and box: among the methods whose V_c IQM is below the limit (table_envs.ipynb, cell 2)
     admissible = [row for row in constrained if np.isfinite(row["final_cost"]) and row["final_cost"] < LIMIT]
-    claims["best return among admissible"] = best_of(admissible, "final_return", max)
-    claims["lowest regret among admissible"] = best_of(admissible, "cost_regret", min)
+    claims["best return among admissible"] = verdicts.best_of(admissible, "final_return", highest=True)
+    claims["lowest regret among admissible"] = verdicts.best_of(admissible, "cost_regret", highest=False)
     return claims
-
-
-def best_of(rows: list[dict], name: str, pick) -> str | None:
-    """The label of the row whose ``name`` IQM ``pick`` (max or min) chooses; ``"tie: A, B, ..."`` when several
-    share it (at --scale cpu every method can have Reg+ 0 on a task, and the first one listed is no winner)."""
-    if not rows:
-        return None
-    best = pick(row[name] for row in rows)
-    winners = [row["label"] for row in rows if row[name] == best]
-    return winners[0] if len(winners) == 1 else "tie: " + ", ".join(winners)
 
 
 def table1_checks(rows: list[dict]) -> dict:
     """Per task: every method's safety verdict, and each claim of :func:`task_claims` on our rows beside the same
-    claim on the paper's whole column (:func:`paper_rows`), with whether they agree.  The admissible sets differ,
-    at scales that train fewer methods, in the methods left out."""
-    checks = {}
+    claim on the paper's whole column (:func:`paper_rows`) with their :func:`verdicts.agreement`; then the
+    agreement counts over every task and claim (agree, disagree, undecided apart). The admissible sets differ, at
+    scales that train fewer methods, in the methods left out."""
+    checks, agreements = {}, []
     for task in dict.fromkeys(row["env"] for row in rows):
         ours = [row for row in rows if row["env"] == task and "final_cost" in row]
         entry = {"safety": {row["method"]: row["safety"] for row in ours}}
@@ -429,8 +424,11 @@ def table1_checks(rows: list[dict]) -> dict:
         ]
         ours_claims, paper_claims = task_claims(named), task_claims(paper_rows(task))
         for name, value in ours_claims.items():
-            entry[name] = {"ours": value, "paper": paper_claims.get(name), "agree": value == paper_claims.get(name)}
+            entry[name] = verdicts.claim_entry(value, paper_claims.get(name))
+            agreements.append(entry[name]["agreement"])
         checks[task] = entry
+    counts = verdicts.agreement_counts(agreements)
+    checks["agreement with the paper's Table 1"] = {**counts, "sentence": verdicts.counts_sentence(counts)}
     return checks
 
 
@@ -440,7 +438,7 @@ DESCRIPTION = (
 )
 
 
-@target("ctrpo-table1", DESCRIPTION, scales=SCALES, checks=table1_checks, plan=plan)
+@target("ctrpo-table1", DESCRIPTION, scales=SCALES, checks=table1_checks, plan=plan, paper_budget=PAPER_BUDGET)
 def run_table1(scale: Scale, out: Path) -> dict:
     entries = train_grid(scale, out)
     figures = []

@@ -29,9 +29,9 @@ import numpy as np
 
 from saferl.analysis import verdicts
 from saferl.reproduce import deep_rl
-from saferl.reproduce.framework import Scale, target
+from saferl.reproduce.framework import PaperBudget, Scale, target
 from saferl.reproduce.scpo.common import CONSTRAINED, METHODS, SMOKE_SHRINK, one_task_scale, run_one_task, smoke_scale
-from saferl.reproduce.scpo.stats import SAFE_NO_LATER, by_task, claim, final_window, safe_no_later_entry
+from saferl.reproduce.scpo.stats import SAFE_SOONER, by_task, claim, final_window, safe_sooner_entry
 
 TASK = "CartSafe"
 FIGURE, TITLE = "scpo_cartsafe.png", "SCPO paper Fig. 13 (CartSafe)"
@@ -42,7 +42,7 @@ _F22 = (
 )
 CARTSAFE_CLAIMS = {
     "final_cost_safe": _F22,
-    "safe_no_later": _F22,
+    "safe_sooner": _F22,
     "return_improves": _F22,
     "random_policy_unsafe": (
         "Unlike the other environments, a randomly initialized policy violates the safety "
@@ -80,7 +80,7 @@ def _above(value_lo: float, value_hi: float, bound: float) -> str:
 
 
 def cartsafe_checks(rows: list[dict]) -> dict:
-    """Fig. 13's claims (App. F.2.2) for SCPO's row: safe at the end, safe no later than each constrained baseline
+    """Fig. 13's claims (App. F.2.2) for SCPO's row: safe at the end, safe sooner than each constrained baseline
     at comparable return, unsafe at the start, a higher return at the end than at the start."""
     here = by_task(rows).get(TASK, {})
     scpo = here.get("SCPO")
@@ -101,10 +101,10 @@ def cartsafe_checks(rows: list[dict]) -> dict:
             },
             CARTSAFE_CLAIMS,
         ),
-        "safe_no_later": claim(
-            "safe_no_later",
-            SAFE_NO_LATER,
-            {f"vs {o['method']}": safe_no_later_entry(scpo, o) for o in others},
+        "safe_sooner": claim(
+            "safe_sooner",
+            SAFE_SOONER,
+            {f"vs {o['method']}": safe_sooner_entry(scpo, o) for o in others},
             CARTSAFE_CLAIMS,
         ),
         "random_policy_unsafe": claim(
@@ -132,6 +132,9 @@ def cartsafe_checks(rows: list[dict]) -> dict:
 DESCRIPTION = "SCPO vs TRPO, TRPO-L, CPO, PDO, PCPO on CartSafe, cost limit 1 (App. F.2.2, Fig. 13)"
 
 
-@target("scpo-cartsafe", DESCRIPTION, scales=CARTSAFE_SCALES, checks=cartsafe_checks)
+PAPER_BUDGET = PaperBudget(None, None, "SCPO paper (arXiv:2311.00880) App. F.2.2: states neither steps nor seeds")
+
+
+@target("scpo-cartsafe", DESCRIPTION, scales=CARTSAFE_SCALES, checks=cartsafe_checks, paper_budget=PAPER_BUDGET)
 def cartsafe(scale: Scale, out: Path) -> dict:
     return run_one_task(METHODS, TASK, scale, out, FIGURE, TITLE, cartsafe_columns, PAPER)

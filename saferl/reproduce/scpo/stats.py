@@ -2,7 +2,7 @@
 
 What :mod:`~saferl.reproduce.scpo.fig5`'s docstring defines, shared by the three SCPO targets: the curve columns
 of a row (``training_cost``, ``training_cost_sd``, ``safe_from`` with their intervals; :func:`curve_columns`),
-the interval comparisons of the claims (:func:`comparable`, :func:`similar`, :func:`safe_no_later_entry`) and
+the interval comparisons of the claims (:func:`comparable`, :func:`similar`, :func:`safe_sooner_entry`) and
 :func:`claim`, one check with the paper's sentence.
 """
 
@@ -95,21 +95,15 @@ def _margin(b: dict) -> float:
 
 
 def comparable(a: dict, b: dict) -> str:
-    """a's final return not below b's: not_reproduced only when a's interval lies below b's by more than the
-    margin (10% of b's |mean|)."""
-    (a_lo, a_hi), (b_lo, b_hi) = verdicts.interval(a, "final_return"), verdicts.interval(b, "final_return")
-    if any(math.isnan(v) for v in (a_lo, a_hi, b_lo, b_hi)):
-        return "undecided"
-    return "not_reproduced" if a_hi < b_lo - _margin(b) else "reproduced"
+    """ "At comparable return": a's final return not below b's by more than the margin (10% of b's |mean|), a
+    non-inferiority claim (:func:`saferl.analysis.verdicts.not_worse_within`)."""
+    return verdicts.not_worse_within(a, b, "final_return", _margin(b))
 
 
 def similar(a: dict, b: dict) -> str:
-    """Final returns alike: reproduced when the intervals overlap or lie within the margin of each other."""
-    (a_lo, a_hi), (b_lo, b_hi) = verdicts.interval(a, "final_return"), verdicts.interval(b, "final_return")
-    if any(math.isnan(v) for v in (a_lo, a_hi, b_lo, b_hi)):
-        return "undecided"
-    gap = max(a_lo - b_hi, b_lo - a_hi, 0.0)
-    return "reproduced" if gap <= _margin(b) else "not_reproduced"
+    """ "The final return is similar": an equality claim within the margin (10% of b's |mean|), judged by
+    :func:`saferl.analysis.verdicts.equal_within`, never by overlap."""
+    return verdicts.equal_within(a, b, "final_return", _margin(b))
 
 
 def span(row: dict, key: str) -> list:
@@ -122,10 +116,13 @@ def claim(key: str, reading: str, entries: dict, claims: dict) -> dict:
     return {"paper": text, "where": where, "reading": reading, **entries}
 
 
-def safe_no_later_entry(scpo: dict, other: dict) -> dict:
-    parts = {"no_later": verdicts.compare(scpo, other, "safe_from", "<="), "comparable_return": comparable(scpo, other)}
+def safe_sooner_entry(scpo: dict, other: dict) -> dict:
+    """ "SCPO finds a safe policy at a faster rate": SCPO's ``safe_from`` interval below the other's (a strict
+    claim: two methods safe from the start, or both never safe, are a tie and do not reproduce it), at comparable
+    return."""
+    parts = {"sooner": verdicts.ordered(scpo, other, "safe_from", "<"), "comparable_return": comparable(scpo, other)}
     return {
-        "verdict": verdicts.both(*parts.values()),
+        "verdict": verdicts.all_of(*parts.values()),
         **parts,
         "safe_from": {scpo["method"]: span(scpo, "safe_from"), other["method"]: span(other, "safe_from")},
         "safe_from_iteration": {r["method"]: r.get("safe_from_iteration") for r in (scpo, other)},
@@ -141,8 +138,9 @@ def by_task(rows: list[dict]) -> dict:
     return out
 
 
-SAFE_NO_LATER = (
-    "the first iteration from which the across-seed mean cost stays <= the limit, as a fraction of "
-    "training; SCPO's interval at or below the other's, and SCPO's final return not below the other's by "
-    f"more than {RETURN_MARGIN:.0%} (intervals)"
+SAFE_SOONER = (
+    "the first iteration from which the across-seed mean cost stays <= the limit, as a fraction of training "
+    "(inf: never); SCPO's interval wholly below the other's (equal points, both never included, are a tie), and "
+    f"SCPO's final return not below the other's by more than {RETURN_MARGIN:.0%} of its |mean| (the interval of "
+    "the difference)"
 )

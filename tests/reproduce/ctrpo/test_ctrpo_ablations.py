@@ -204,9 +204,11 @@ def test_beta_claims():
         for b, r, c, g in ((0.05, 100, 40, 900), (0.5, 99.5, 30, 600), (1.0, 100.5, 24, 300), (5.0, 80, 15, 100))
     ]
     checks = abl.beta_checks(rows)
-    assert checks["return up to beta = 1 not below the smallest beta's"] is True
-    assert checks["return at the largest beta below beta = 1's"] is True
-    assert checks["final_cost at the largest beta below the smallest beta's"] is True
+    # claim verdicts of saferl.analysis.verdicts: "not below" is non-inferiority within a tenth of the smallest
+    # beta's return (10 here), "below" an interval wholly below
+    assert checks["return up to beta = 1 not below the smallest beta's"] == "reproduced"
+    assert checks["return at the largest beta below beta = 1's"] == "reproduced"
+    assert checks["final_cost at the largest beta below the smallest beta's"] == "reproduced"
     assert checks["rank correlation of beta and cost_regret"] == pytest.approx(-1.0)
     assert checks["safety"] == {
         "beta=0.05": "probably_unsafe",
@@ -214,21 +216,25 @@ def test_beta_claims():
         "beta=1": "probably_safe",
         "beta=5": "probably_safe",
     }
-    rows[1] = _row("Fig. 8", "beta", 0.5, 90, 30, 600)  # return already degraded at 0.5
+    rows[1] = _row("Fig. 8", "beta", 0.5, 85, 30, 600)  # return degraded at 0.5: [84, 86] - [99, 101] < -10
     rows[3] = _row("Fig. 8", "beta", 5.0, 99, 15, 1000)
     checks = abl.beta_checks(rows)
-    assert checks["return up to beta = 1 not below the smallest beta's"] is False
-    assert checks["return at the largest beta below beta = 1's"] is False
-    assert checks["cost_regret at the largest beta below the smallest beta's"] is False
-    assert abl.beta_checks(rows[:1])["return at the largest beta below beta = 1's"] is None
+    assert checks["return up to beta = 1 not below the smallest beta's"] == "not_reproduced"
+    # 99 [98, 100] against beta = 1's 100.5 [99.5, 101.5]: overlapping, so no order is shown either way
+    assert checks["return at the largest beta below beta = 1's"] == "undecided"
+    assert checks["cost_regret at the largest beta below the smallest beta's"] == "not_reproduced"
+    assert abl.beta_checks(rows[:1])["return at the largest beta below beta = 1's"] == "undecided"
     assert checks[abl.BOUND] is True
     # a sweep whose cost never reached the limit says nothing about the cost: its checks say so
     flat = [_row("Fig. 8", "beta", b, 50, 1, 0, width=0.0) for b in (0.05, 1.0, 5.0)]
     assert abl.beta_checks(flat)[abl.BOUND] is False
     assert abl.beta_checks(flat)["rank correlation of beta and cost_regret"] is None
-    # beta = 0.5 and 1 agree with each other, but both lost return against the smallest beta
+    # beta = 0.5 and 1 agree with each other, but both lost more than the margin against the smallest beta
+    rows = [_row("Fig. 8", "beta", b, r, 20, 0) for b, r in ((0.05, 100), (0.5, 85), (1.0, 84))]
+    assert abl.beta_checks(rows)["return up to beta = 1 not below the smallest beta's"] == "not_reproduced"
+    # a loss within the margin is no loss for a "not below" claim
     rows = [_row("Fig. 8", "beta", b, r, 20, 0) for b, r in ((0.05, 100), (0.5, 97.5), (1.0, 97))]
-    assert abl.beta_checks(rows)["return up to beta = 1 not below the smallest beta's"] is False
+    assert abl.beta_checks(rows)["return up to beta = 1 not below the smallest beta's"] == "reproduced"
 
 
 def test_rank_correlation_is_spearmans():
@@ -247,14 +253,14 @@ def test_cost_noise_claims():
         _row("Fig. 11", "cost_value_noise", s, r, 20, g) for s, r, g in ((0.0, 50, 10), (0.1, 50, 30), (0.5, 48, 80))
     ]
     checks = abl.cost_noise_checks(rows[::-1])  # any order
-    assert checks["regret at the largest sigma above the smallest sigma's"] is True
+    assert checks["regret at the largest sigma above the smallest sigma's"] == "reproduced"
     assert checks["rank correlation of sigma and cost_regret"] == pytest.approx(1.0)
-    assert checks["return at the largest sigma below the smallest sigma's (means)"] is True
-    assert checks["return at the largest sigma vs the smallest sigma's (intervals)"] == "overlapping"
+    # 48 [47, 49] against 50 [49, 51]: touching, so "below" is not shown (the means alone would say it is)
+    assert checks["return at the largest sigma below the smallest sigma's"] == "undecided"
     rows[2] = _row("Fig. 11", "cost_value_noise", 0.5, 52, 20, 10.5)
     checks = abl.cost_noise_checks(rows)
-    assert checks["regret at the largest sigma above the smallest sigma's"] is False
-    assert checks["return at the largest sigma below the smallest sigma's (means)"] is False
+    assert checks["regret at the largest sigma above the smallest sigma's"] == "undecided"  # [9.5, 11.5] vs [9, 11]
+    assert checks["return at the largest sigma below the smallest sigma's"] == "not_reproduced"  # [51, 53] vs [49, 51]
 
 
 def _entry(task, label, ret, cost, regret):
@@ -323,21 +329,24 @@ def test_hysteresis_claims():
         _fig10("CPO (no hyst.)", 0.7, 1.0),
     ]
     checks = abl.hysteresis_checks(sweep + paper)
-    assert checks["Fig. 9: regret at b_H = 0.8 b below b_H = b"] is True
-    assert checks["Fig. 9: no b_H < b has regret above b_H = b"] is True
-    assert checks["Fig. 10: hysteresis lowers C-TRPO's cost regret"] is True
-    assert checks["Fig. 10: hysteresis lowers CPO's cost regret"] is True
-    assert checks["Fig. 10: hysteresis lowers C-TRPO's return (IQM)"] is True
-    assert checks["Fig. 10: C-TRPO (no hyst.) regret below CPO (hyst.)"] is True
+    assert checks["Fig. 9: regret at b_H = 0.8 b below b_H = b"] == "reproduced"
+    assert checks["Fig. 9: no b_H < b has regret above b_H = b"] == "reproduced"
+    assert checks["Fig. 10: hysteresis lowers C-TRPO's cost regret"] == "reproduced"
+    assert checks["Fig. 10: hysteresis lowers CPO's cost regret"] == "reproduced"
+    # 0.65 [0.6, 0.7] against 0.68 [0.63, 0.73]: the IQMs are ordered, the intervals are not
+    assert checks["Fig. 10: hysteresis lowers C-TRPO's return"] == "undecided"
+    assert checks["Fig. 10: C-TRPO (no hyst.) regret below CPO (hyst.)"] == "reproduced"
     # saferl's PointGoal1 measurement (docs/decisions/029-cpo-hysteresis-option.md): without hysteresis C-TRPO is
     # above CPO with it
-    paper[1] = _fig10("C-TRPO (no hyst.)", 0.6, 1.1)
-    sweep[0] = _row("Fig. 9", "hysteresis", 0.6, 50, 20, 130)
+    paper[1] = _fig10("C-TRPO (no hyst.)", 0.5, 1.1)
+    sweep[0] = _row("Fig. 9", "hysteresis", 0.6, 50, 20, 140)  # 140 [139, 141] above 120 [119, 121] by more than 12
     checks = abl.hysteresis_checks(sweep + paper)
-    assert checks["Fig. 10: C-TRPO (no hyst.) regret below CPO (hyst.)"] is False
-    assert checks["Fig. 10: hysteresis lowers C-TRPO's return (IQM)"] is False
-    assert checks["Fig. 9: no b_H < b has regret above b_H = b"] is False
-    assert abl.hysteresis_checks(sweep)["Fig. 10: hysteresis lowers CPO's cost regret"] is None
+    assert checks["Fig. 10: C-TRPO (no hyst.) regret below CPO (hyst.)"] == "not_reproduced"
+    assert checks["Fig. 10: hysteresis lowers C-TRPO's return"] == "not_reproduced"  # [0.6, 0.7] above [0.45, 0.55]
+    assert checks["Fig. 9: no b_H < b has regret above b_H = b"] == "not_reproduced"
+    sweep[0] = _row("Fig. 9", "hysteresis", 0.6, 50, 20, 130)  # [-12, -8] from b_H = b's: within the margin 12
+    assert abl.hysteresis_checks(sweep)["Fig. 9: no b_H < b has regret above b_H = b"] == "reproduced"
+    assert abl.hysteresis_checks(sweep)["Fig. 10: hysteresis lowers CPO's cost regret"] == "undecided"
 
 
 def test_phi_claims():
@@ -379,7 +388,12 @@ def test_cost_noise_smoke_end_to_end(tmp_path):
         assert row["cost_regret"] == pytest.approx(regret.mean())
         assert row["final_cost"] == pytest.approx(np.mean(summary["grid"][index]["final"]["episode_cost"]["per_seed"]))
         assert row["final_cost_lo"] <= row["final_cost"] <= row["final_cost_hi"]
-    assert set(saved["checks"]) == set(abl.cost_noise_checks(saved["rows"])) and result["checks"] == saved["checks"]
+    assert set(saved["checks"]) == {*abl.cost_noise_checks(saved["rows"]), "budget"}
+    assert result["checks"] == saved["checks"]
+    # the budget every verdict carries: ToyReach's smoke steps against the paper's 10M, 2 seeds against 5
+    budget = saved["checks"]["budget"]["ToyReach"]
+    assert budget["paper_steps"] == 10_000_000 and budget["seeds"] == 2 and budget["paper_seeds"] == 5
+    assert budget["fraction"] == pytest.approx(budget["steps"] / 10_000_000)
 
 
 def test_every_ablation_run_starts_its_actor_at_the_authors_std_1(tmp_path):

@@ -67,44 +67,63 @@ def test_paper_fig3_groups_read_from_its_intervals():
 
 def test_table1_claims_on_the_papers_numbers():
     ant = table1.task_claims(table1.paper_rows("SafetyAntVelocity"))
-    # V_c < 25 on Ant: C-TRPO 18.8, TRPO-Lag 20.8, P3O 21.2, PCPO 17.7; of these P3O has the best V_r (3122.5) and
-    # the lowest Reg+ (11.0); C-TRPO's V_c [15.6, 25.3] straddles the limit
+    # V_c < 25 on Ant: C-TRPO 18.8, TRPO-Lag 20.8, P3O 21.2, PCPO 17.7; of these P3O has the best V_r (3122.5), its
+    # interval reached by C-TRPO's and TRPO-Lag's (so the bold is no decisive claim), and the lowest Reg+ (11.0),
+    # its interval below every other's; C-TRPO's V_c [15.6, 25.3] straddles the limit
     assert ant == {
         "C-TRPO final cost vs limit": "undecided",
         "C-TRPO vs CPO, return": "overlapping",
         "C-TRPO vs CPO, cost regret": "below",
-        "best return among admissible": "P3O",
+        "best return among admissible": "not separated: P3O, C-TRPO, TRPO-Lag",
         "lowest regret among admissible": "P3O",
     }
     goal = table1.task_claims(table1.paper_rows("PointGoal1"))
     # V_c < 25: CPPO-PID 21.8, P3O 17.1, PPO-Lag 22.5 (IPO 25.6 is not); C-TRPO 29.6 [26.4, 45.0] above the limit
     assert goal["C-TRPO final cost vs limit"] == "probably_unsafe"
-    assert goal["best return among admissible"] == "PPO-Lag" and goal["lowest regret among admissible"] == "P3O"
+    assert goal["best return among admissible"] == "not separated: PPO-Lag, CPPO-PID"
+    assert goal["lowest regret among admissible"] == "P3O"
     assert goal["C-TRPO vs CPO, cost regret"] == "overlapping"  # [2017.0, 2690.5] against [2255.4, 2738.3]
 
 
-def test_table1_claims_name_a_tie_instead_of_the_first_method_listed():
+def _interval_row(label, cost, ret, regret, width=0.5):
+    row = {"label": label, "final_cost": cost, "final_return": ret, "cost_regret": regret}
+    for name in ("final_cost", "final_return", "cost_regret"):
+        spread = 0.0 if name == "cost_regret" and regret == 0.0 else width
+        row[f"{name}_lo"], row[f"{name}_hi"] = row[name] - spread, row[name] + spread
+    return row
+
+
+def test_table1_claims_name_no_best_method_where_the_intervals_do_not_separate_one():
     """At --scale cpu every admissible method can have Reg+ 0 on a velocity task: no method has the lowest."""
     rows = [
-        {"label": label, "final_cost": cost, "final_return": ret, "cost_regret": regret}
-        for label, cost, ret, regret in (
-            ("C-TRPO", 3.0, 10.0, 0.0),
-            ("CPO", 4.0, 12.0, 0.0),
-            ("P3O", 2.0, 8.0, 0.0),
-            ("PPO-Lag", 30.0, 20.0, 5.0),
-        )
+        _interval_row(*values)
+        for values in (("C-TRPO", 3.0, 10.0, 0.0), ("CPO", 4.0, 12.0, 0.0), ("P3O", 2.0, 8.0, 0.0))
     ]
+    rows.append(_interval_row("PPO-Lag", 30.0, 20.0, 5.0))  # not admissible: its return and regret do not count
     claims = table1.task_claims(rows)
-    assert claims["lowest regret among admissible"] == "tie: C-TRPO, CPO, P3O"  # PPO-Lag is not admissible
-    assert claims["best return among admissible"] == "CPO"
-    rows[2]["cost_regret"] = -1.0  # not a real regret; just a unique minimum
+    assert claims["lowest regret among admissible"] == "not separated: C-TRPO, CPO, P3O"
+    assert claims["best return among admissible"] == "CPO"  # 12 [11.5, 12.5] above 10 [9.5, 10.5] and 8
+    rows[1]["final_return_lo"] = 10.2  # now reaching C-TRPO's interval: the bold is no decisive claim
+    assert table1.task_claims(rows)["best return among admissible"] == "not separated: CPO, C-TRPO"
+    rows[2].update(cost_regret=-1.0, cost_regret_lo=-1.5, cost_regret_hi=-0.5)  # not a real regret: a unique minimum
     assert table1.task_claims(rows)["lowest regret among admissible"] == "P3O"
 
 
 def test_every_fig3_claim_holds_on_the_papers_own_numbers():
-    """Sec. 5 states each claim about Fig. 3; read the paper's numbers the way ours are read, each must hold."""
+    """Sec. 5 states each claim about Fig. 3; read on the paper's own numbers the way ours are read, four are
+    decided by its intervals and three are not: CPO's final-cost interval [-0.091, 0.123] straddles 0, C-TRPO's return
+    0.654 [0.601, 0.707] against CPO's 0.680 [0.635, 0.730] is not within COMPARABLE_MARGIN (0.1) of it by the
+    interval of the difference ([-0.129, 0.071]), nor is its regret PCPO's ([-0.398, 0.016])."""
     claims = fig3.fig3_claims(fig3.paper_rows())
-    assert len(claims) == 7 and all(value is True for value in claims.values()), claims
+    assert claims == {
+        "C-TRPO probably safe, CPO and CUP not": "undecided",
+        "C-TRPO's return not below the best other method's": "undecided",
+        "C-TRPO's regret below every method of comparable return": "reproduced",
+        "TRPO-Lag probably safe, its regret above the other safe methods'": "reproduced",
+        "TRPO-Lag, FOCOPS and CUP: regret above C-TRPO's": "reproduced",
+        "C-TRPO's regret like PCPO's and above P3O's": "undecided",
+        "P3O's return below C-TRPO's": "reproduced",
+    }
     # the figure's own grouping, CUP's interval [0.117, 0.440] wholly above 0
     assert fig3.fig3_checks([])["paper_groups"]["CUP"] == "probably_unsafe"
 
@@ -169,7 +188,10 @@ def test_groups_and_the_figures_order():
     groups = {r["label"]: r["group"] for r in rows if "group" in r}
     # C-TRPO's normalised costs are all < 0, PPO's all > 0, CPO's from -0.04 to 0.4: safe, unsafe, undecided
     assert groups == {"C-TRPO": "probably_safe", "CPO": "undecided", "PPO": "probably_unsafe"}
-    assert rows[1]["paper_group"] == "probably_unsafe" and rows[1]["paper_normalized_return"] == 0.6802
+    # the paper's CPO read three-way as ours are: its final-cost interval [-0.091, 0.123] straddles 0 (the figure
+    # itself draws it among the unsafe)
+    assert rows[1]["paper_group"] == "undecided" and rows[1]["paper_figure_group"] == "probably_unsafe"
+    assert rows[1]["paper_normalized_return"] == 0.6802
     # a row of what the paper ran under a method's name (ctrpo_table1.AS_RUN) carries that name's numbers, and the
     # claims read it under that name
     as_run = [
@@ -268,16 +290,18 @@ def test_table_rows_iqm_interval_paper_numbers_and_verdicts():
     assert checks["PointGoal1"]["C-TRPO final cost vs limit"] == {
         "ours": "probably_safe",
         "paper": "probably_unsafe",
-        "agree": False,
+        "agreement": "disagree",
     }
-    assert checks["SafetyAntVelocity"]["best return among admissible"]["paper"] == "P3O"
-    # on "B": PPO's costs 30 and 26 lie above the limit; C-TRPO (IQM cost 10) is the one admissible method
+    # on "B": PPO's costs 30 and 26 lie above the limit; C-TRPO (IQM cost 10) is the one admissible method, so
+    # ours is decisive; the paper's P3O is not separated from C-TRPO and TRPO-Lag, so the two do not disagree
     assert checks["SafetyAntVelocity"]["safety"]["PPO (u)"] == "probably_unsafe"
     assert checks["SafetyAntVelocity"]["best return among admissible"] == {
         "ours": "C-TRPO",
-        "paper": "P3O",
-        "agree": False,
+        "paper": "not separated: P3O, C-TRPO, TRPO-Lag",
+        "agreement": "undecided",
     }
+    counts = checks["agreement with the paper's Table 1"]
+    assert counts["total"] == sum(counts[a] for a in ("agree", "disagree", "undecided")) > 0
 
 
 # --------------------------------------------------------------------------- the targets on a fake trainer
@@ -399,7 +423,7 @@ def test_both_targets_train_their_plan_once_and_tabulate_it(tmp_path, fake_train
     assert first["checks"]["PointGoal1"]["C-TRPO vs CPO, cost regret"] == {
         "ours": "below",
         "paper": "overlapping",
-        "agree": False,
+        "agreement": "undecided",  # the paper's overlap decides nothing: neither agreement nor disagreement
     }
 
     by = {r["label"]: r for r in second["rows"]}
@@ -414,10 +438,13 @@ def test_both_targets_train_their_plan_once_and_tabulate_it(tmp_path, fake_train
     assert (by["C-TRPO"]["normalized_regret"], by["C-TRPO"]["normalized_regret_hi"]) == (0.0, 0.0)
     assert [by[m]["group"] for m in ("C-TRPO", "CPO", "PPO")] == ["probably_safe", "undecided", "probably_unsafe"]
     assert second["checks"]["C-TRPO's regret below every method of comparable return"] == {
-        "ours": True,
-        "paper": True,
-        "agree": True,
+        "ours": "reproduced",
+        "paper": "reproduced",
+        "agreement": "agree",
     }
+    counts = second["checks"]["agreement with the paper's Fig. 3"]
+    assert counts["agree"] + counts["disagree"] + counts["undecided"] == counts["total"] >= 1
+    assert first["checks"]["budget"]["PointGoal1"]["paper_steps"] == 10_000_000
     saved = json.loads((tmp_path / "results.json").read_text())
     assert saved["target"] == "ctrpo-fig3" and saved["settings"]["excluded_tasks"]["normalized_regret"] == {}
     kept = json.loads((tmp_path / "results-ctrpo-table1.json").read_text())  # not overwritten by ctrpo-fig3's

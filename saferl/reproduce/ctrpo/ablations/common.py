@@ -45,6 +45,16 @@ FIG10_NAMES = {
 }
 PHI_METHODS = [("C-TRPO", "ctrpo", {}), ("C-TRPO (ablation: phi = -log x)", "ctrpo", {"hparams": {"phi": "neglog"}})]
 BOOTSTRAP_REPS = table1.BOOTSTRAP_REPS  # the authors' notebooks: 50,000 resamples
+#: "not below" / "not above" claims (non-inferiority, verdicts.not_worse_within): within a tenth of the reference
+#: row's |mean|, our choice
+COMPARABLE_SHARE = 0.1
+
+
+def comparable_margin(reference: dict | None, name: str) -> float:
+    """The margin of a non-inferiority claim against ``reference``'s ``name``: :data:`COMPARABLE_SHARE` of its
+    |mean| (NaN without a reference)."""
+    return float("nan") if reference is None else COMPARABLE_SHARE * abs(float(reference[name]))
+
 
 # --------------------------------------------------------------------------- scales
 

@@ -8,23 +8,17 @@ from saferl.reproduce.ctrpo.ablations.sweeps import rank_correlation, sweep_rows
 
 
 def cost_noise_checks(rows: list[dict]) -> dict:
-    """Fig. 11: the largest sigma's cost regret above the smallest's and the rank correlation of sigma with regret
-    ("the cost regret increases with the amount of noise"); the return at the largest sigma below the smallest's
-    (point estimates: "decreases slightly") and by interval."""
+    """Fig. 11, as claim verdicts (:mod:`saferl.analysis.verdicts`): the largest sigma's cost regret above the
+    smallest's, with the rank correlation of sigma with regret ("the cost regret increases with the amount of
+    noise"); the return at the largest sigma below the smallest's ("decreases slightly")."""
     rows = sweep_rows(rows, "Fig. 11", "cost_value_noise")
     low, high = (rows[0], rows[-1]) if len(rows) > 1 else (None, None)
     checks = sweep_safety(rows, "cost_value_noise", "sigma")
-    order = verdicts.interval_order(high, low, "cost_regret")
-    checks["regret at the largest sigma above the smallest sigma's"] = None if order is None else order == "above"
+    checks["regret at the largest sigma above the smallest sigma's"] = verdicts.ordered(high, low, "cost_regret", ">")
     checks["rank correlation of sigma and cost_regret"] = rank_correlation(
         [r["cost_value_noise"] for r in rows], [r["cost_regret"] for r in rows]
     )
-    checks["return at the largest sigma below the smallest sigma's (means)"] = (
-        None if low is None else bool(high["final_return"] < low["final_return"])
-    )
-    checks["return at the largest sigma vs the smallest sigma's (intervals)"] = verdicts.interval_order(
-        high, low, "final_return"
-    )
+    checks["return at the largest sigma below the smallest sigma's"] = verdicts.ordered(high, low, "final_return", "<")
     return checks
 
 

@@ -13,6 +13,7 @@ from saferl.reproduce.ctrpo import table1
 from saferl.reproduce.ctrpo.ablations import common
 from saferl.reproduce.ctrpo.ablations.common import BOOTSTRAP_REPS, FIG10_METHODS, FIG10_NAMES, LIMIT
 from saferl.reproduce.ctrpo.ablations.sweeps import sweep_result, sweep_rows, sweep_safety
+from saferl.reproduce.ctrpo.harness import PAPER_BUDGET
 from saferl.reproduce.framework import Scale, target
 
 FIG10_SCORES = (
@@ -63,33 +64,30 @@ def fig10_rows(entries: list[dict], reps: int = BOOTSTRAP_REPS) -> tuple[list[di
 
 
 def hysteresis_checks(rows: list[dict]) -> dict:
-    """Fig. 9: regret at b_H = 0.8 b below b_H = b's, and no b_H < b above it; Fig. 10 (IQMs): hysteresis lowers
-    the cost regret of C-TRPO and of CPO, lowers C-TRPO's return (point estimates: "slightly"), and C-TRPO without
-    hysteresis has lower cost regret than CPO with it."""
+    """Fig. 9, as claim verdicts (:mod:`saferl.analysis.verdicts`): regret at b_H = 0.8 b below b_H = b's, and no
+    b_H < b above it by more than a tenth of it (non-inferiority); Fig. 10 (IQMs): hysteresis lowers the cost
+    regret of C-TRPO and of CPO, lowers C-TRPO's return ("slightly"), and C-TRPO without hysteresis has lower cost
+    regret than CPO with it."""
     sweep = sweep_rows(rows, "Fig. 9", "hysteresis")
     by = {r["hysteresis"]: r for r in sweep}
     none = by.get(1.0)
     checks = sweep_safety(sweep, "hysteresis", "b_H/b")
-    order = verdicts.interval_order(by.get(0.8), none, "cost_regret")
-    checks["Fig. 9: regret at b_H = 0.8 b below b_H = b"] = None if order is None else order == "below"
-    orders = [verdicts.interval_order(r, none, "cost_regret") for r in sweep if r["hysteresis"] < 1.0]
-    checks["Fig. 9: no b_H < b has regret above b_H = b"] = (
-        None if not orders or None in orders else all(o != "above" for o in orders)
+    checks["Fig. 9: regret at b_H = 0.8 b below b_H = b"] = verdicts.ordered(by.get(0.8), none, "cost_regret", "<")
+    margin = common.comparable_margin(none, "cost_regret")
+    below = [r for r in sweep if r["hysteresis"] < 1.0]
+    checks["Fig. 9: no b_H < b has regret above b_H = b"] = verdicts.all_of(
+        *(verdicts.not_worse_within(r, none, "cost_regret", margin, higher_is_better=False) for r in below)
     )
     fig10 = {r["method"]: r for r in rows if r.get("figure") == "Fig. 10"}
     for algo in ("C-TRPO", "CPO"):
-        order = verdicts.interval_order(
-            fig10.get(f"{algo} (hyst.)"), fig10.get(f"{algo} (no hyst.)"), "normalized_regret"
+        checks[f"Fig. 10: hysteresis lowers {algo}'s cost regret"] = verdicts.ordered(
+            fig10.get(f"{algo} (hyst.)"), fig10.get(f"{algo} (no hyst.)"), "normalized_regret", "<"
         )
-        checks[f"Fig. 10: hysteresis lowers {algo}'s cost regret"] = None if order is None else order == "below"
     hyst, plain = fig10.get("C-TRPO (hyst.)"), fig10.get("C-TRPO (no hyst.)")
-    checks["Fig. 10: hysteresis lowers C-TRPO's return (IQM)"] = (
-        None
-        if hyst is None or plain is None or not np.isfinite(hyst["normalized_return"] - plain["normalized_return"])
-        else bool(hyst["normalized_return"] < plain["normalized_return"])
+    checks["Fig. 10: hysteresis lowers C-TRPO's return"] = verdicts.ordered(hyst, plain, "normalized_return", "<")
+    checks["Fig. 10: C-TRPO (no hyst.) regret below CPO (hyst.)"] = verdicts.ordered(
+        plain, fig10.get("CPO (hyst.)"), "normalized_regret", "<"
     )
-    order = verdicts.interval_order(plain, fig10.get("CPO (hyst.)"), "normalized_regret")
-    checks["Fig. 10: C-TRPO (no hyst.) regret below CPO (hyst.)"] = None if order is None else order == "below"
     task_rows_ = [r for r in rows if r.get("figure") == "Fig. 10 (per task)"]
     checks["Fig. 10 per task: safety"] = {f"{r['env']}: {r['method']}": r["safety"] for r in task_rows_}
     return checks
@@ -124,6 +122,7 @@ def plan_hysteresis(scale: Scale, out: Path) -> list[tuple[Path, dict]]:
     scales=common.scales("hysteresis"),
     checks=hysteresis_checks,
     plan=plan_hysteresis,
+    paper_budget=PAPER_BUDGET,
 )
 def run_hysteresis(scale: Scale, out: Path) -> dict:
     result = sweep_result("hysteresis", scale, out)

@@ -16,6 +16,7 @@ from saferl.reproduce.ctrpo.ablations.common import (
     task_rows,
     train_tasks,
 )
+from saferl.reproduce.ctrpo.harness import PAPER_BUDGET
 from saferl.reproduce.framework import Scale, target
 
 
@@ -46,6 +47,7 @@ def phi_checks(rows: list[dict]) -> dict:
     scales=scales("phi"),
     checks=phi_checks,
     plan=lambda scale, out: plan_tasks(PHI_METHODS, scale, out),
+    paper_budget=PAPER_BUDGET,
 )
 def run_phi(scale: Scale, out: Path) -> dict:
     entries = train_tasks(PHI_METHODS, scale, out)

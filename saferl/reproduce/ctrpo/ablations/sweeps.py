@@ -10,6 +10,7 @@ import numpy as np
 import scipy.stats
 
 from saferl.reproduce.ctrpo.ablations.common import LIMIT, SWEEPS, plan_sweep, plot_curves, scales, train_sweep
+from saferl.reproduce.ctrpo.harness import PAPER_BUDGET
 from saferl.reproduce.framework import Scale, target
 
 
@@ -63,7 +64,14 @@ def sweep_result(kind: str, scale: Scale, out: Path) -> dict:
 def sweep_target(kind: str, name: str, description: str, checks):
     """Declare the target ``name`` that is the sweep ``kind`` alone (its scales, plan and :func:`sweep_result`)."""
 
-    @target(name, description, scales=scales(kind), checks=checks, plan=lambda scale, out: plan_sweep(kind, scale, out))
+    @target(
+        name,
+        description,
+        scales=scales(kind),
+        checks=checks,
+        plan=lambda scale, out: plan_sweep(kind, scale, out),
+        paper_budget=PAPER_BUDGET,
+    )
     def run(scale: Scale, out: Path) -> dict:
         return sweep_result(kind, scale, out)
 
