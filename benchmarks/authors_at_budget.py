@@ -166,12 +166,14 @@ ROW_LABEL_OF = {paper: label for label, paper in table1.PAPER_METHOD_OF.items() 
 
 
 def with_row_labels(value: str | None) -> str | None:
-    """A best-of claim's value ("CPO", "tie: C-TRPO, PCPO", None) with each method named by its row's label."""
+    """A best-of claim's value ("CPO", "not separated: C-TRPO, PCPO", None) with each method named by its row's
+    label."""
     if value is None:
         return value
-    tie = value.startswith("tie: ")
-    names = [ROW_LABEL_OF.get(name, name) for name in value.removeprefix("tie: ").split(", ")]
-    return ("tie: " if tie else "") + ", ".join(names)
+    prefix = f"{verdicts.NOT_SEPARATED}: "
+    separated = not value.startswith(prefix)
+    names = [ROW_LABEL_OF.get(name, name) for name in value.removeprefix(prefix).split(", ")]
+    return ("" if separated else prefix) + ", ".join(names)
 
 
 def fmt(row: dict, field: str, digits: int = 2) -> str:

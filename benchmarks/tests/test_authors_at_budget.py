@@ -39,7 +39,9 @@ def test_task_ids_are_the_authors_folder_names():
 
 def test_best_of_claims_name_the_rows_labels_not_the_papers_names():
     script = load_benchmark_script("authors_at_budget")
-    assert script.with_row_labels("tie: C-TRPO, PCPO, CPO") == "tie: C-TRPO (b_H = b), PCPO (step along g), CPO"
+    assert script.with_row_labels("not separated: C-TRPO, PCPO, CPO") == (
+        "not separated: C-TRPO (b_H = b), PCPO (step along g), CPO"
+    )
     assert script.with_row_labels("IPO") == "IPO (reversed barrier)"
     assert script.with_row_labels("TRPO-Lag") == "TRPO-Lag"
     assert script.with_row_labels(None) is None

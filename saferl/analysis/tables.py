@@ -101,9 +101,16 @@ def render_rows(rows: list[dict]) -> str:
 
 
 def render_checks(checks: dict) -> str:
-    """One line per check; nested checks as compact JSON."""
+    """One line per check; nested checks as compact JSON; the ``budget`` check as its sentences, first (every
+    verdict below is judged at that budget)."""
     lines = []
+    budget = checks.get("budget")
+    if isinstance(budget, dict):
+        sentences = [f"{task} {b['sentence']}" for task, b in budget.items() if isinstance(b, dict) and "sentence" in b]
+        lines.append("budget: " + "; ".join(sentences) + (f" ({budget['source']})" if budget.get("source") else ""))
     for name, value in checks.items():
+        if name == "budget" and isinstance(budget, dict):
+            continue
         text = (
             json.dumps(value, separators=(", ", ": "), default=str)
             if isinstance(value, (dict, list))
@@ -122,6 +129,8 @@ def render_result(result: dict) -> str:
     ]
     if result.get("checks"):
         parts.append(render_checks(result["checks"]))
+        if result.get("checks_judged_by"):
+            parts.append(f"checks judged by code {result['checks_judged_by'][:12]} (benchmarks/rejudge.py)")
     used = result.get("runs") or []
     if used:
         reused = sum(bool(r.get("reused")) for r in used)

@@ -129,3 +129,18 @@ def test_every_committed_table_names_its_code_and_no_run_was_trained_by_other_co
         assert not commit.endswith("-dirty"), f"{name}: tabulated by edited code"
         for run in result.get("runs") or []:
             assert run.get("code_changes_since_training") == [], f"{name}: {run['run']} trained by other code"
+
+
+def test_the_budget_is_printed_first_and_the_rules_commit_after_the_checks():
+    checks = {
+        "safety": {"A": "probably_safe"},
+        "budget": {"Run": {"sentence": "at 1.6M steps per seed (50% of the paper's 3.2M), 4 seeds"}, "source": "S"},
+    }
+    text = tables.render_result(
+        {"target": "t", "scale": "cpu", "rows": [], "checks": checks, "checks_judged_by": "a" * 40}
+    )
+    lines = text.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith(("budget", "check")))
+    assert lines[first] == "budget: Run at 1.6M steps per seed (50% of the paper's 3.2M), 4 seeds (S)"
+    assert lines[first + 1].startswith("check safety") and not any(line.startswith("check budget") for line in lines)
+    assert f"checks judged by code {'a' * 12}" in text

@@ -229,6 +229,11 @@ def test_beta_claims():
     flat = [_row("Fig. 8", "beta", b, 50, 1, 0, width=0.0) for b in (0.05, 1.0, 5.0)]
     assert abl.beta_checks(flat)[abl.BOUND] is False
     assert abl.beta_checks(flat)["rank correlation of beta and cost_regret"] is None
+    # regrets of 0 on both sides are the measure's floor, not a tie that refutes "below"
+    assert abl.beta_checks(flat)["cost_regret at the largest beta below the smallest beta's"] == "undecided"
+    unbound = [_row("Fig. 9", "hysteresis", h, 50, 20, 0, width=0.0) for h in (0.6, 0.8, 1.0)]
+    assert abl.hysteresis_checks(unbound)["Fig. 9: regret at b_H = 0.8 b below b_H = b"] == "undecided"
+    assert abl.hysteresis_checks(unbound)["Fig. 9: no b_H < b has regret above b_H = b"] == "undecided"
     # beta = 0.5 and 1 agree with each other, but both lost more than the margin against the smallest beta
     rows = [_row("Fig. 8", "beta", b, r, 20, 0) for b, r in ((0.05, 100), (0.5, 85), (1.0, 84))]
     assert abl.beta_checks(rows)["return up to beta = 1 not below the smallest beta's"] == "not_reproduced"

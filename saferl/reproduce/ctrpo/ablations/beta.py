@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from saferl.analysis import verdicts
 from saferl.reproduce.ctrpo.ablations.common import comparable_margin
-from saferl.reproduce.ctrpo.ablations.sweeps import rank_correlation, sweep_rows, sweep_safety, sweep_target
+from saferl.reproduce.ctrpo.ablations.sweeps import (
+    rank_correlation,
+    sweep_rows,
+    sweep_safety,
+    sweep_target,
+    where_bound,
+)
 
 
 def beta_checks(rows: list[dict]) -> dict:
@@ -23,8 +29,9 @@ def beta_checks(rows: list[dict]) -> dict:
     above = high if high is not None and high["beta"] > 1.0 else None
     checks["return at the largest beta below beta = 1's"] = verdicts.ordered(above, one, "final_return", "<")
     for name in ("final_cost", "cost_regret"):
+        verdict = verdicts.ordered(high, low, name, "<") if high is not low else "undecided"
         checks[f"{name} at the largest beta below the smallest beta's"] = (
-            verdicts.ordered(high, low, name, "<") if high is not low else "undecided"
+            where_bound([high, low], verdict) if name == "cost_regret" else verdict
         )
         checks[f"rank correlation of beta and {name}"] = rank_correlation(
             [r["beta"] for r in rows], [r[name] for r in rows]

@@ -12,7 +12,7 @@ from saferl.analysis import metrics, plotting, verdicts
 from saferl.reproduce.ctrpo import table1
 from saferl.reproduce.ctrpo.ablations import common
 from saferl.reproduce.ctrpo.ablations.common import BOOTSTRAP_REPS, FIG10_METHODS, FIG10_NAMES, LIMIT
-from saferl.reproduce.ctrpo.ablations.sweeps import sweep_result, sweep_rows, sweep_safety
+from saferl.reproduce.ctrpo.ablations.sweeps import sweep_result, sweep_rows, sweep_safety, where_bound
 from saferl.reproduce.ctrpo.harness import PAPER_BUDGET
 from saferl.reproduce.framework import Scale, target
 
@@ -72,11 +72,16 @@ def hysteresis_checks(rows: list[dict]) -> dict:
     by = {r["hysteresis"]: r for r in sweep}
     none = by.get(1.0)
     checks = sweep_safety(sweep, "hysteresis", "b_H/b")
-    checks["Fig. 9: regret at b_H = 0.8 b below b_H = b"] = verdicts.ordered(by.get(0.8), none, "cost_regret", "<")
+    checks["Fig. 9: regret at b_H = 0.8 b below b_H = b"] = where_bound(
+        [by.get(0.8), none], verdicts.ordered(by.get(0.8), none, "cost_regret", "<")
+    )
     margin = common.comparable_margin(none, "cost_regret")
     below = [r for r in sweep if r["hysteresis"] < 1.0]
-    checks["Fig. 9: no b_H < b has regret above b_H = b"] = verdicts.all_of(
-        *(verdicts.not_worse_within(r, none, "cost_regret", margin, higher_is_better=False) for r in below)
+    checks["Fig. 9: no b_H < b has regret above b_H = b"] = where_bound(
+        [*below, none],
+        verdicts.all_of(
+            *(verdicts.not_worse_within(r, none, "cost_regret", margin, higher_is_better=False) for r in below)
+        ),
     )
     fig10 = {r["method"]: r for r in rows if r.get("figure") == "Fig. 10"}
     for algo in ("C-TRPO", "CPO"):

@@ -31,6 +31,13 @@ def sweep_rows(rows: list[dict], figure: str, name: str) -> list[dict]:
     return sorted((r for r in rows if r.get("figure") == figure), key=lambda r: r[name])
 
 
+def where_bound(rows: list[dict | None], verdict: str) -> str:
+    """A regret claim's verdict on the compared ``rows``, or ``undecided`` where the constraint bound in none of
+    them (every regret interval at 0): equal regrets of 0 are the measure's floor, not a tie the claim could be
+    judged by."""
+    return verdict if any(r is not None and r["cost_regret_hi"] > 0 for r in rows) else "undecided"
+
+
 def sweep_safety(rows: list[dict], field: str, shown: str) -> dict:
     """Each swept value's verdict, and whether the constraint bound anywhere in the sweep: with no cost regret at
     any value (cost below the limit throughout), the sweep cannot show what the swept setting does to safety."""
