@@ -8,8 +8,10 @@ A config's ``sweep`` section maps a dotted key to the values it takes::
 Cartesian product, in the order the keys are given, the last key varying fastest; every grid point
 trains ``seeds`` seeds, and the whole grid is one compiled program: the trainer runs ``points x seeds``
 runners vmapped, runner ``g * seeds + s`` being seed ``s`` of point ``g``, and seed ``s`` of every
-point starts from the same key (common random numbers across the grid), so a point's runners are the
-runners a separate run with that point's values would train.
+point starts from the same key (common random numbers across the grid), so a point's runners train what a
+separate run with that point's values trains: the same computation, equal to float tolerance (vmapping more
+runners may reorder XLA's reductions, and a policy that amplifies differences of 1e-7 over training is then equal
+in distribution, not bit for bit; tests/training/test_in_program_sweep.py and test_sweep_ctrpo_recovery.py).
 
 What can be swept: the numbers that reach the compiled program as values, not as its shape or control
 flow.
@@ -24,7 +26,7 @@ flow.
   when the program is traced, before anything is written (:func:`saferl.training.trainer.Trainer.check_sweep`).
 
 ``config[section][key]`` of a swept config holds the grid's first value; ``config_at(cfg, point)`` is
-the config of the one run a grid point equals.
+the config of the one run a grid point trains (to float tolerance).
 """
 
 from __future__ import annotations
@@ -144,7 +146,7 @@ def set_value(cfg: dict, key: str, value: float) -> dict:
 
 
 def config_at(cfg: dict, point: dict) -> dict:
-    """The config of the single run that grid ``point`` equals (no sweep)."""
+    """The config of the single run that grid ``point`` trains, to float tolerance (no sweep)."""
     out = {k: v for k, v in copy.deepcopy(cfg).items() if k != "sweep"}
     for key, value in point.items():
         out = set_value(out, key, value)
