@@ -31,12 +31,23 @@ class:
 4. the critics: Adam 1e-3, 5 passes of 16 minibatches (``train_v_iterations``, ``num_mini_batches``),
    no gradient clipping (``use_max_grad_norm=False``).
 
+5. the advantages (``iwpg.py``: ``use_reward_scaling=True``, ``use_standardized_advantages=False``): GAE of
+   the rewards divided by a running standard deviation of discounted returns, not standardised, and the
+   cost GAE raw (:mod:`saferl.core.return_scaling`, ``advantage_scale: return_std``).  lambda weighs A_c
+   against these.  Adam at rate 1e-3 moves lambda by about 1e-3 an iteration whatever the constraint's
+   violation, so lambda stays small for tens of iterations; against reward advantages divided by the
+   spread of whole returns, which is far wider than the spread of advantages, a small lambda already
+   weighs, and against standardised ones (``advantage_scale: standardised``: A_r standardised, A_c
+   centred, :mod:`saferl.algos.second_order`) it does not: PDO then behaves like TRPO at the SCPO targets'
+   budgets (docs/results/scpo-fig5-cpu/README.md).  Tables trained before this default have the
+   standardised advantages.
+
 Differences from that code, and why:
 
-* Advantages: saferl's trust-region family standardises A_r and centres A_c
-  (:mod:`saferl.algos.second_order`).  The reference uses GAE of rewards divided by a running
-  return standard deviation (``use_reward_scaling``), not standardised, and raw cost GAE; lambda
-  therefore weighs differently scaled advantages, and the same lambda is not the same trade-off.
+* The scaled advantage is A_r / (std + 1e-5), A_r the GAE of the raw rewards with a critic of the raw
+  returns: the reference's critic fits the scaled returns and clips each scaled reward to +-10 before GAE.
+  The two agree while std changes slowly and no single reward exceeds 10 std.  A path's discounted return
+  is cut where the rollout ends without the reference's bootstrap ``last_val`` (``finish_path``).
 * Not reproduced: the exploration-noise annealing of ``pdo/defaults.py``
   (``use_exploration_noise_anneal``); observation standardisation is saferl's
   ``normalize_observations``; the batch (``steps_per_epoch`` 64000 in ``pdo/defaults.py``, 32000 in
@@ -55,10 +66,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import jax.numpy as jnp
+
 from saferl.algos.base import register
 from saferl.algos.lagrangian import weighted_cost_advantage
 from saferl.algos.second_order import natural_step
 from saferl.algos.trpo_lag import TRPOLag
+from saferl.core import return_scaling
 from saferl.foundation.hparams import choice, declare, real
 
 _REF = "RL-Safety-Algorithms "
@@ -94,6 +108,13 @@ class PDO(TRPOLag):
         line_search_kl=real(
             1.5, "(0, inf)", "accept a step whose mean KL <= this * target_kl; " + _REF + "trpo/trpo.py: 1.5"
         ),
+        advantage_scale=choice(
+            "return_std",
+            ("return_std", "standardised"),
+            "the advantages the step and the multiplier weigh: return_std (A_r over a running std of discounted "
+            "returns, A_c raw; " + _REF + "iwpg.py use_reward_scaling=True, use_standardized_advantages=False) or "
+            "standardised (A_r standardised, A_c centred: saferl's trust-region family)",
+        ),
         line_search_surrogate=choice(
             "reward",
             ("reward", "lagrangian"),
@@ -104,6 +125,28 @@ class PDO(TRPOLag):
         ),
     )
 
+    def init_extra(self, constraint):
+        extra = super().init_extra(constraint)
+        if self.hp["advantage_scale"] == "return_std":  # only then: standardised runs keep their checkpoint layout
+            extra = {**extra, "return_stats": return_scaling.init()}
+        return extra
+
+    def scaled_advantages(self, agent, batch):
+        """(A_r, A_c) as ``advantage_scale`` says: A_r / (std + 1e-5) by the statistics of earlier batches and A_c
+        raw (step 5), or the family's standardised A_r and centred A_c."""
+        if "return_stats" not in agent.extra:
+            return self.advantages(batch)
+        return batch.advantages[:, 0] * return_scaling.scale(agent.extra["return_stats"]), batch.advantages[:, 1:]
+
+    def with_batch_returns(self, agent, batch):
+        """The running statistics with this batch's discounted returns folded in, after the update (step 5)."""
+        if "return_stats" not in agent.extra:
+            return agent, {}
+        done = batch.terminated | batch.truncated
+        returns = return_scaling.discounted_returns(batch.reward, done, self.hp["gamma"], batch.rollout_shape)
+        stats = return_scaling.update(agent.extra["return_stats"], returns)
+        return agent.replace(extra={**agent.extra, "return_stats": stats}), {"return_std": jnp.sqrt(stats["var"])}
+
     def reward_advantage(self, agent, batch, adv_r, adv_c):
         """A_r - sum_i lambda_i A_c,i: the advantage whose gradient is pdo.py's p = g - lambda b."""
         adv_c = adv_c[:, 0] if adv_c.shape[1] == 1 else adv_c
@@ -111,14 +154,15 @@ class PDO(TRPOLag):
 
     def policy_step(self, agent, batch):
         delta = self.hp["target_kl"]
-        adv_r, adv_c = self.advantages(batch)
+        adv_r, adv_c = self.scaled_advantages(agent, batch)
         adv = self.reward_advantage(agent, batch, adv_r, adv_c)
         grads = self.gradients(agent, batch, adv, adv_c[:, :0])  # p = g - lambda b (no cost rows needed)
         hinv_p = self.solve(self.fisher_matvec(agent, batch), grads.g[None])[0]
         step = natural_step(grads.g, hinv_p, delta)
         checked = adv_r if self.hp["line_search_surrogate"] == "reward" else adv  # the "reward" metric's advantage
         params, metrics = self.line_search(agent, batch, checked, adv_c[:, :0], grads.scale, step, self.acceptable)
-        return agent.replace(actor_params=params), metrics
+        agent, stats_metrics = self.with_batch_returns(agent.replace(actor_params=params), batch)
+        return agent, {**metrics, **stats_metrics}
 
     def acceptable(self, candidate, base):
         """trpo.py's test of a candidate (``candidate``, ``base``: the line search's metrics of the step and of

@@ -59,6 +59,7 @@ class Batch:
     # (None in hand-built batches that do not need them)
     timestep: Any = None  # (B,) t, the index of the sample's step within its episode
     cost: Any = None  # (B, C) the per-step cost channels GAE saw (after any augmentation)
+    reward: Any = None  # (B,) the per-step reward GAE saw
     terminated: Any = None  # (B,)
     truncated: Any = None  # (B,)  (the rollout's last step is not marked: see ``rollout_shape``)
     #: (T, N): samples are flattened time-major, sample i is step i // N of environment i % N
@@ -174,6 +175,7 @@ def make_batch(
         episode_length=flat(traj.episode_length),
         timestep=flat(traj.episode_length) - 1,  # episode_length is the running count, this step included
         cost=flat(traj.cost),
+        reward=flat(traj.reward),
         terminated=flat(traj.terminated),
         truncated=flat(traj.truncated),
         rollout_shape=tuple(traj.reward.shape[:2]),

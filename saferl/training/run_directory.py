@@ -291,6 +291,8 @@ LEGACY_VALUES = {
     # every trust-region method before the key existed (added in commit c387f74; the value then named "episode");
     # CPO's default is per_sample since commit cc5e350
     ("hparams", "cost_scale"): "effective_horizon",
+    # PDO before its advantages followed RL-Safety-Algorithms' reward scaling (saferl.algos.pdo, step 5)
+    ("hparams", "advantage_scale"): "standardised",
 }
 
 #: ``env_params.physics`` of a navigation task's config.yaml written before configs recorded the physics: every
