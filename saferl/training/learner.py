@@ -201,10 +201,14 @@ class Learner:
         def mean(x):
             return jnp.where(n > 0, jnp.sum(x * done) / jnp.maximum(n, 1.0), nan)
 
+        def spread(x):  # the population SD over the iteration's finished episodes (a logger's EpCost std)
+            return jnp.sqrt(mean(jnp.square(x - mean(x))))
+
         cost = batch.episode_discounted_cost[:, 0]
         metrics = {
             "episode_return": mean(batch.episode_return),
             "episode_cost": mean(batch.episode_cost[:, 0]),
+            "episode_cost_sd": spread(batch.episode_cost[:, 0]),
             "episode_discounted_cost": mean(cost),
             "episode_length": mean(batch.episode_length.astype(jnp.float32)),
             "episodes": n,

@@ -450,6 +450,7 @@ def test_scpo_claims_are_read_from_curves_and_intervals():
                     ("final_cost", cost),
                     ("training_cost", cost),
                     ("training_cost_sd", sd),
+                    ("training_cost_episode_sd", sd),
                 )
                 for end, value in (("", (lo + hi) / 2), ("_lo", lo), ("_hi", hi))
             },
@@ -481,6 +482,10 @@ def test_scpo_claims_are_read_from_curves_and_intervals():
     lower = checks["training_cost_lower"]["SafetyBallRun"]
     assert (lower["vs TRPO-L"], lower["vs CPO"]) == ("reproduced", "undecided")  # [10, 20] vs [21, 30]; the same
     assert checks["training_cost_sd_lower"]["SafetyBallRun"]["vs CPO"] == "not_reproduced"
+    # rows of runs that did not log the within-iteration spread leave the paper's cost-std claim undecided
+    unlogged = [{k: v for k, v in r.items() if not k.startswith("training_cost_episode_sd")} for r in rows]
+    spread = f5.fig5_checks(unlogged)["training_cost_sd_lower"]["SafetyBallRun"]
+    assert set(spread.values()) == {"undecided"}
     # an equality claim within 10% of the other's |mean|, never read from overlap: PCPO's interval is SCPO's own,
     # yet the difference [-10, 10] reaches past +-5.5
     assert checks["final_return_similar"]["SafetyBallRun"] == {

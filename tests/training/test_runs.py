@@ -183,6 +183,9 @@ def test_trainer_hands_the_algorithm_the_windowed_cost_estimate():
     np.testing.assert_allclose(float(logged["episode_cost_window"]), np.mean(finished[-window:]), rtol=1e-5)
     done = np.asarray(batch.episode_done)
     np.testing.assert_allclose(float(logged["episode_cost"]), np.asarray(batch.episode_cost)[done, 0].mean(), rtol=1e-5)
+    # and the spread of those episodes' costs (population SD, a logger's EpCost std: the SCPO paper's cost std)
+    costs = np.asarray(batch.episode_cost)[done, 0]
+    np.testing.assert_allclose(float(logged["episode_cost_sd"]), costs.std(), rtol=1e-4, atol=1e-6)
 
 
 def test_summary_records_provenance(uninterrupted):

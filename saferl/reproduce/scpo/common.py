@@ -108,8 +108,10 @@ def train_task(
         cfg, progress = run_directory.load_run_config(run_dir), run_directory.read_progress(run_dir)
         seeds = run_directory.seed_ids(cfg)
         cost, ret = per_seed_series(progress, "episode_cost", seeds), per_seed_series(progress, "episode_return", seeds)
+        logged = bool(progress) and "episode_cost_sd" in progress[0]
+        episode_sd = per_seed_series(progress, "episode_cost_sd", seeds) if logged else None
         row["env"] = task
-        row.update(curve_columns(cost, limit, cfg["num_envs"] * cfg["rollout_steps"]))
+        row.update(curve_columns(cost, limit, cfg["num_envs"] * cfg["rollout_steps"], episode_sd))
         if extra_columns is not None:
             row.update(extra_columns(cost, ret))
         curves.append((row, cost, ret))

@@ -1,7 +1,8 @@
 """The SCPO targets' statistics of the training curves and the verdicts read from their intervals.
 
 What :mod:`~saferl.reproduce.scpo.fig5`'s docstring defines, shared by the three SCPO targets: the curve columns
-of a row (``training_cost``, ``training_cost_sd``, ``safe_from`` with their intervals; :func:`curve_columns`),
+of a row (``training_cost``, ``training_cost_episode_sd``, ``training_cost_sd``, ``safe_from`` with their intervals;
+:func:`curve_columns`),
 the interval comparisons of the claims (:func:`comparable`, :func:`similar`, :func:`safe_sooner_entry`) and
 :func:`claim`, one check with the paper's sentence.
 """
@@ -72,12 +73,20 @@ def mean_seed_sd(curves, reps: int = REPS, seed: int = 0) -> tuple[float, float,
     return point, float(lo), float(hi)
 
 
-def curve_columns(cost, limit: float, steps_per_iteration: int) -> dict:
-    """A row's training-curve columns from its per-seed cost curves (seeds, K)."""
+def curve_columns(cost, limit: float, steps_per_iteration: int, episode_sd=None) -> dict:
+    """A row's training-curve columns from its per-seed cost curves (seeds, K) and, where the run logged it, the
+    per-seed curves of each iteration's spread of episode costs (``episode_cost_sd``, (seeds, K))."""
     out = {}
     out["training_cost"], out["training_cost_lo"], out["training_cost_hi"] = verdicts.bootstrap_mean(
         np.nanmean(cost, axis=1)
     )
+    if episode_sd is not None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a seed with no finished episode in any iteration
+            per_seed = np.nanmean(np.asarray(episode_sd, float), axis=1)
+        out["training_cost_episode_sd"], out["training_cost_episode_sd_lo"], out["training_cost_episode_sd_hi"] = (
+            verdicts.bootstrap_mean(per_seed)
+        )
     out["training_cost_sd"], out["training_cost_sd_lo"], out["training_cost_sd_hi"] = mean_seed_sd(cost)
     out["safe_from"], out["safe_from_lo"], out["safe_from_hi"] = curve_bootstrap(cost, lambda m: safe_from(m, limit))
     first = out["safe_from"] * cost.shape[1]
