@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from saferl.analysis import verdicts
 from saferl.training import in_program_sweep, run_directory
 
 
@@ -94,13 +95,8 @@ def curves(rows: list[dict], metric: str):
 
 
 def step_label(steps: float, _position=None) -> str:
-    """An axis tick of environment steps in k/M units: 0, 500k, 1.5M."""
-    steps = float(steps)
-    if abs(steps) >= 1e6:
-        return f"{steps / 1e6:g}M"
-    if abs(steps) >= 1e3:
-        return f"{steps / 1e3:g}k"
-    return f"{steps:g}"
+    """An axis tick of environment steps in k/M units: 0, 500k, 1.5M (:func:`saferl.analysis.verdicts.steps_text`)."""
+    return verdicts.steps_text(steps)
 
 
 def steps_axis(ax) -> None:
