@@ -62,9 +62,17 @@ def gronauer(**hparams) -> dict:
     return configlib.merge(_GRONAUER, {"hparams": hparams})
 
 
+#: SCPO as the authors' code runs it (SafeRL-Lab/SCPO): SB3's actor starts at log-std 0 (``safe_ppo/policies.py``
+#: ``log_std_init=0.0``, every per-task config's ``policy_kwargs`` empty: ``utils/best_hyper_parameters.py``), and
+#: nothing normalises the observations (no VecNormalize; ``utils/env_wrapper.py`` wraps reward scale and early
+#: termination only); a time-limit truncation bootstraps from the value (``safe_ppo.py`` ``collect_rollouts``), as
+#: here.  The committed tables (trained at 0e468fa and 6878888) ran saferl's defaults: log-std -0.5, normalised
+#: observations.
+AUTHORS_SCPO = {"network": {"init_log_std": 0.0}, "normalize_observations": False}
+
 #: (label, algorithm, config overrides); CPO's and PCPO's rows get their cost units appended (deep_rl.units_label)
 METHODS = [
-    ("SCPO", "scpo", {}),
+    ("SCPO", "scpo", AUTHORS_SCPO),
     ("TRPO", "trpo", gronauer(target_kl=0.01)),
     ("TRPO-L", "trpo_lag", gronauer(target_kl=0.01, lagrange_optimizer="sgd", lagrange_lr=0.05, lagrange_init=0.001)),
     ("CPO", "cpo", gronauer(target_kl=1e-4, backtracks=20, cost_scale="length")),

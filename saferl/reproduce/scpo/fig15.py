@@ -41,14 +41,18 @@ import numpy as np
 from saferl.analysis import verdicts
 from saferl.reproduce import deep_rl
 from saferl.reproduce.framework import PaperBudget, Scale, target
-from saferl.reproduce.scpo.common import one_task_scale, run_one_task, smoke_scale
+from saferl.reproduce.scpo.common import AUTHORS_SCPO, one_task_scale, run_one_task, smoke_scale
 from saferl.reproduce.scpo.stats import by_task, claim, curve_bootstrap, final_window, similar
+from saferl.training import config as configlib
 
 TASK = "SafetyBallRun"
 FIGURE, TITLE = "scpo_fig15.png", "SCPO paper Fig. 15 (augmented-state ablation)"
 PAPER = "SCPO paper (arXiv:2311.00880) App. F.3 / Fig. 15: claims in checks"
 AUGMENTED, PLAIN = "SCPO", "SCPO (ablation: no cumulative-cost state)"
-ABLATION_METHODS = [(AUGMENTED, "scpo", {}), (PLAIN, "scpo", {"hparams": {"cost_state": False}})]
+ABLATION_METHODS = [
+    (AUGMENTED, "scpo", AUTHORS_SCPO),
+    (PLAIN, "scpo", configlib.merge(AUTHORS_SCPO, {"hparams": {"cost_state": False}})),
+]
 FIG15_CLAIMS = {
     "converges_faster": (
         "The policy trained with augmented states converges faster to the maximum return and "

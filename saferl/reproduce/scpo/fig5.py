@@ -39,8 +39,10 @@ fraction of the paper's, seeds).
 Methods and their settings (what the paper ran: App. F.2.1, Gronauer's RL-Safety-Algorithms, commit aa4aaaf)
 ------------------------------------------------------------------------------------------------------------
 * SCPO: its own defaults with its per-task Table 2 entries (``SCPO.env_defaults``: k, beta, b, entropy, 16 x
-  2048 = 32768 steps per iteration).  saferl's default network (64x64 tanh, initial log-std -0.5) stands for the
-  paper's "two hidden layers, tanh" (SB3's initial log-std is 0).
+  2048 = 32768 steps per iteration), 64x64 tanh (the paper's "two hidden layers, tanh"), and as the authors' code
+  runs it (:data:`~saferl.reproduce.scpo.common.AUTHORS_SCPO`): the actor's initial log-std 0 (SB3's) and raw
+  observations.  The committed tables (trained at 0e468fa and 6878888) ran saferl's defaults there: log-std -0.5
+  and normalised observations.
 * Baselines, each: 16 environments x 2000 steps = B = 32000 (the paper; ``experiments/benchmark_*_tasks.py``
   ``steps_per_epoch=32000``), 64x64 tanh actor and critics (``algs/*/defaults.py`` ``ac_kwargs``), initial
   action std 0.5 (``algs/core.py`` ``MLPGaussianActor``: ``log_std = log(0.5)``), gamma 0.99 and GAE 0.95 for
