@@ -1,31 +1,26 @@
-"""Digitize the SCPO authors' published benchmark curves into numbers, approximately, from the pixels.
+"""Digitize the SCPO authors' published benchmark curves into numbers: approximate, read from the pixels.
 
-The SCPO authors (SafeRL-Lab/SCPO on GitHub) publish their benchmark only as five plots, one per task, at
-``graphs/benchmark/<task>.png`` in their repository: CartSafe-v0, SafetyBallCircle-v0, SafetyBallGather-v0,
-SafetyBallReach-v0 and SafetyBallRun-v0.  Each has three panels side by side ("return", "cost" and "cost std",
-against epochs), one line per method in a fixed matplotlib colour and a black dash-dot "Cost limit" line.  This
-script reads each PNG from a (bare) clone of that repository with ``git show HEAD:...`` and turns the lines back
-into numbers:
+The SCPO authors (SafeRL-Lab/SCPO on GitHub) publish their benchmark only as plots, one per task, in their
+repository, mirrored here as a bare clone (MIRROR, default /work/.mirror/SafeRL-Lab+SCPO/repo); read at its HEAD:
+``graphs/benchmark/{CartSafe-v0,SafetyBallCircle-v0,SafetyBallGather-v0,SafetyBallReach-v0,SafetyBallRun-v0}.png``.
+Each has three panels ("return", "cost", "cost std" against epochs), one line per method in a fixed matplotlib
+colour, and a black dash-dot "Cost limit" line.  Per image and panel this script
 
-1. the axes box of each panel is found from its black spines, and the tick marks from the short black runs just
-   outside the left and bottom spines; the tick label values were read from the images by eye and are declared in
-   ``TICKS`` below (the script checks that it finds as many tick marks as there are declared values).  A straight
-   line fitted through the (pixel, value) pairs of all the ticks of an axis maps pixels to data;
-2. per method, the pixels inside the box within ``TOL`` (per RGB channel) of its line colour are collected and each
-   pixel column gives the median row of its matching pixels; columns with none (the line hidden under another
-   one, or under the cost limit) stay missing, and gaps up to ``MAX_GAP_PX`` columns are linearly interpolated;
-3. each curve is sampled at every integer epoch (null where unreadable) and the dash-dot limit line is digitized
-   as the mean row of its black pixels.
+1. finds the axes box from the black spines and the tick marks from the short black runs just outside the left and
+   bottom spines, pairs them with the tick label values declared in ``TICKS`` (read from the images by eye; the
+   script checks it finds as many marks as values) and fits pixel = a * value + b per axis through all of them;
+2. per method, takes the pixels inside the box within ``TOL`` per RGB channel of its colour (lone pixels dropped)
+   and, per pixel column, the median row of those; columns with none (the line hidden under another line or the
+   cost limit) stay missing, and gaps up to ``MAX_GAP_PX`` columns are interpolated linearly;
+3. samples each curve at every integer epoch (null where unreadable) and digitizes the limit line.
 
-Limits: this is approximate, read from pixels.  The plots have 2.5 (CartSafe-v0) or 3.7 (SafetyBallRun-v0) px per
-epoch, 0.75 px per epoch on the three 500-epoch plots, so on the 500-epoch plots one column covers more than one epoch and a jagged line is seen only
-through its per-column median; a line drawn under another is lost where they overlap (long overlaps stay null);
-anti-aliased blends of two lines can, rarely, match a third colour.  Count on about +-2% of an axis range at best.
+Limits: approximate, read from pixels; about +-2% of an axis range at best.  The plots have 2.5 (CartSafe-v0) or 3.7
+(SafetyBallRun-v0) px per epoch but only 0.75 on the 500-epoch plots, where a jagged line is seen only through its
+per-column median; a line under another is lost where they overlap; an anti-aliased blend of two lines can, rarely,
+pass for a third colour.  Writes ``docs/results/scpo-published-curves/{curves.json,README.md}`` and checks a few
+SafetyBallRun-v0 values read by eye (a failed check exits non-zero with a one-line message).  From the repo root::
 
-Writes ``docs/results/scpo-published-curves/curves.json`` and ``README.md``; checks a few values of
-SafetyBallRun-v0 read by eye (exits non-zero with a one-line message if one fails).  Run from the repository root::
-
-    .venv/bin/python benchmarks/scpo_published_curves.py [MIRROR]   # default /work/.mirror/SafeRL-Lab+SCPO/repo
+    .venv/bin/python benchmarks/scpo_published_curves.py [MIRROR]
 """
 
 from __future__ import annotations
@@ -96,14 +91,8 @@ TICKS = {
     },
 }
 # SafetyBallRun-v0 at the end of training, read by eye: (panel, method or "limit", value).
-RUN_CHECKS = [
-    ("cost", "limit", 25),
-    ("return", "TRPO", 2000),
-    ("cost", "TRPO", 233),
-    ("return", "SCPO", 570),
-    ("cost", "SCPO", 2),
-    ("cost", "PDO", 90),
-]
+RUN_CHECKS = [("cost", "limit", 25), ("return", "TRPO", 2000), ("cost", "TRPO", 233), ("return", "SCPO", 570)]
+RUN_CHECKS += [("cost", "SCPO", 2), ("cost", "PDO", 90)]
 
 
 def load_png(mirror: str, name: str) -> np.ndarray:
