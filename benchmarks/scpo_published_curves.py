@@ -1,7 +1,7 @@
 """Digitize the SCPO authors' published benchmark curves into numbers: approximate, read from the pixels.
 
 The SCPO authors (SafeRL-Lab/SCPO on GitHub) publish their benchmark only as plots, one per task, in their
-repository, mirrored here as a bare clone (MIRROR, default /work/.mirror/SafeRL-Lab+SCPO/repo); read at its HEAD:
+repository, given as a git clone or mirror of SafeRL-Lab/SCPO (MIRROR); read at its HEAD:
 ``graphs/benchmark/{CartSafe-v0,SafetyBallCircle-v0,SafetyBallGather-v0,SafetyBallReach-v0,SafetyBallRun-v0}.png``.
 Each has three panels ("return", "cost", "cost std" against epochs), one line per method in a fixed matplotlib
 colour, and a black dash-dot "Cost limit" line.  Per image and panel this script
@@ -20,7 +20,7 @@ per-column median; a line under another is lost where they overlap; an anti-alia
 pass for a third colour.  Writes ``docs/results/scpo-published-curves/{curves.json,README.md}`` and checks a few
 SafetyBallRun-v0 values read by eye (a failed check exits non-zero with a one-line message).  From the repo root::
 
-    .venv/bin/python benchmarks/scpo_published_curves.py [MIRROR]
+    .venv/bin/python benchmarks/scpo_published_curves.py MIRROR
 """
 
 from __future__ import annotations
@@ -265,7 +265,7 @@ Numbers read back from the five plots the SCPO authors publish (SafeRL-Lab/SCPO,
 that our results can be set beside theirs. Approximate: read from the pixels by `benchmarks/scpo_published_curves.py`
 (its docstring has the method). Written, in {seconds:.0f} s, by
 
-    .venv/bin/python benchmarks/scpo_published_curves.py /work/.mirror/SafeRL-Lab+SCPO/repo
+    .venv/bin/python benchmarks/scpo_published_curves.py MIRROR
 
 `curves.json`: `curves[task][panel][method]` = `{{x: epochs, y: values}}` at every integer epoch the plot covers
 (`null` where the line could not be read), and `calibration[task][panel]`: the axes box (px), the tick marks found
@@ -298,9 +298,37 @@ Each value is the mean over +-2% of the x range around that epoch (one-sided at 
 """
 
 
+def published_at(curves: dict, task: str, panel: str, method: str, epoch: float, half: float = 2.0) -> float:
+    """The digitized curve's mean over ``epoch +- half`` (NaN where unreadable)."""
+    d = curves[f"{task}-v0"][panel][method]
+    x = np.asarray(d["x"], float)
+    y = np.asarray([np.nan if v is None else v for v in d["y"]], float)
+    sel = (x >= epoch - half) & (x <= epoch + half) & np.isfinite(y)
+    return float(y[sel].mean()) if sel.any() else float("nan")
+
+
+def beside(results: Path, curves: dict, epoch_steps: int = 32_000) -> str:
+    """A Markdown table of a scpo-fig5 results.json's final return and cost beside the published curves' values at
+    the same budget (the runs' steps over RL-Safety-Algorithms' 32,000-step epoch), method by method."""
+    result = json.loads(Path(results).read_text())
+    fmt = lambda v: "n/a" if not np.isfinite(v) else f"{v:.0f}" if abs(v) >= 10 else f"{v:.2g}"  # noqa: E731
+    lines = ["| task (epoch) | method | return: ours / published | cost: ours / published |", "|---|---|---|---|"]
+    for row in result["rows"]:
+        epoch = row["env_steps_per_seed"] / epoch_steps
+        method = row["label"]
+        cells = []
+        for panel, key in (("return", "final_return"), ("cost", "final_cost")):
+            theirs = published_at(curves, row["env"], panel, method, epoch)
+            ours = f"{fmt(row[key])} [{fmt(row[key + '_lo'])}, {fmt(row[key + '_hi'])}]"
+            cells.append(f"{ours} / {fmt(theirs)}")
+        lines.append(f"| {row['env']} ({epoch:.0f}) | {row['method']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("mirror", nargs="?", default="/work/.mirror/SafeRL-Lab+SCPO/repo")
+    parser.add_argument("mirror", help="a git clone or mirror of SafeRL-Lab/SCPO")
+    parser.add_argument("--beside", type=Path, help="a scpo-fig5 results.json: print its rows beside the curves")
     args = parser.parse_args()
     start = time.perf_counter()
     curves, calib = {}, {}
@@ -321,6 +349,8 @@ def main() -> None:
     )
     (OUT_DIR / "README.md").write_text(text + "\n".join(line for n in TICKS for line in table(n, curves[n])))
     print(f"wrote {OUT_DIR}/curves.json and README.md in {seconds:.1f} s")
+    if args.beside is not None:
+        print(beside(args.beside, curves), end="")
 
 
 if __name__ == "__main__":
