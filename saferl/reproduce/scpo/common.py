@@ -64,10 +64,10 @@ def gronauer(**hparams) -> dict:
 
 #: SCPO as the authors' code runs it (SafeRL-Lab/SCPO): SB3's actor starts at log-std 0 (``safe_ppo/policies.py``
 #: ``log_std_init=0.0``, every per-task config's ``policy_kwargs`` empty: ``utils/best_hyper_parameters.py``), and
-#: nothing normalises the observations (no VecNormalize; ``utils/env_wrapper.py`` wraps reward scale and early
-#: termination only); a time-limit truncation bootstraps from the value (``safe_ppo.py`` ``collect_rollouts``), as
-#: here.  The committed tables (trained at 0e468fa and 6878888) ran saferl's defaults: log-std -0.5, normalised
-#: observations.
+#: nothing in the repository normalises observations (no VecNormalize; ``utils/env_wrapper.py`` has a reward rescale
+#: and an early termination, and no training script says which wrappers ran: read from the library's defaults); a
+#: time-limit truncation bootstraps from the value (``safe_ppo.py`` ``collect_rollouts``), as here.  The committed
+#: tables (trained at 0e468fa and 6878888) ran saferl's defaults: log-std -0.5, normalised observations.
 AUTHORS_SCPO = {"network": {"init_log_std": 0.0}, "normalize_observations": False}
 
 #: (label, algorithm, config overrides); CPO's and PCPO's rows get their cost units appended (deep_rl.units_label)
