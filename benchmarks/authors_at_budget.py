@@ -239,11 +239,7 @@ def main() -> None:
     for name, value in claims.items():
         print(f"| {name} | {value} | {paper.get(name)} |")
     table_rows = table1.table_rows(entries)
-    named = [
-        {**r, "label": table1.PAPER_METHOD_OF.get(r["label"], r["label"])}
-        for r in table_rows
-        if "final_cost" in r and table1.PAPER_METHOD_OF.get(r["label"], r["label"]) is not None
-    ]
+    named = table1.under_paper_names(table_rows)
     task_claims = {task: table1.task_claims([r for r in named if r["env"] == task]) for task in table1.TASKS}
     for claims in task_claims.values():
         for name in ("best return among admissible", "lowest regret among admissible"):

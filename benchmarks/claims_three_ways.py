@@ -29,22 +29,12 @@ RESULTS = ROOT / "docs" / "results"
 PAIRS = (("ours", "paper"), ("authors", "paper"), ("ours", "authors"))
 
 
-def named(rows: list[dict]) -> list[dict]:
-    """Rows of the methods the paper's Table 1 ran, under the paper's names (as ``table1_checks`` names ours)."""
-    out = []
-    for row in rows:
-        name = table1.PAPER_METHOD_OF.get(row["label"], row["label"])
-        if name is not None and "final_cost" in row:
-            out.append({**row, "label": name})
-    return out
-
-
 def table1_readings(ours: list[dict], authors: list[dict]) -> dict:
     """``{task: {claim: {"ours", "authors", "paper"}}}`` over the tasks both tables hold."""
     out = {}
     for task in table1.TASKS:
-        mine = [r for r in named(ours) if r["env"] == task]
-        theirs = [r for r in named(authors) if r["env"] == task]
+        mine = [r for r in table1.under_paper_names(ours) if r["env"] == task]
+        theirs = [r for r in table1.under_paper_names(authors) if r["env"] == task]
         if not mine or not theirs:
             continue
         sides = {

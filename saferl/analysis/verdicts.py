@@ -74,6 +74,16 @@ def _missing(value) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value)) or bool(np.isnan(value))
 
 
+def order_statistic_interval(sorted_samples) -> tuple[float, float]:
+    """The 95% percentile interval of sorted resampled statistics as order statistics (no interpolation, so
+    ``inf`` keeps its meaning): the ``floor(a (R - 1))``-th and ``ceil((1 - a) (R - 1))``-th, a = 0.025."""
+    reps = len(sorted_samples)
+    alpha = (1.0 - CONFIDENCE) / 2.0
+    lower = sorted_samples[int(math.floor(alpha * (reps - 1)))]
+    upper = sorted_samples[int(math.ceil((1.0 - alpha) * (reps - 1)))]
+    return float(lower), float(upper)
+
+
 def bootstrap_mean(values, reps: int = 2000, seed: int = 0) -> tuple[float, float, float]:
     """The mean of ``values`` and its 95% percentile-bootstrap interval over the values resampled with replacement.
 
@@ -89,10 +99,8 @@ def bootstrap_mean(values, reps: int = 2000, seed: int = 0) -> tuple[float, floa
     if np.isposinf(kept).any() and np.isneginf(kept).any():
         return math.nan, math.nan, math.nan
     idx = np.random.default_rng(seed).integers(0, kept.size, size=(reps, kept.size))
-    means = np.sort(kept[idx].mean(axis=1))
-    alpha = (1.0 - CONFIDENCE) / 2.0
-    lower, upper = means[int(math.floor(alpha * (reps - 1)))], means[int(math.ceil((1.0 - alpha) * (reps - 1)))]
-    return float(kept.mean()), float(lower), float(upper)
+    lower, upper = order_statistic_interval(np.sort(kept[idx].mean(axis=1)))
+    return float(kept.mean()), lower, upper
 
 
 def iqm_interval(values, reps: int) -> tuple[float, float, float]:

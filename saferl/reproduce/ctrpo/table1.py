@@ -407,6 +407,17 @@ def task_claims(rows: list[dict]) -> dict:
     return claims
 
 
+def under_paper_names(rows: list[dict]) -> list[dict]:
+    """The rows (with a final cost) of the methods the paper's Table 1 ran, relabelled with the paper's names
+    (:data:`PAPER_METHOD_OF`: C-TRPO is its b_H = b run); the claims are read on these."""
+    out = []
+    for row in rows:
+        name = PAPER_METHOD_OF.get(row["label"], row["label"])
+        if name is not None and "final_cost" in row:
+            out.append({**row, "label": name})
+    return out
+
+
 def table1_checks(rows: list[dict]) -> dict:
     """Per task: every method's safety verdict, and each claim of :func:`task_claims` on our rows beside the same
     claim on the paper's whole column (:func:`paper_rows`) with their :func:`verdicts.agreement`; then the
@@ -416,13 +427,7 @@ def table1_checks(rows: list[dict]) -> dict:
     for task in dict.fromkeys(row["env"] for row in rows):
         ours = [row for row in rows if row["env"] == task and "final_cost" in row]
         entry = {"safety": {row["method"]: row["safety"] for row in ours}}
-        # the claims on the methods the paper's Table 1 ran, under the paper's names (C-TRPO = its b_H = b runs)
-        named = [
-            {**row, "label": PAPER_METHOD_OF.get(row["label"], row["label"])}
-            for row in ours
-            if PAPER_METHOD_OF.get(row["label"], row["label"]) is not None
-        ]
-        ours_claims, paper_claims = task_claims(named), task_claims(paper_rows(task))
+        ours_claims, paper_claims = task_claims(under_paper_names(ours)), task_claims(paper_rows(task))
         for name, value in ours_claims.items():
             entry[name] = verdicts.claim_entry(value, paper_claims.get(name))
             agreements.append(entry[name]["agreement"])

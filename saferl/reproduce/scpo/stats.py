@@ -53,9 +53,7 @@ def curve_bootstrap(curves, statistic, reps: int = REPS, seed: int = 0) -> tuple
         samples = np.sort(statistic(np.nanmean(c[idx], axis=1)))
     if np.isnan(samples).any():
         return point, math.nan, math.nan
-    alpha = (1.0 - CONFIDENCE) / 2.0
-    lo, hi = samples[int(math.floor(alpha * (reps - 1)))], samples[int(math.ceil((1.0 - alpha) * (reps - 1)))]
-    return point, float(lo), float(hi)
+    return (point, *verdicts.order_statistic_interval(samples))
 
 
 def mean_seed_sd(curves, reps: int = REPS, seed: int = 0) -> tuple[float, float, float]:
