@@ -185,8 +185,9 @@ def make_batch(
 def initial_episodes(cost_channels: int, var: bool = False, window: int = 0) -> dict:
     """The episode estimate before any episode finished (NaN means, count 0: unknown, and carried as such until an
     episode finishes; :meth:`saferl.training.learner.Learner.learn` holds a constrained update meanwhile); with
-    ``window`` > 0 also an empty ring buffer of the last ``window`` episodes' discounted costs
-    (:func:`push_cost_window`)."""
+    ``window`` > 0 also empty ring buffers of the last ``window`` episodes' discounted costs and returns
+    (:func:`push_cost_window`) and the returns' statistic ``windowed_return``, for the logged
+    ``episode_return_window`` only."""
     nan = jnp.asarray(jnp.nan, jnp.float32)
     channels = jnp.full((cost_channels,), jnp.nan, jnp.float32)
     episodes = {
@@ -205,6 +206,12 @@ def initial_episodes(cost_channels: int, var: bool = False, window: int = 0) -> 
             "filled": jnp.zeros((), jnp.int32),
             "next": jnp.zeros((), jnp.int32),
         }
+        episodes["return_window"] = {
+            "values": jnp.zeros((window, 1), jnp.float32),
+            "filled": jnp.zeros((), jnp.int32),
+            "next": jnp.zeros((), jnp.int32),
+        }
+        episodes["windowed_return"] = nan
     return episodes
 
 
@@ -265,20 +272,29 @@ def episode_estimates(batch: Batch, previous: dict, rho=None, eta=None, statisti
     a batch in which no episode ends keeps the previous J_c)."""
     if "cost_window" not in previous:
         return episode_means(batch, previous, rho, eta)
-    rest = {key: value for key, value in previous.items() if key != "cost_window"}
+    rest = {k: v for k, v in previous.items() if k not in ("cost_window", "return_window", "windowed_return")}
     estimate = episode_means(batch, rest, rho, eta)
     window = push_cost_window(previous["cost_window"], batch.episode_done, batch.episode_discounted_cost)
+    returns = jnp.reshape(batch.episode_return, (-1, 1))
+    return_window = push_cost_window(previous["return_window"], batch.episode_done, returns)
     if statistic == "snapshot_mean":
         snapshot = cost_window_snapshot_mean(previous["cost_window"], batch.episode_done, batch.episode_discounted_cost)
         j_c = jnp.where(jnp.sum(batch.episode_done) > 0, snapshot, previous["discounted_cost"])
+        windowed_return = jnp.where(
+            jnp.sum(batch.episode_done) > 0,
+            cost_window_snapshot_mean(previous["return_window"], batch.episode_done, returns)[0],
+            previous["windowed_return"],
+        )
     elif statistic == "window_mean":
         j_c = jnp.where(window["filled"] > 0, cost_window_mean(window), estimate["discounted_cost"])
+        windowed_return = jnp.where(return_window["filled"] > 0, cost_window_mean(return_window)[0], estimate["return"])
     else:
         raise ValueError(
             f"constraint.window_statistic must be one of {', '.join(WINDOW_STATISTICS)}, got {statistic!r}"
         )
     estimate["discounted_cost"] = j_c
-    return {**estimate, "cost_window": window}
+    # the return window's statistic (``windowed_return``) is only logged (``episode_return_window``), never learned on
+    return {**estimate, "cost_window": window, "return_window": return_window, "windowed_return": windowed_return}
 
 
 #: ``constraint.window_statistic``: the window's mean after the batch, or the mean of its means at the batch's

@@ -217,6 +217,8 @@ class Learner:
             metrics[f"episode_cost_{i}"] = mean(batch.episode_cost[:, i])
         if "cost_window" in batch.episodes:  # J_c from the window (constraint.window): OmniSafe's / SafePO's EpCost
             metrics["episode_cost_window"] = batch.episodes["discounted_cost"][0]
+        if "windowed_return" in batch.episodes:  # the same statistic of the returns: OmniSafe's / SafePO's EpRet
+            metrics["episode_return_window"] = batch.episodes["windowed_return"]
         if self.constraint.kind == "var":
             # empirical P(C(tau) >= rho) over the episodes finished in this iteration
             metrics["violation_probability"] = mean((cost >= agent.constraint.limit).astype(jnp.float32))

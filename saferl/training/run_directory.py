@@ -76,7 +76,13 @@ def load_checkpoint(run_dir: Path, template):
         raise RunError(f"checkpoint {path} is corrupted or unreadable ({type(err).__name__})") from None
     template_path_leaves, treedef = jax.tree_util.tree_flatten_with_path(template)
     template_leaves = [leaf for _, leaf in template_path_leaves]
-    if meta["treedef"] != str(treedef) or len(leaves) != len(template_leaves):
+    if meta["treedef"] != str(treedef) and _only_logged_state_missing(meta, template_path_leaves):
+        saved = dict(zip(meta["paths"], leaves))
+        leaves = [
+            saved[key] if key in saved else _empty_like(key, leaf)
+            for key, leaf in ((jax.tree_util.keystr(path), leaf) for path, leaf in template_path_leaves)
+        ]
+    elif meta["treedef"] != str(treedef) or len(leaves) != len(template_leaves):
         raise RunError(
             f"checkpoint {path} does not match the run's config ({_structure_difference(meta, template_path_leaves)})"
         )
@@ -86,6 +92,31 @@ def load_checkpoint(run_dir: Path, template):
                 f"checkpoint {path} does not match the run's config: array {saved.shape} vs {expected.shape}"
             )
     return jax.tree.unflatten(treedef, [jax.numpy.asarray(x) for x in leaves]), int(meta["chunk"])
+
+
+#: state entries a checkpoint written before they existed may lack: they only feed logged statistics (the return
+#: window of ``episode_return_window``), and a resumed run starts them empty (the window refills within 50 episodes)
+LOGGED_ONLY_STATE = ("['return_window']", "['windowed_return']")
+
+
+def _only_logged_state_missing(meta: dict, template_path_leaves) -> bool:
+    saved = meta.get("paths")
+    if saved is None:
+        return False
+    expected = [jax.tree_util.keystr(path) for path, _ in template_path_leaves]
+    missing = set(expected) - set(saved)
+    return (
+        not set(saved) - set(expected)
+        and bool(missing)
+        and all(any(part in key for part in LOGGED_ONLY_STATE) for key in missing)
+    )
+
+
+def _empty_like(key: str, leaf) -> np.ndarray:
+    """A logged-only entry as it starts (:func:`saferl.core.rollout.initial_episodes`): the statistic unknown (NaN),
+    the window empty (zeros)."""
+    fill = np.nan if key.endswith("['windowed_return']") else 0
+    return np.full(leaf.shape, fill, np.dtype(leaf.dtype))
 
 
 def _structure_difference(meta: dict, template_path_leaves) -> str:

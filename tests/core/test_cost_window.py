@@ -86,6 +86,9 @@ def test_snapshot_mean_through_episode_estimates_and_config():
     np.testing.assert_allclose(second["discounted_cost"], [5.0])  # window [4, 6]
     third = episode_estimates(batch([0, 0, 0], [1.0, 1.0, 1.0]), second, statistic="snapshot_mean")
     np.testing.assert_allclose(third["discounted_cost"], [5.0])  # no episode ended: kept
+    # the returns' window, the same statistic (logged as episode_return_window: SafePO's EpRet)
+    for estimate, expected in ((first, 2.5), (second, 5.0), (third, 5.0)):
+        np.testing.assert_allclose(estimate["windowed_return"], expected)
     cfg = configlib.resolve(
         {"algo": "cpo", "env": "ToyReach", "constraint": {"window": 50, "window_statistic": "snapshot_mean"}}
     )
@@ -126,6 +129,7 @@ def test_episode_estimates_replace_only_the_cost_estimate_with_the_window():
     np.testing.assert_allclose(second["discounted_cost"], [(4.0 + 6.0 + 8.0) / 3])  # the last three episodes
     np.testing.assert_allclose(second["cost"], [7.0])  # the batch's own means are kept for the rest
     np.testing.assert_allclose(second["return"], 70.0)
+    np.testing.assert_allclose(second["windowed_return"], (40.0 + 60.0 + 80.0) / 3)  # the returns' window, logged
     third = episode_estimates(batch([0, 0, 0], [1.0, 1.0, 1.0]), second)  # no episode ended: unchanged
     np.testing.assert_allclose(third["discounted_cost"], second["discounted_cost"])
     plain = episode_estimates(batch([0, 1, 1], [9.0, 6.0, 8.0]), initial_episodes(1))

@@ -101,6 +101,30 @@ def test_mismatched_checkpoint_names_the_differing_entries(tmp_path):
         run_directory.load_checkpoint(tmp_path, {**state, "actor": {"w": np.zeros((2, 4), np.float32)}})
 
 
+def test_a_checkpoint_without_the_return_window_resumes_with_it_empty(tmp_path):
+    """Checkpoints written before ``episode_return_window`` was logged lack the returns' window: they resume with
+    it empty (zeros, the statistic NaN), every other entry as saved; any other missing entry is still refused."""
+    cost_window = {"values": np.ones((2, 50, 1), np.float32), "filled": np.full((2,), 50, np.int32)}
+    old = {"episodes": {"cost_window": cost_window, "return": np.full((2,), 3.0, np.float32)}}
+    run_directory.save_checkpoint(tmp_path, old, chunk=4)
+    now = {
+        "episodes": {
+            **old["episodes"],
+            "return_window": {"values": np.full((2, 50, 1), 7.0, np.float32), "filled": np.ones((2,), np.int32)},
+            "windowed_return": np.zeros((2,), np.float32),
+        }
+    }
+    restored, chunk = run_directory.load_checkpoint(tmp_path, now)
+    assert chunk == 4
+    np.testing.assert_array_equal(restored["episodes"]["cost_window"]["values"], cost_window["values"])
+    np.testing.assert_array_equal(restored["episodes"]["return"], [3.0, 3.0])
+    np.testing.assert_array_equal(restored["episodes"]["return_window"]["values"], np.zeros((2, 50, 1)))
+    np.testing.assert_array_equal(restored["episodes"]["return_window"]["filled"], [0, 0])
+    assert np.isnan(np.asarray(restored["episodes"]["windowed_return"])).all()
+    with pytest.raises(run_directory.RunError, match=r"lacks \['episodes'\]\['normalizer'\]"):
+        run_directory.load_checkpoint(tmp_path, {"episodes": {**now["episodes"], "normalizer": np.ones(2)}})
+
+
 def test_progress_keeps_rows_written_before_a_new_metric(tmp_path):
     old = [{"iteration": 1, "env_steps": 10, "seed": 0, "episode_return": 1.5}]
     new = [{"iteration": 2, "env_steps": 20, "seed": 0, "episode_return": 2.5, "cost_surrogate_change": -0.25}]
@@ -168,11 +192,12 @@ def test_trainer_hands_the_algorithm_the_windowed_cost_estimate():
     trainer = Trainer(cfg)
     runner = jax.jit(trainer.init)(jax.random.PRNGKey(0))
     rollout = jax.jit(trainer.rollout_batch)
-    finished = []
+    finished, returns = [], []
     for key in jax.random.split(jax.random.PRNGKey(1), 2):
         env_state, obs, batch = rollout(runner, key)
         done = np.asarray(batch.episode_done)
         finished.extend(np.asarray(batch.episode_discounted_cost)[done, 0])
+        returns.extend(np.asarray(batch.episode_return)[done])
         runner = RunnerState(
             runner.agent, env_state, obs, runner.key, batch.episodes, runner.iteration, runner.env_steps
         )
@@ -181,6 +206,8 @@ def test_trainer_hands_the_algorithm_the_windowed_cost_estimate():
     # and progress.csv logs that J_c as episode_cost_window beside the batch's own mean (the regret of ctrpo-table1)
     logged = trainer.learner.iteration_metrics(batch, runner.agent)
     np.testing.assert_allclose(float(logged["episode_cost_window"]), np.mean(finished[-window:]), rtol=1e-5)
+    # and the same window of the episodes' returns (episode_return_window: the authors' EpRet of ctrpo-table1)
+    np.testing.assert_allclose(float(logged["episode_return_window"]), np.mean(returns[-window:]), rtol=1e-5)
     done = np.asarray(batch.episode_done)
     np.testing.assert_allclose(float(logged["episode_cost"]), np.asarray(batch.episode_cost)[done, 0].mean(), rtol=1e-5)
     # and the spread of those episodes' costs (population SD, a logger's EpCost std: the SCPO paper's cost std)

@@ -338,8 +338,13 @@ DESCRIPTION = (
     paper_budget=table1.PAPER_BUDGET,
 )
 def run_fig3(scale: Scale, out: Path) -> dict:
+    return tabulate_fig3(table1.train_grid(scale, out), scale, out)
+
+
+def tabulate_fig3(entries: list[dict], scale: Scale, out: Path) -> dict:
+    """results.json's rows, figure and settings from Table 1's entries (:func:`table1.train_grid`)."""
     # Fig. 3's C-TRPO is the authors' b_H = 0.8 b runs (our "C-TRPO"); the b_H = b row is Table 1's only
-    entries = [e for e in table1.train_grid(scale, out) if e["label"] != table1.TABLE1_CTRPO]
+    entries = [e for e in entries if e["label"] != table1.TABLE1_CTRPO]
     refs = normalisers(entries)
     scores, excluded = normalized_scores(entries, refs)
     rows = fig3_rows(entries, scores)

@@ -36,8 +36,11 @@ What matches the paper
 
 Where it differs, and why
 -------------------------
-* "Final" is the mean over the last 10% of iterations (``summary.json``, as every saferl table), the paper's
-  the last epoch's value: ours is less noisy and lags a still-improving policy slightly.
+* "Final" V_r and V_c are the authors' (the last epoch's ``Metrics/EpRet`` / ``Metrics/EpCost``, SafePO's
+  50-episode rolling means: :func:`authors_finals`).  Runs trained before saferl logged the returns' window get
+  V_r reconstructed from the iteration means (:mod:`saferl.analysis.logger_statistics`; each row's
+  ``final_return_source`` says "logged" or "reconstructed").  saferl's usual "final", the mean over the last 10% of
+  iterations (``summary.json``), is kept as a second column (``final_return_last10``, ``final_cost_last10``).
 * The environments are saferl's ports (see each module's docstring; the velocity tasks step MuJoCo C on the
   host, the navigation tasks are JAX) and the algorithms saferl's.
 * PCPO, FOCOPS and IPO are what the paper ran under those names (:data:`AS_RUN`), not the methods of their own
@@ -78,7 +81,7 @@ from pathlib import Path
 
 import numpy as np
 
-from saferl.analysis import metrics, plotting, verdicts
+from saferl.analysis import logger_statistics, metrics, plotting, verdicts
 from saferl.envs import suites
 from saferl.reproduce import deep_rl
 from saferl.reproduce.ctrpo.harness import (  # noqa: F401  (the harness's names, as the targets read them)
@@ -140,6 +143,8 @@ AS_RUN = {"PCPO (step along g)": "PCPO", "FOCOPS (in-bound fraction)": "FOCOPS",
 PAPER_METHOD_OF = {TABLE1_CTRPO: "C-TRPO", "C-TRPO": None, **AS_RUN}
 REFERENCES = ("PPO", "TRPO")  # unconstrained: no safety claims, the normalisers of Fig. 3
 QUANTITIES = ("final_return", "final_cost", "cost_regret")  # V_r, V_c, Reg+
+#: V_r and V_c as saferl's other tables read them (the mean of the last 10% of iterations), beside the authors'
+SECOND_COLUMNS = ("final_return_last10", "final_cost_last10")
 #: The C-TRPO paper, App. D.4, Table 1 (read from its text): per method and quantity, one (IQM, minus, plus) per
 #: task in PAPER_COLUMNS order, the interval being [IQM - minus, IQM + plus]; 5 seeds, 10M steps.
 PAPER_TABLE1_FILE = Path(__file__).with_name("paper_table1.csv")
@@ -299,29 +304,54 @@ def regret_cost_column(rows: list[dict]) -> str:
 
 
 def seed_values(run_dir: Path, cfg: dict, summary: dict) -> dict[str, np.ndarray]:
-    """Per seed (NaN where unknown): final return and cost (summary.json's last-10% means) and the cost regret
-    (eq. 2 over the training iterations, on :func:`regret_cost_column`; an iteration without a cost estimate counts as
-    no violation)."""
+    """Per seed (NaN where unknown): V_r and V_c as the authors report them (:func:`authors_finals`), the cost
+    regret (eq. 2 over the training iterations, on :func:`regret_cost_column`; an iteration without a cost estimate
+    counts as no violation), and the last-10% means of summary.json as a second column (``*_last10``)."""
     final = summary["final"]
     values = {
-        name: np.array([np.nan if v is None else v for v in final[key]["per_seed"]], float)
+        f"{name}_last10": np.array([np.nan if v is None else v for v in final[key]["per_seed"]], float)
         for name, key in (("final_return", "episode_return"), ("final_cost", "episode_cost"))
     }
     limit = cfg["constraint"]["limit"]
     rows = run_directory.read_progress(run_dir)
+    values.update(authors_finals(rows, cfg))
     costs = deep_rl.per_seed_series(rows, regret_cost_column(rows), run_directory.seed_ids(cfg))
     costs = np.where(np.isnan(costs), limit, costs)
     values["cost_regret"] = np.array([metrics.cost_regret(c, limit) for c in costs])
     return values
 
 
-def train_grid(scale: Scale, out: Path) -> list[dict]:
+def authors_finals(rows: list[dict], cfg: dict) -> dict[str, np.ndarray]:
+    """Per seed, V_r and V_c as the authors' notebooks read them: the last epoch's ``Metrics/EpRet`` and
+    ``Metrics/EpCost``, SafePO's 50-episode rolling means (:mod:`saferl.analysis.logger_statistics`), from the
+    logged ``episode_return_window`` / ``episode_cost_window`` (the latter only where it is the undiscounted cost,
+    gamma_c = 1) or reconstructed from the iteration means; ``final_*_source`` says which, per seed."""
+    seeds = run_directory.seed_ids(cfg)
+    counts = deep_rl.per_seed_series(rows, "episodes", seeds)
+    undiscounted = float(cfg["constraint"].get("gamma_c", 1.0)) == 1.0
+    out = {}
+    for name, mean_column, window_column in (
+        ("final_return", "episode_return", "episode_return_window"),
+        ("final_cost", "episode_cost", "episode_cost_window"),
+    ):
+        logged_here = bool(rows) and window_column in rows[0] and (name == "final_return" or undiscounted)
+        logged = deep_rl.per_seed_series(rows, window_column, seeds) if logged_here else None
+        means = deep_rl.per_seed_series(rows, mean_column, seeds)
+        out[name], out[f"{name}_source"] = logger_statistics.final_windowed(logged, means, counts)
+    return out
+
+
+def train_grid(scale: Scale, out: Path, summary_of=None) -> list[dict]:
     """Train or reuse every run of :func:`plan`; one entry per run: task, label, method (its row name), algo,
-    run_dir and its :func:`seed_values`."""
+    run_dir and its :func:`seed_values`.  ``summary_of(cfg, run_dir)`` replaces the training (a re-tabulation of
+    kept runs reads their summary.json instead: ``benchmarks/retabulate_carried.py``)."""
     labels = [label for label, _, _ in deep_rl.methods_at(METHODS, scale)] * len(tasks_at(scale))
     entries = []
     for label, (run_dir, cfg) in zip(labels, plan(scale, out)):
-        summary = deep_rl.train_or_resume(cfg, run_dir, show_progress=scale.name != "smoke")
+        if summary_of is None:
+            summary = deep_rl.train_or_resume(cfg, run_dir, show_progress=scale.name != "smoke")
+        else:
+            summary = summary_of(cfg, run_dir)
         entries.append(
             {
                 "task": cfg["env"],
@@ -343,10 +373,15 @@ def table_rows(entries: list[dict]) -> list[dict]:
     for task in dict.fromkeys(e["task"] for e in entries):
         for entry in (e for e in entries if e["task"] == task):
             row = {"method": entry["method"], "env": task, "label": entry["label"], "algo": entry["algo"]}
-            for name in QUANTITIES:
-                row[name], row[f"{name}_lo"], row[f"{name}_hi"] = verdicts.iqm_interval(
-                    entry["values"][name], BOOTSTRAP_REPS
-                )
+            for name in QUANTITIES + SECOND_COLUMNS:
+                if name in entry["values"]:
+                    row[name], row[f"{name}_lo"], row[f"{name}_hi"] = verdicts.iqm_interval(
+                        entry["values"][name], BOOTSTRAP_REPS
+                    )
+            for name in ("final_return", "final_cost"):
+                sources = sorted(set(entry["values"].get(f"{name}_source", ())))
+                if sources:
+                    row[f"{name}_source"] = sources[0] if len(sources) == 1 else "mixed"
             row["safety"] = verdicts.safety_verdict(row["final_cost_lo"], row["final_cost_hi"], LIMIT)
             row["seeds"] = entry["seeds"]
             paper_method = PAPER_METHOD_OF.get(entry["label"], entry["label"])
@@ -445,7 +480,11 @@ DESCRIPTION = (
 
 @target("ctrpo-table1", DESCRIPTION, scales=SCALES, checks=table1_checks, plan=plan, paper_budget=PAPER_BUDGET)
 def run_table1(scale: Scale, out: Path) -> dict:
-    entries = train_grid(scale, out)
+    return tabulate_table1(train_grid(scale, out), scale, out)
+
+
+def tabulate_table1(entries: list[dict], scale: Scale, out: Path) -> dict:
+    """results.json's rows, figures and settings from :func:`train_grid`'s entries."""
     figures = []
     for task in tasks_at(scale):
         run_dirs = [e["run_dir"] for e in entries if e["task"] == task]

@@ -243,7 +243,14 @@ def test_seed_values_regret_is_eq2_over_iterations(tmp_path):
     cfg = {"seeds": 2, "seed": 0, "constraint": {"type": "expected", "limit": 25.0}}
     costs = {0: [30.0, np.nan, 20.0, 27.5], 1: [10.0, 40.0, 25.0, 26.0]}
     rows = [
-        {"iteration": k + 1, "env_steps": 100 * (k + 1), "seed": s, "episode_cost": c[k], "episode_return": 1.0}
+        {
+            "iteration": k + 1,
+            "env_steps": 100 * (k + 1),
+            "seed": s,
+            "episode_cost": c[k],
+            "episode_return": float(k + s),
+            "episodes": 0.0 if np.isnan(c[k]) else 30.0,
+        }
         for k in range(4)
         for s, c in costs.items()
     ]
@@ -251,13 +258,33 @@ def test_seed_values_regret_is_eq2_over_iterations(tmp_path):
     summary = {"final": {"episode_return": {"per_seed": [1.0, None]}, "episode_cost": {"per_seed": [27.5, 26.0]}}}
     values = table1.seed_values(tmp_path, cfg, summary)
     np.testing.assert_allclose(values["cost_regret"], [5.0 + 2.5, 15.0 + 1.0])
-    np.testing.assert_allclose(values["final_return"], [1.0, np.nan])
+    np.testing.assert_allclose(values["final_return_last10"], [1.0, np.nan])  # summary.json's, the second column
+
+    # the authors' V_r and V_c: the last epoch's mean of the 50-episode rolling means, here reconstructed from the
+    # iteration means (30 episodes each; seed 0's second iteration had none)
+    def last_epoch(per_iteration):  # SafePO's deque, each episode at its iteration's mean
+        episodes = [value for value, count in per_iteration for _ in range(count)]
+        return np.mean([np.mean(episodes[max(0, n - 50) : n]) for n in range(len(episodes) - 29, len(episodes) + 1)])
+
+    np.testing.assert_allclose(
+        values["final_return"],
+        [last_epoch([(0.0, 30), (2.0, 30), (3.0, 30)]), last_epoch([(1.0, 30), (2.0, 30), (3.0, 30), (4.0, 30)])],
+    )
+    np.testing.assert_allclose(
+        values["final_cost"],
+        [last_epoch([(30.0, 30), (20.0, 30), (27.5, 30)]), last_epoch([(c, 30) for c in costs[1]])],
+    )
+    assert values["final_return_source"] == ["reconstructed"] * 2
     # a run with the windowed J_c (the authors' smoothed EpCost, on which their notebooks sum the regret) uses it
     window = {0: [26.0, 28.0, 24.0, 25.0], 1: [20.0, 30.0, 31.0, 22.0]}
     for row in rows:
         row["episode_cost_window"] = window[row["seed"]][row["iteration"] - 1]
     run_directory.write_progress(tmp_path, rows)
-    np.testing.assert_allclose(table1.seed_values(tmp_path, cfg, summary)["cost_regret"], [1.0 + 3.0, 5.0 + 6.0])
+    values = table1.seed_values(tmp_path, cfg, summary)
+    np.testing.assert_allclose(values["cost_regret"], [1.0 + 3.0, 5.0 + 6.0])
+    # and its last value is V_c, as logged (the undiscounted cost: gamma_c defaults to 1)
+    np.testing.assert_allclose(values["final_cost"], [25.0, 22.0])
+    assert values["final_cost_source"] == ["logged"] * 2
 
 
 def test_table_rows_iqm_interval_paper_numbers_and_verdicts():
@@ -329,6 +356,10 @@ def _fake_train(cfg, run_dir, resume=False, show_progress=True, **_):
             "seed": seed,
             "episodes": cfg["num_envs"],
             **dict(zip(("episode_return", "episode_cost"), _fake_values(cfg["env"], cfg["algo"], k, i))),
+            # the windowed statistics the harness's runs log (constraint.window), here each iteration's own means
+            **dict(
+                zip(("episode_return_window", "episode_cost_window"), _fake_values(cfg["env"], cfg["algo"], k, i))
+            ),
         }
         for k in range(1, cfg["total_steps"] // per_iteration + 1)
         for i, seed in enumerate(run_directory.seed_ids(cfg))
