@@ -22,10 +22,11 @@ root; MIRROR is a git clone of the authors' repository, milosen/ctrpo on GitHub 
         --ours docs/results/ctrpo-table1-cpu/results.json     # + ours beside theirs, task by task
 
 With ``--ours`` (a ctrpo-table1 results.json trained at these budgets) it prints per task and method our IQM
-[interval] beside theirs and whether the intervals overlap.  Our "final" is the mean of the last 10% of iterations
-(theirs one epoch's rolling mean).  Our Reg+ sums our iterations, theirs 20,000-step epochs: the runs trained since
-d92f081 take their batch (``--ours-batch`` 20000, the default); tables of 16 x 1000 iterations need
-``--ours-batch 16000``, which shows our Reg+ x 0.8, per 20,000 steps.
+[interval] beside theirs and whether the intervals overlap.  Our "final" is theirs too, the last epoch's rolling
+mean (``ctrpo.table1.authors_finals``; tables tabulated before decision 068 held the last 10% of iterations).
+Our Reg+ sums our iterations, theirs 20,000-step epochs: the runs trained since d92f081 take their batch
+(``--ours-batch`` 20000, the default); tables of 16 x 1000 iterations need ``--ours-batch 16000``, which shows our
+Reg+ x 0.8, per 20,000 steps.
 """
 
 from __future__ import annotations

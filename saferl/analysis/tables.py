@@ -129,7 +129,12 @@ def render_result(result: dict) -> str:
     ]
     if result.get("checks"):
         parts.append(render_checks(result["checks"]))
-        if result.get("checks_judged_by"):
+        if result.get("retabulated_by"):
+            parts.append(
+                f"rows and checks tabulated again by code {result['retabulated_by'][:12]} from the kept runs in "
+                f"{result.get('retabulated_from', '?')} (benchmarks/retabulate_carried.py)"
+            )
+        elif result.get("checks_judged_by"):
             parts.append(f"checks judged by code {result['checks_judged_by'][:12]} (benchmarks/rejudge.py)")
     used = result.get("runs") or []
     if used:

@@ -144,3 +144,6 @@ def test_the_budget_is_printed_first_and_the_rules_commit_after_the_checks():
     assert lines[first] == "budget: Run at 1.6M steps per seed (50% of the paper's 3.2M), 4 seeds (S)"
     assert lines[first + 1].startswith("check safety") and not any(line.startswith("check budget") for line in lines)
     assert f"checks judged by code {'a' * 12}" in text
+    retabulated = {"checks": checks, "checks_judged_by": "b" * 40, "retabulated_by": "b" * 40, "retabulated_from": "K"}
+    text = tables.render_result({"target": "t", "scale": "cpu", "rows": [], **retabulated})
+    assert f"rows and checks tabulated again by code {'b' * 12} from the kept runs in K" in text
