@@ -285,6 +285,11 @@ def test_seed_values_regret_is_eq2_over_iterations(tmp_path):
     # and its last value is V_c, as logged (the undiscounted cost: gamma_c defaults to 1)
     np.testing.assert_allclose(values["final_cost"], [25.0, 22.0])
     assert values["final_cost_source"] == ["logged"] * 2
+    # a discounted J_c window (gamma_c < 1) is not the authors' EpCost: V_c is reconstructed from the episode costs
+    discounted = {**cfg, "constraint": {**cfg["constraint"], "gamma_c": 0.99}}
+    values = table1.seed_values(tmp_path, discounted, summary)
+    assert values["final_cost_source"] == ["reconstructed"] * 2
+    np.testing.assert_allclose(values["final_cost"][1], last_epoch([(c, 30) for c in costs[1]]))
 
 
 def test_table_rows_iqm_interval_paper_numbers_and_verdicts():
