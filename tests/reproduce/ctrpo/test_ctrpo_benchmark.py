@@ -362,9 +362,7 @@ def _fake_train(cfg, run_dir, resume=False, show_progress=True, **_):
             "episodes": cfg["num_envs"],
             **dict(zip(("episode_return", "episode_cost"), _fake_values(cfg["env"], cfg["algo"], k, i))),
             # the windowed statistics the harness's runs log (constraint.window), here each iteration's own means
-            **dict(
-                zip(("episode_return_window", "episode_cost_window"), _fake_values(cfg["env"], cfg["algo"], k, i))
-            ),
+            **dict(zip(("episode_return_window", "episode_cost_window"), _fake_values(cfg["env"], cfg["algo"], k, i))),
         }
         for k in range(1, cfg["total_steps"] // per_iteration + 1)
         for i, seed in enumerate(run_directory.seed_ids(cfg))
