@@ -140,8 +140,10 @@ def test_rolling_friction_static_from_rest_and_angular_velocity():
     )
 
 
-def test_walls_stop_the_ball_without_bounce():
-    p = GATHER.default_params()
+def test_inelastic_walls_stop_the_ball_without_bounce():
+    """``wall_contact="inelastic"``: penetration undone, the normal velocity removed (the default, PyBullet's contact,
+    is tested in test_ball_walls.py)."""
+    p = GATHER.default_params().replace(wall_contact="inelastic")
     state, _ = GATHER_RESET(KEY, p)
     far = f32(np.full((8, 2), -6.0) + np.arange(8)[:, None] * 0.01)  # objects out of the way
     state = state.replace(apples=far, bombs=far, pos=f32([8.5, 0.0]), vel=f32([6.0, 2.0]))
@@ -154,7 +156,7 @@ def test_walls_stop_the_ball_without_bounce():
     assert xs[-1] == pytest.approx(9.4, abs=1e-5) and abs(float(state.vel[0])) < 1e-6
     assert float(state.vel[1]) > 0.0  # slides along the wall
     # the octagon: a diagonal face 11.9 from the origin
-    pc = CIRCLE.default_params()
+    pc = CIRCLE.default_params().replace(wall_contact="inelastic")
     s, _ = CIRCLE_RESET(KEY, pc)
     s = s.replace(pos=f32([7.5, 7.5]), vel=f32([5.0, 5.0]))
     n = np.array([1.0, 1.0]) / math.sqrt(2)

@@ -7,7 +7,7 @@ The ball dynamics, walls, sensors and placement are those of
 
 What matches the original (``ReachGoalTask``, ``obstacles.py``, ``sensors.py``)
 -------------------------------------------------------------------------------
-* World: SmallRoom, walls with inner faces at +-9.9 (hard, zero restitution).
+* World: SmallRoom, walls with inner faces at +-9.9 (PyBullet's contact: :mod:`saferl.envs.bullet_ball.physics`).
 * Version "0.1" (default, what SCPO ran): substep 1/60 s x 1 (60 Hz), 250 steps; reward
   ``(d_{t-1} - d_t) - 0.005 |a|`` plus 5 when the goal is reached; the goal re-spawns
   uniformly in ``U[-7, 7]^2`` more than 1.5 from the ball and from every obstacle.
