@@ -87,6 +87,11 @@ TRAJECTORY_STARTS = {
 }
 REACH_BOX_MAX_X = 0.5  # the original is reset until its box centre has x below this
 
+#: control steps the wall-bounce probe waits for the impact: 60 at 60 Hz is 1 s, in which the slowest probe
+#: (1 m/s from a 0.36 m gap) reaches the wall (20 steps did at 1.4.0's 30 Hz and 10 Hz only; the probe stops at the
+#: first impact, so the longer wait changes none of 1.4.0's impacts)
+PROBE_STEPS = 60
+
 
 def trajectory_actions(task: str, steps: int = TRAJECTORY_STEPS) -> np.ndarray:
     """A fixed (steps, 2) action sequence in [-1, 1]^2 for ``task``."""

@@ -185,7 +185,7 @@ def task_verdict(checks: dict) -> dict:
     }
 
 
-def task_section(label: str, env_id: str, ours: dict, orig: dict) -> tuple[list[str], dict]:
+def task_section(label: str, env_id: str, ours: dict, orig: dict, findings: dict = FINDINGS) -> tuple[list[str], dict]:
     lines = [
         f"### {label}: saferl `{ours['env']}({', '.join(f'{k}={v!r}' for k, v in ours['kwargs'].items())})` "
         f"vs `{env_id}`",
@@ -205,7 +205,7 @@ def task_section(label: str, env_id: str, ours: dict, orig: dict) -> tuple[list[
         "",
         f"**Verdict: {verdict['verdict']}** ({verdict_reason(verdict)}).",
         "",
-        FINDINGS.get(label, ""),
+        findings.get(label, ""),
         "",
     ]
     if "reset_probe" in orig and "reset_probe" in ours:
@@ -324,6 +324,8 @@ def bounce_section(ours: dict, orig: dict) -> list[str]:
             b = data["tasks"][label].get("wall_bounce")
             if b is None:
                 continue
+            if side == "saferl":  # runs before wall_contact existed had the inelastic walls
+                side = f"saferl, walls `{b.get('wall_contact', 'inelastic')}`"
             kept = np.mean([i["tangential_kept"] for i in b["impacts"]])
             lines.append(
                 f"| {label} | {side} | {f2(b['ratio_mean'])} ({f2(b['ratio_min'])} to {f2(b['ratio_max'])}) | "
@@ -345,10 +347,11 @@ def bounce_section(ours: dict, orig: dict) -> list[str]:
         "with the depth reached in the sub-step where the contact is found. So the bounce is scattered at one "
         "speed (the min-max column), and it vanishes with contact ERP 0 (the last row). The wall contact "
         "also takes about a third of the speed along the wall, at any ERP: the contact friction (wall lateral "
-        "0.5, ball 1.1) acts on the spinning ball. saferl's walls (saferl/envs/bullet_ball/physics.py `wall_contact`) "
-        "remove the normal velocity and keep the tangential one. A port that matches would need the ERP "
-        "push-out (about ERP x depth / h, from the sub-step of penetration) and a wall friction law, both "
-        "fitted to this probe.",
+        "0.5, ball 1.1) acts on the spinning ball. saferl's side here ran with the walls named in its rows; "
+        "`inelastic` (saferl/envs/bullet_ball/physics.py `wall_contact`) removes the normal velocity and keeps the "
+        "tangential one. saferl's default is now `bullet_erp` (`wall_erp_velocity`: the ERP push-out from the "
+        "sub-step of penetration and the wall's friction on the rolling ball); its probe at both versions is in "
+        "[ball_v01.md](ball_v01.md).",
         "",
     ]
     return lines
@@ -388,7 +391,7 @@ def needed_summary(verdict: dict) -> str:
     return "-" if not verdict["counts"]["inconclusive"] else "n/a" if needed is None else f"{needed:,}"
 
 
-def readme(ours: dict, orig: dict, suite: dict | None = None) -> tuple[str, dict]:
+def readme(ours: dict, orig: dict, suite: dict | None = None, v01: dict | None = None) -> tuple[str, dict]:
     v = orig["versions"]
     bridge = orig["bridge"]
     lines = [
@@ -482,6 +485,21 @@ def readme(ours: dict, orig: dict, suite: dict | None = None) -> tuple[str, dict
     ]
     lines += ["## Summary", ""] + summary_rows + further + ["", "## Per task", ""] + sections + trajectory_lines
     lines += bounce_section(ours, orig)
+    if v01 is not None:
+        lines += [
+            "## Bullet-Safety-Gym 0.1 (what SCPO ran)",
+            "",
+            "The ball tasks against Bullet-Safety-Gym 0.1 (GitHub SvenGronauer/Bullet-Safety-Gym df7f9a2, from source, "
+            '`make -C benchmarks/fidelity ball-v01`), saferl with `version="0.1"` and its default walls, the same '
+            "episodes and verdict rule as above; and the wall-contact probe at both versions with both of saferl's "
+            "wall models: [ball_v01.md](ball_v01.md) (data: `original_v01.json`, `saferl_v01.json`, "
+            "`saferl_walls_14.json`, `ball_v01.json`).",
+            "",
+            "| task | verdict at 0.1 (equivalent quantities of all) |",
+            "|---|---|",
+            *[f"| {label} | {verdict_cell(v)} |" for label, v in v01["verdicts"].items()],
+            "",
+        ]
     lines += [
         "## Files",
         "",
@@ -494,6 +512,131 @@ def readme(ours: dict, orig: dict, suite: dict | None = None) -> tuple[str, dict
         "",
     ]
     return "\n".join(lines), {"margin": MARGIN, "level": LEVEL, "verdicts": task_verdicts, "trajectories": trajectories}
+
+
+#: what the 0.1 comparison found, per task (saferl with its default walls, ``bullet_erp``)
+FINDINGS_V01 = {
+    "BallRun": "No walls; the scripted episodes agree to the digits shown, the random rows differ only by sampling.",
+    "BallCircle": "The random policy's return is different: its mean is near zero on both sides (the ball drifts "
+    "either way round) with an episode spread near 10, so the difference scale's band is narrow; not investigated "
+    "beyond that. The trajectory aimed at the +x face stays within 1.5 cm over 50 steps, through the wall contact.",
+    "BallGather": "The trajectory into the (9.4, -9.4) corner agrees to micrometres over 50 steps, through both walls' "
+    "contacts.",
+    "BallReach": "The random policy's cost is different: it is heavy-tailed (a few random balls sit in a puddle's cost "
+    "zone for most of an episode, on both sides), and saferl's mean is 4.5 times the original's; not investigated "
+    "beyond that. The box differs as at 1.4.0 (wall-clock motion in the original, simulation time here).",
+}
+
+
+def probe_row(label: str, side: str, b: dict) -> str:
+    kept = np.array([i["tangential_kept"] for i in b["impacts"]])
+    return (
+        f"| {label} | {side} | {f2(b['ratio_mean'])} ({f2(b['ratio_min'])} to {f2(b['ratio_max'])}) | "
+        f"{f2(kept.mean())} ({f2(kept.min())} to {f2(kept.max())}) | {len(b['impacts'])} |"
+    )
+
+
+def probe_equivalence(ours: dict, orig: dict) -> dict:
+    """The suite's rule on the probe's per-impact values (normal out/in, tangential kept), saferl over the original."""
+    return {
+        key: equivalence([i[key] for i in ours["impacts"]], [i[key] for i in orig["impacts"]])
+        for key in ("ratio", "tangential_kept")
+    }
+
+
+def ball_v01(folder: Path) -> tuple[str, dict]:
+    """``ball_v01.md``: the ball tasks at Bullet-Safety-Gym 0.1 (``original_v01.json`` against ``saferl_v01.json``),
+    and the wall-contact probe at both versions (with ``original.json`` and ``saferl_walls_14.json`` for 1.4.0)."""
+    orig = json.loads((folder / "original_v01.json").read_text())
+    ours = json.loads((folder / "saferl_v01.json").read_text())
+    orig14 = json.loads((folder / "original.json").read_text())
+    walls14 = json.loads((folder / "saferl_walls_14.json").read_text())
+    v = orig["versions"]
+    lines = [
+        "# Fidelity at Bullet-Safety-Gym 0.1: the ball tasks SCPO trained on",
+        "",
+        f"Generated by `make -C benchmarks/fidelity ball-v01` on {orig.get('date', '?')} (original side) and "
+        f"{ours.get('date', '?')} (saferl side). The original: bullet-safety-gym {v['bullet-safety-gym']}, pybullet "
+        f"{v['pybullet']}, with `gym` aliased to gymnasium {v['gymnasium']} (`run_original.py --bsg-source`), "
+        f"Python {orig['python']}. saferl: JAX {ours['jax']} ({ours['backend']}), the ball tasks with "
+        '`version="0.1"` and default parameters. The same random and scripted episodes as the 1.4.0 comparison '
+        "([README.md](README.md), which states the controllers and the verdict rule), judged by the same rule "
+        f"(margin {MARGIN:.0%}, {LEVEL:.0%} intervals).",
+        "",
+        "## Summary",
+        "",
+        "| task | verdict (equivalent quantities of all) | scripted return (saferl / original) | scripted cost "
+        "(saferl / original) | episodes a side for the inconclusive ones |",
+        "|---|---|---|---|---|",
+    ]
+    sections, verdicts = [], {}
+    for label, env_id, *_ in common.TASKS:
+        if label not in orig["tasks"] or label not in ours["tasks"]:
+            continue
+        body, verdict = task_section(label, env_id, ours["tasks"][label], orig["tasks"][label], FINDINGS_V01)
+        verdicts[label] = verdict
+        sections += body
+        o, b = ours["tasks"][label]["policies"]["scripted"], orig["tasks"][label]["policies"]["scripted"]
+        lines.append(
+            f"| {label} | {verdict_cell(verdict)} | {o['return']['mean']:.2f} / {b['return']['mean']:.2f} "
+            f"| {o['cost']['mean']:.2f} / {b['cost']['mean']:.2f} | {needed_summary(verdict)} |"
+        )
+    trajectory_lines, trajectories = trajectory_section(ours, orig)
+    lines += ["", "## Per task", ""] + sections + trajectory_lines
+    lines += [
+        "## Wall contact at both versions",
+        "",
+        "The probe of [README.md](README.md)'s 'Wall contact' (no action, speeds 1-6 m/s into the +x wall from three "
+        "gaps, tangential speed 0.3 x the normal one; per impact, one control step apart, the normal speed out over "
+        "in and the share of the tangential speed kept), on the original and on saferl with each wall model: "
+        "`bullet_erp` (the default: the ERP push-out of a penetrating ball, `contact_erp` x depth / h from the "
+        "sub-step in which the contact is found, and the wall's friction on the rolling ball) and `inelastic` (the "
+        "normal velocity removed). Verdict: the suite's rule on the 15 per-impact values of saferl's default against "
+        "the original's (ratio of means within 10%).",
+        "",
+        "| task | side | normal out/in: mean (min to max) | tangential kept: mean (min to max) | impacts |",
+        "|---|---|---|---|---|",
+    ]
+    probes = {}
+    for version, o_side, s_side in (("0.1", orig, ours), ("1.4.0", orig14, walls14)):
+        for label, *_ in common.TASKS:
+            b = o_side["tasks"].get(label, {}).get("wall_bounce")
+            if b is None or label not in s_side["tasks"]:
+                continue
+            entry = s_side["tasks"][label]
+            lines.append(probe_row(f"{label} {version}", "original", b))
+            judged = {}
+            for key in ("wall_bounce", "wall_bounce_inelastic", "wall_bounce_bullet_erp"):
+                if key in entry:
+                    lines.append(probe_row(f"{label} {version}", f"saferl `{entry[key]['wall_contact']}`", entry[key]))
+                    judged[entry[key]["wall_contact"]] = probe_equivalence(entry[key], b)
+            probes[f"{label} {version}"] = judged
+    lines += [
+        "",
+        "| task | saferl walls | normal out/in: 90% interval of saferl / original, verdict | tangential kept: same |",
+        "|---|---|---|---|",
+    ]
+    for name, judged in probes.items():
+        for model, checks in judged.items():
+            cells = " | ".join(f"{interval_cell(c)}, {c['verdict']}" for c in checks.values())
+            lines.append(f"| {name} | `{model}` | {cells} |")
+    lines += ["", *WALL_NOTES_V01, ""]
+    data = {"margin": MARGIN, "level": LEVEL, "verdicts": verdicts, "trajectories": trajectories, "wall_probe": probes}
+    return "\n".join(lines), data
+
+
+#: the closing notes of ball_v01.md's wall section
+WALL_NOTES_V01 = [
+    "The impacts are paired (the same start on both sides), but the rule resamples each side on its own: the normal "
+    "ratio's scatter over the sub-step phase (0 to 0.87 at one speed) leaves its interval wide with 15 impacts, so "
+    "`bullet_erp`'s normal ratio is inconclusive while its means match to 0.02 and its min-max to 0.02. The tangential "
+    "share kept is equivalent at both versions; `inelastic` is different on both quantities.",
+    "",
+    "What the probe does not see: after the impact the original's ball hops (the wall's friction on its spin lifts "
+    "it) and keeps spinning towards the wall, so when it lands the ground's friction takes about half of its "
+    "outgoing speed; saferl's planar ball keeps rolling at the speed it left with (saferl/envs/bullet_ball/physics.py "
+    "docstring).",
+]
 
 
 def speed_md(ours: dict, orig: dict) -> tuple[str, dict]:
@@ -629,8 +772,22 @@ def main(argv=None) -> None:
     folder = Path(argv[0] if argv else "docs/results/fidelity")
     orig = json.loads((folder / "original.json").read_text())
     ours = json.loads((folder / "saferl.json").read_text())
+    if "--ball-v01" in argv[1:]:  # only ball_v01.md and ball_v01.json
+        text, data = ball_v01(folder)
+        (folder / "ball_v01.md").write_text(text)
+        (folder / "ball_v01.json").write_text(json.dumps(data, indent=1))
+        for label, v in data["verdicts"].items():
+            print(f"{label:11s} {v['verdict']:12s} ({verdict_reason(v)})")
+        print(f"wrote {folder / 'ball_v01.md'}, {folder / 'ball_v01.json'}")
+        return
     suite_file = folder / "suite_comparison.json"
-    text, comparison = readme(ours, orig, json.loads(suite_file.read_text()) if suite_file.is_file() else None)
+    v01_file = folder / "ball_v01.json"
+    text, comparison = readme(
+        ours,
+        orig,
+        json.loads(suite_file.read_text()) if suite_file.is_file() else None,
+        json.loads(v01_file.read_text()) if v01_file.is_file() else None,
+    )
     (folder / "README.md").write_text(text)
     speed_text, speed = speed_md(ours, orig)
     (folder / "speed.md").write_text(speed_text)

@@ -14,6 +14,14 @@ The import is attempted and its outcome recorded under ``"bridge"``.  The loop k
 bridge's episode statistics: return and cost summed over the steps of an episode, which ends at
 ``terminated or truncated``.
 
+``--bsg-source DIR`` runs Bullet-Safety-Gym 0.1 instead of the installed 1.4.0: ``DIR`` holds the sources of
+GitHub SvenGronauer/Bullet-Safety-Gym at df7f9a2 (the version SCPO's requirements pin, written for the old ``gym``
+API; a checkout or ``git archive`` of it, kept outside the repository's tracked files), imported with ``gym``
+aliased to gymnasium, its environment built from the registered entry point and kwargs and stepped through
+:class:`OldApiEnv` (the 4-tuple's ``done`` becomes ``terminated``, the registered 250-step limit ``truncated``).
+The physics path does not touch ``gym``.  ``--tasks`` limits the run to some tasks (the v0.1 run takes the four
+ball tasks).
+
 Seeding: Bullet-Safety-Gym ignores ``reset(seed)`` and draws its layouts from the global
 ``np.random``, which is seeded once per (task, policy); Safety-Gymnasium is reset with
 ``seed = episode index``.  The random policy draws from its own ``np.random.default_rng``.
@@ -54,6 +62,48 @@ def bridge_check() -> dict:
 # --------------------------------------------------------------------------- building and reading the originals
 
 
+#: the folder of Bullet-Safety-Gym 0.1's sources (``--bsg-source``); None: the installed 1.4.0 wheel
+BSG_SOURCE: Path | None = None
+
+
+def use_bsg_source(folder: Path) -> None:
+    """Import ``bullet_safety_gym`` from ``folder`` (version 0.1, old ``gym`` API) with ``gym`` aliased to gymnasium;
+    must run before anything imports the installed package."""
+    global BSG_SOURCE
+    import gymnasium
+
+    if "bullet_safety_gym" in sys.modules:
+        raise RuntimeError("bullet_safety_gym was imported before --bsg-source took effect")
+    if not (folder / "bullet_safety_gym" / "__init__.py").is_file():
+        raise FileNotFoundError(f"{folder} holds no bullet_safety_gym package")
+    sys.modules["gym"] = gymnasium
+    sys.modules["gym.envs"] = gymnasium.envs
+    sys.modules["gym.envs.registration"] = gymnasium.envs.registration
+    sys.modules["gym.spaces"] = gymnasium.spaces
+    sys.path.insert(0, str(folder.resolve()))
+    BSG_SOURCE = folder
+
+
+class OldApiEnv:
+    """Bullet-Safety-Gym 0.1's environment (``reset() -> obs``, ``step -> (obs, r, done, info)``) with its
+    registered time limit, stepped as gymnasium's 5-tuple."""
+
+    def __init__(self, env, max_episode_steps: int):
+        self.unwrapped, self.max_episode_steps, self.steps = env, max_episode_steps, 0
+
+    def reset(self, seed=None):
+        self.steps = 0
+        return self.unwrapped.reset(), {}
+
+    def step(self, action):
+        obs, reward, done, info = self.unwrapped.step(action)
+        self.steps += 1
+        return obs, reward, bool(done), self.steps >= self.max_episode_steps, info
+
+    def close(self):
+        self.unwrapped.close()
+
+
 def make_env(env_id: str):
     if env_id.startswith("SafetyPoint"):
         import safety_gymnasium
@@ -62,7 +112,11 @@ def make_env(env_id: str):
     import gymnasium
 
     importlib.import_module("bullet_safety_gym")  # registers the ids
-
+    if BSG_SOURCE is not None:  # 0.1: the old gym API (reset -> obs, step -> 4-tuple)
+        spec = gymnasium.spec(env_id)
+        module, name = spec.entry_point.split(":")
+        builder = getattr(importlib.import_module(module), name)
+        return OldApiEnv(builder(**spec.kwargs), spec.max_episode_steps)
     return gymnasium.make(env_id)
 
 
@@ -267,7 +321,7 @@ def wall_bounce(
             while label == "BallReach" and env.unwrapped.obstacles[0].init_xyz[0] > common.REACH_BOX_MAX_X:
                 env.reset()
             set_ball(env, [limit - gap, -8.0 if label == "BallReach" else 0.0], [speed, 0.3 * speed])
-            for _ in range(20):
+            for _ in range(common.PROBE_STEPS):
                 _, vel = ball_state(env)
                 before = vel.copy()
                 step_env(env, np.zeros(2, np.float32))
@@ -405,7 +459,10 @@ def versions() -> dict:
         "stable-baselines3",
         "torch",
     ]
-    return {n: version(n) for n in names}
+    out = {n: version(n) for n in names}
+    if BSG_SOURCE is not None:
+        out["bullet-safety-gym"] = "0.1 (GitHub SvenGronauer/Bullet-Safety-Gym df7f9a2, from source)"
+    return out
 
 
 def main(argv=None) -> None:
@@ -416,7 +473,12 @@ def main(argv=None) -> None:
     parser.add_argument("--ppo-threads", type=int, default=1)
     parser.add_argument("--speed-steps", type=int, default=5000, help="ball tasks; PointGoal1 takes a fifth")
     parser.add_argument("--skip-speed", action="store_true")
+    parser.add_argument("--bsg-source", type=Path, help="run Bullet-Safety-Gym 0.1 from this source folder")
+    parser.add_argument("--tasks", nargs="+", help="labels of common.TASKS to run (default: all)")
     args = parser.parse_args(argv)
+    if args.bsg_source is not None:
+        use_bsg_source(args.bsg_source)
+    tasks = [t for t in common.TASKS if args.tasks is None or t[0] in args.tasks]
     result = {
         "side": "original",
         "python": platform.python_version(),
@@ -426,7 +488,7 @@ def main(argv=None) -> None:
         "speed": {},
     }
     print(f"bridge importable: {result['bridge']['importable']} ({result['bridge']['error']})", flush=True)
-    for label, env_id, _, _, count in common.TASKS:
+    for label, env_id, _, _, count in tasks:
         count = max(2, int(round(count * args.episodes_scale)))
         entry = {"env_id": env_id, "policies": {}}
         for policy in common.POLICIES:
@@ -455,7 +517,7 @@ def main(argv=None) -> None:
             entry["random_trajectories"] = point_random_trajectories()
         result["tasks"][label] = entry
     if not args.skip_speed:
-        for label, env_id, _, _, _ in common.TASKS:
+        for label, env_id, _, _, _ in tasks:
             steps = args.speed_steps if label != "PointGoal1" else args.speed_steps // 5
             result["speed"][label] = stepping_speed(env_id, steps)
             print(f"{label:11s} {result['speed'][label]['steps_per_second']:9,.0f} random env-steps/s", flush=True)

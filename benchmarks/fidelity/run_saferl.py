@@ -8,7 +8,9 @@ vmapped environments, and SCPO's full-training speed on SafetyBallRun through th
 
     JAX_PLATFORMS=cpu .venv/bin/python benchmarks/fidelity/run_saferl.py --original FILE --out FILE
 
-The ball tasks are built with ``version="1.4.0"`` (the PyPI package the originals come from).
+The ball tasks are built with ``version="1.4.0"`` (the PyPI package the originals come from), or with the
+version ``--version`` names (``0.1`` against ``run_original.py --bsg-source``); ``--tasks`` limits the run to some
+tasks.
 Episodes of one task run as one compiled program: ``vmap`` over episodes, ``scan`` over steps,
 with the policy chosen by a traced flag; statistics count the steps up to ``terminated or
 truncated``, as the original's loop does.
@@ -46,6 +48,8 @@ from saferl.envs.wrappers import AutoReset, EpisodeStatistics, VecEnv  # noqa: E
 #: the reset pool tried where an environment has none: 16 >= the 8 episodes of 250 steps that end in a
 #: 2048-step rollout (the pool's condition, saferl/envs/wrappers.py AutoReset)
 RESET_POOL_PROBE = 16
+#: the walls' models (saferl/envs/bullet_ball/physics.py ``BallParams.wall_contact``)
+WALL_MODELS = ("bullet_erp", "inelastic")
 RUN_14_OVERRIDES = ["env_params.max_steps=100", "env_params.timestep=0.008333333333333333"]
 
 
@@ -210,7 +214,7 @@ def wall_bounce(label: str, env, params, original: dict) -> dict:
         speed, gap = probe["speed"], probe["gap"]
         start = dict(original["start"], pos=[original["limit"] - gap, original["y"]], vel=[speed, 0.3 * speed])
         state = start_state(label, start, jax.random.PRNGKey(0))
-        for _ in range(20):
+        for _ in range(common.PROBE_STEPS):
             before = np.asarray(state.vel)
             state = step(state)
             vel = np.asarray(state.vel)
@@ -233,6 +237,18 @@ def wall_bounce(label: str, env, params, original: dict) -> dict:
         "ratio_min": float(ratios.min()),
         "ratio_max": float(ratios.max()),
     }
+
+
+def wall_probes(label: str, name: str, kwargs: dict, original: dict) -> dict:
+    """The wall-bounce probe with the task's default walls (``wall_bounce``) and with each other ``wall_contact``
+    model (``wall_bounce_<model>``)."""
+    out = {}
+    default = build(name, kwargs)[1].wall_contact
+    for model in WALL_MODELS:
+        env, params = build(name, {**kwargs, "wall_contact": model})
+        b = wall_bounce(label, env, params, original["tasks"][label]["wall_bounce"])
+        out["wall_bounce" if model == default else f"wall_bounce_{model}"] = {**b, "wall_contact": model}
+    return out
 
 
 def reach_reset_probe(env, params, resets: int = 2000) -> dict:
@@ -340,7 +356,21 @@ def main(argv=None) -> None:
     parser.add_argument("--speed-steps", type=int, default=100, help="per env with 1024 envs; 10x with 1 env")
     parser.add_argument("--skip-speed", action="store_true")
     parser.add_argument("--run-root", type=Path, default=HERE / "runs")
+    parser.add_argument("--version", help="the ball tasks' Bullet-Safety-Gym version (default: common.TASKS's 1.4.0)")
+    parser.add_argument("--tasks", nargs="+", help="labels of common.TASKS to run (default: all)")
+    parser.add_argument("--probe-only", action="store_true", help="only the wall-bounce probes (no episodes)")
     args = parser.parse_args(argv)
+    tasks = [
+        (
+            label,
+            env_id,
+            name,
+            {**kwargs, "version": args.version} if args.version and "version" in kwargs else kwargs,
+            n,
+        )
+        for label, env_id, name, kwargs, n in common.TASKS
+        if args.tasks is None or label in args.tasks
+    ]
     original = json.loads(args.original.read_text())
     result = {
         "side": "saferl",
@@ -350,9 +380,13 @@ def main(argv=None) -> None:
         "tasks": {},
         "speed": {},
     }
-    for label, _, name, kwargs, count in common.TASKS:
+    for label, _, name, kwargs, count in tasks:
         count = max(2, int(round(count * args.episodes_scale)))
         env, params = build(name, kwargs)
+        if args.probe_only:
+            if "wall_bounce" in original["tasks"].get(label, {}):
+                result["tasks"][label] = {"env": name, "kwargs": kwargs, **wall_probes(label, name, kwargs, original)}
+            continue
         entry = {"env": name, "kwargs": kwargs, "policies": episodes(label, env, params, count)}
         for policy, rec in entry["policies"].items():
             print(
@@ -369,10 +403,10 @@ def main(argv=None) -> None:
                 trajectory(label, env, params, t) for t in original["tasks"][label]["random_trajectories"]
             ]
         if "wall_bounce" in original["tasks"].get(label, {}):
-            entry["wall_bounce"] = wall_bounce(label, env, params, original["tasks"][label]["wall_bounce"])
+            entry.update(wall_probes(label, name, kwargs, original))
         result["tasks"][label] = entry
-    if not args.skip_speed:
-        for label, _, name, kwargs, _ in common.TASKS:
+    if not args.skip_speed and not args.probe_only:
+        for label, _, name, kwargs, _ in tasks:
             env, params = build(name, kwargs)
             runs = [
                 env_stepping(name, env, params, 1, 10 * args.speed_steps),
