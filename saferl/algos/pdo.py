@@ -48,8 +48,8 @@ Differences from that code, and why:
   returns: the reference's critic fits the scaled returns and clips each scaled reward to +-10 before GAE.
   The two agree while std changes slowly and no single reward exceeds 10 std.  A path's discounted return
   is cut where the rollout ends without the reference's bootstrap ``last_val`` (``finish_path``).
-* Not reproduced: the exploration-noise annealing of ``pdo/defaults.py``
-  (``use_exploration_noise_anneal``); observation standardisation is saferl's
+* The exploration-noise annealing of ``pdo/defaults.py`` (``use_exploration_noise_anneal``) is a network
+  setting, ``network.action_std_anneal`` (the SCPO targets set it); observation standardisation is saferl's
   ``normalize_observations``; the batch (``steps_per_epoch`` 64000 in ``pdo/defaults.py``, 32000 in
   its benchmark scripts and the SCPO paper's "B = 32000") is the run's ``num_envs * rollout_steps``.
 * ``update_policy_net`` also computes c = (J_c - b) / EpLen and never uses it; nothing here either.

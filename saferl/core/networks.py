@@ -122,7 +122,9 @@ class _Policy(OneMLP):
 @dataclass(frozen=True)
 class GaussianActor(_Policy):
     """A diagonal Gaussian policy: the mean from an MLP (last-layer gain 0.01), a state-independent log-std
-    (parameters ``{"mean": MLP layers, "log_std": (action_dim,)}``, the log-std starting at ``init_log_std``)."""
+    (parameters ``{"mean": MLP layers, "log_std": (action_dim,)}``, the log-std starting at ``init_log_std``).
+    With ``fixed_std`` the log-std is not learned (no gradient flows into it; the trainer sets it each iteration:
+    ``network.action_std_anneal``, :meth:`saferl.training.learner.Learner.scheduled_actor`)."""
 
     obs_dim: int
     action_dim: int
@@ -130,6 +132,7 @@ class GaussianActor(_Policy):
     activation: str = "tanh"
     init_log_std: float = -0.5
     init_scheme: str = "orthogonal"
+    fixed_std: bool = False
 
     @property
     def outputs(self) -> int:
@@ -140,8 +143,8 @@ class GaussianActor(_Policy):
 
     def distribution(self, params, obs):
         mean = self.mlp.apply(params["mean"], obs)
-        log_std = jnp.broadcast_to(params["log_std"], mean.shape)
-        return {"mean": mean, "log_std": log_std}
+        log_std = jax.lax.stop_gradient(params["log_std"]) if self.fixed_std else params["log_std"]
+        return {"mean": mean, "log_std": jnp.broadcast_to(log_std, mean.shape)}
 
     @staticmethod
     def sample(dist, key):
@@ -322,11 +325,25 @@ class Critics(OneMLP):
 
 
 def make_actor(
-    obs_dim: int, action_space, hidden, activation: str, init_log_std: float = -0.5, init_scheme: str = "orthogonal"
+    obs_dim: int,
+    action_space,
+    hidden,
+    activation: str,
+    init_log_std: float = -0.5,
+    init_scheme: str = "orthogonal",
+    fixed_std: bool = False,
 ):
     _check_activation(activation)
     if isinstance(action_space, Discrete):
+        if fixed_std:
+            raise ValueError("a fixed action std (network.action_std_anneal) needs a continuous action space")
         return CategoricalActor(obs_dim, action_space.n, tuple(hidden), activation, init_scheme=init_scheme)
     return GaussianActor(
-        obs_dim, action_space.shape[0], tuple(hidden), activation, init_log_std, init_scheme=init_scheme
+        obs_dim,
+        action_space.shape[0],
+        tuple(hidden),
+        activation,
+        init_log_std,
+        init_scheme=init_scheme,
+        fixed_std=fixed_std,
     )

@@ -40,6 +40,9 @@ TOP_LEVEL = {
         "init_log_std": -0.5,
         "value_normalization": False,
         "init": "orthogonal",
+        # [a, b]: a fixed (unlearned) action std a (1 - k / K) + b at iteration k of K, as RL-Safety-Algorithms'
+        # exploration-noise annealing (algs/core.py MLPGaussianActor.set_log_std); None: the log-std is learned
+        "action_std_anneal": None,
     },  # init: saferl.core.networks.INIT_SCHEMES
     "constraint": {"type": "expected", "limit": 25.0},
     "hparams": {},
@@ -296,6 +299,18 @@ def _check_network(net: dict) -> None:
     log_std = net["init_log_std"]
     if isinstance(log_std, bool) or not isinstance(log_std, (int, float)) or not math.isfinite(log_std):
         raise ConfigError(f"network.init_log_std must be a finite number, got {log_std!r}")
+    anneal = net["action_std_anneal"]
+    if anneal is not None and not (
+        isinstance(anneal, list)
+        and len(anneal) == 2
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in anneal)
+        and anneal[0] >= 0
+        and anneal[1] > 0
+    ):
+        raise ConfigError(
+            f"network.action_std_anneal must be null or [a, b] with a >= 0 and b > 0 (the std a (1 - k/K) + b at "
+            f"iteration k of K), got {anneal!r}"
+        )
     if net["init"] not in INIT_SCHEMES:
         raise ConfigError(f"network.init must be one of {', '.join(INIT_SCHEMES)}, got {net['init']!r}")
     if not isinstance(net["value_normalization"], bool):

@@ -272,6 +272,7 @@ class GymTrainer:
     def iterate(self) -> dict:
         """One training iteration; returns its metrics as floats."""
         self.key, k_roll, k_upd = jax.random.split(self.key, 3)
+        self.agent = self.learner.scheduled_actor(self.agent, self.iteration)
         start = time.perf_counter()
         traj = self.collect(k_roll)
         self.timings["rollout_seconds"] += time.perf_counter() - start

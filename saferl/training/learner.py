@@ -14,6 +14,7 @@ Gymnasium trainer (:mod:`saferl.training.gym_trainer`) differ only in where the 
 from __future__ import annotations
 
 import contextlib
+import math
 
 import jax
 import jax.numpy as jnp
@@ -49,9 +50,20 @@ class Learner:
         self.env_cost_channels = int(env_cost_channels)
         algo_cls = algos.get(config["algo"])
         num_channels = algo_cls.cost_channels(int(wrapped_cost_channels))
+        anneal = net.get("action_std_anneal")
+        self.action_std_anneal = None if anneal is None else (float(anneal[0]), float(anneal[1]))
         self.actor = networks.make_actor(
-            obs_dim, action_space, net["actor_hidden"], net["activation"], net["init_log_std"], net["init"]
+            obs_dim,
+            action_space,
+            net["actor_hidden"],
+            net["activation"],
+            net["init_log_std"] if anneal is None else math.log(self.action_std_anneal[0] + self.action_std_anneal[1]),
+            net["init"],
+            fixed_std=anneal is not None,
         )
+        #: K of the annealed std: the config's iterations (total_steps over one rollout's steps)
+        per_iteration = config["rollout_steps"] * config["num_envs"]
+        self.total_iterations = max(1, math.ceil(config["total_steps"] / per_iteration))
         self.critics = networks.Critics(
             obs_dim,
             1 + num_channels,
@@ -116,6 +128,19 @@ class Learner:
             constraint = constraint.replace(**changes)
         with self.hparams(gridlib.hparams_of(point or {})):
             return self.algo.init(key, constraint)
+
+    def scheduled_actor(self, agent: algos.AgentState, iteration) -> algos.AgentState:
+        """The agent whose policy collects iteration ``iteration`` (0, 1, ...): with ``network.action_std_anneal``
+        [a, b] its log-std set to log(a (1 - k / K) + b), k = ``iteration``, K = :attr:`total_iterations` (the
+        reference sets it before each epoch's rollout: RL-Safety-Algorithms ``iwpg.py`` ``learn``, ``ac.update(frac
+        = epoch / epochs)``, ``algs/core.py`` ``set_log_std(1 - frac)``: 0.499 frac + 0.01); unchanged otherwise."""
+        if self.action_std_anneal is None:
+            return agent
+        a, b = self.action_std_anneal
+        fraction = jnp.asarray(iteration, jnp.float32) / self.total_iterations
+        log_std = jnp.log(a * (1.0 - fraction) + b)
+        params = agent.actor_params
+        return agent.replace(actor_params={**params, "log_std": jnp.full_like(params["log_std"], log_std)})
 
     def init_episodes(self) -> dict:
         return initial_episodes(

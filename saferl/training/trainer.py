@@ -134,6 +134,7 @@ class Trainer:
 
     def _iteration(self, runner: RunnerState):
         key, k_roll, k_upd = jax.random.split(runner.key, 3)
+        runner = runner.replace(agent=self.learner.scheduled_actor(runner.agent, runner.iteration))
         env_state, obs, traj = self.collect(runner, k_roll)
         agent, episodes, metrics = self.learner.learn(runner.agent, runner.episodes, traj, k_upd)
         runner = RunnerState(

@@ -7,7 +7,6 @@ The methods and where their settings come from are described in :mod:`~saferl.re
 
 from __future__ import annotations
 
-import math
 import warnings
 from pathlib import Path
 
@@ -37,7 +36,7 @@ _GRONAUER = {  # the settings every baseline shares (fig5's module docstring, wi
         "actor_hidden": [64, 64],
         "critic_hidden": [64, 64],
         "activation": "tanh",
-        "init_log_std": math.log(0.5),
+        "action_std_anneal": [0.499, 0.01],
         "value_normalization": False,
     },
     "hparams": {

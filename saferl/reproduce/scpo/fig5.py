@@ -44,8 +44,9 @@ Methods and their settings (what the paper ran: App. F.2.1, Gronauer's RL-Safety
   observations.  The committed tables (trained at 0e468fa and 6878888) ran saferl's defaults there: log-std -0.5
   and normalised observations.
 * Baselines, each: 16 environments x 2000 steps = B = 32000 (the paper; ``experiments/benchmark_*_tasks.py``
-  ``steps_per_epoch=32000``), 64x64 tanh actor and critics (``algs/*/defaults.py`` ``ac_kwargs``), initial
-  action std 0.5 (``algs/core.py`` ``MLPGaussianActor``: ``log_std = log(0.5)``), gamma 0.99 and GAE 0.95 for
+  ``steps_per_epoch=32000``), 64x64 tanh actor and critics (``algs/*/defaults.py`` ``ac_kwargs``), a fixed action
+  std 0.499 (1 - k/K) + 0.01 at epoch k of K (``algs/core.py`` ``MLPGaussianActor.set_log_std``, called before each
+  epoch's rollout when ``use_exploration_noise_anneal``, every baseline's ``defaults.py``), gamma 0.99 and GAE 0.95 for
   rewards and costs (``iwpg.py`` ``lam``, ``lam_c``), critics by Adam 1e-3, 5 passes of 16 minibatches, no
   gradient clipping (``iwpg.py`` ``vf_lr``, ``train_v_iterations``, ``num_mini_batches``, ``use_max_grad_norm``),
   conjugate gradients 10 iterations with damping 0.1 (``npg.py``), Fisher on every 4th sample
@@ -60,9 +61,12 @@ Methods and their settings (what the paper ran: App. F.2.1, Gronauer's RL-Safety
   stops at TRPO, Lag-TRPO, CPO, PDO): saferl's PCPO defaults (target_kl 0.01, OmniSafe units) with the settings
   above.
 
-Not expressible here, so not reproduced: the baselines' fixed, linearly annealed action std (0.5 -> 0.01 over
-training, ``use_exploration_noise_anneal``; saferl learns the log-std), return scaling by a running return SD
-(``use_reward_scaling``; saferl standardises advantages), Kaiming-uniform initialisation, the 1.5 x target_kl
+The baselines' fixed action std, annealed linearly from 0.509 to 0.01 over training (``use_exploration_noise_anneal``,
+``algs/core.py`` ``set_log_std``), is ``network.action_std_anneal: [0.499, 0.01]`` (the tables trained at 0e468fa,
+6878888 and 85842f7 learned it from 0.5).  Not reproduced: return scaling by a running return SD
+(``use_reward_scaling``, every baseline's ``iwpg.py`` default; saferl standardises advantages, except PDO's
+``advantage_scale: return_std``: it matters for the Lagrangian TRPO-L as for PDO, and hardly for TRPO, CPO and PCPO,
+whose steps are normalised by the trust region), Kaiming-uniform initialisation, the 1.5 x target_kl
 acceptance of TRPO / TRPO-L / CPO's line searches (saferl's accept KL <= target_kl; PDO has ``line_search_kl``
 1.5), and the hyper-parameter grid the paper searched (``experiments/safety_settings.py``: target_kl, lambda_lr,
 lam_c; "If an algorithm violates the safety constraint over all hyperparameters, we pick the hyperparameter with
