@@ -44,12 +44,13 @@ pushing the ball out.  ``BallParams.wall_contact`` picks the model:
   The wall's friction (wall lateral 0.5, Bullet's default, times ball 1.1) sticks the rolling ball's contact point
   on a new contact, taking ``2/7`` of the tangential speed plus the spin the wall's rolling friction (ball rolling
   0.03 times wall lateral 0.5) resists; ``wall_spin_share`` (0.7) is fitted to the original's substeps, where
-  Bullet's 5 solver iterations leave that rolling limit partly unspent.  The normal part was derived from the
-  solver's rule and the tangential part fitted, both against the original's recorded substeps; the comparison
-  is in docs/results/fidelity/ball_v01.md.  Not modelled: the hop the wall's friction gives the ball (it stops
-  the contact point sliding down the face by pushing the ball up) and the spin it keeps towards the wall, so that
-  when the original's ball lands the ground's friction takes about half of its outgoing speed, while the planar
-  ball keeps rolling at the speed it left with.
+  Bullet's 5 solver iterations leave that rolling limit partly unspent (the fit at both versions:
+  docs/results/fidelity/ball_wall_fit.md, ``make -C benchmarks/fidelity ball-wall-fit``).  The normal part was
+  derived from the solver's rule and the tangential part fitted, both against the original's recorded substeps;
+  the comparison is in docs/results/fidelity/ball_v01.md.  Not modelled: the hop the wall's friction gives the
+  ball (it stops the contact point sliding down the face by pushing the ball up) and the spin it keeps towards
+  the wall, so that when the original's ball lands the ground's friction takes about half of its outgoing speed,
+  while the planar ball keeps rolling at the speed it left with.
 * ``"inelastic"``, :func:`wall_contact` (the model before): after each substep the centre is projected back to
   ``wall_distance - radius`` and the velocity into the wall removed, the tangential velocity kept; no bounce, no
   wall friction.
