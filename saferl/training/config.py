@@ -43,6 +43,9 @@ TOP_LEVEL = {
         # [a, b]: a fixed (unlearned) action std a (1 - k / K) + b at iteration k of K, as RL-Safety-Algorithms'
         # exploration-noise annealing (algs/core.py MLPGaussianActor.set_log_std); None: the log-std is learned
         "action_std_anneal": None,
+        # K in env steps: the length of the run the schedule belongs to (a shorter run follows the reference run's
+        # schedule up to its own end); None: this run's total_steps
+        "action_std_anneal_steps": None,
     },  # init: saferl.core.networks.INIT_SCHEMES
     "constraint": {"type": "expected", "limit": 25.0},
     "hparams": {},
@@ -311,6 +314,9 @@ def _check_network(net: dict) -> None:
             f"network.action_std_anneal must be null or [a, b] with a >= 0 and b > 0 (the std a (1 - k/K) + b at "
             f"iteration k of K), got {anneal!r}"
         )
+    horizon = net["action_std_anneal_steps"]
+    if horizon is not None and (isinstance(horizon, bool) or not isinstance(horizon, int) or horizon <= 0):
+        raise ConfigError(f"network.action_std_anneal_steps must be null or a positive integer, got {horizon!r}")
     if net["init"] not in INIT_SCHEMES:
         raise ConfigError(f"network.init must be one of {', '.join(INIT_SCHEMES)}, got {net['init']!r}")
     if not isinstance(net["value_normalization"], bool):

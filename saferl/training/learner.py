@@ -61,9 +61,10 @@ class Learner:
             net["init"],
             fixed_std=anneal is not None,
         )
-        #: K of the annealed std: the config's iterations (total_steps over one rollout's steps)
+        #: K of the annealed std: the iterations of network.action_std_anneal_steps (default total_steps)
         per_iteration = config["rollout_steps"] * config["num_envs"]
-        self.total_iterations = max(1, math.ceil(config["total_steps"] / per_iteration))
+        horizon = net.get("action_std_anneal_steps") or config["total_steps"]
+        self.total_iterations = max(1, math.ceil(horizon / per_iteration))
         self.critics = networks.Critics(
             obs_dim,
             1 + num_channels,
@@ -131,13 +132,14 @@ class Learner:
 
     def scheduled_actor(self, agent: algos.AgentState, iteration) -> algos.AgentState:
         """The agent whose policy collects iteration ``iteration`` (0, 1, ...): with ``network.action_std_anneal``
-        [a, b] its log-std set to log(a (1 - k / K) + b), k = ``iteration``, K = :attr:`total_iterations` (the
+        [a, b] its log-std set to log(a (1 - k / K) + b), k = ``iteration``, K = :attr:`total_iterations` (of
+        ``network.action_std_anneal_steps``, k never past K: a longer run keeps the floor b; the
         reference sets it before each epoch's rollout: RL-Safety-Algorithms ``iwpg.py`` ``learn``, ``ac.update(frac
         = epoch / epochs)``, ``algs/core.py`` ``set_log_std(1 - frac)``: 0.499 frac + 0.01); unchanged otherwise."""
         if self.action_std_anneal is None:
             return agent
         a, b = self.action_std_anneal
-        fraction = jnp.asarray(iteration, jnp.float32) / self.total_iterations
+        fraction = jnp.minimum(jnp.asarray(iteration, jnp.float32) / self.total_iterations, 1.0)
         log_std = jnp.log(a * (1.0 - fraction) + b)
         params = agent.actor_params
         return agent.replace(actor_params={**params, "log_std": jnp.full_like(params["log_std"], log_std)})

@@ -52,6 +52,20 @@ def test_each_iteration_collects_at_the_scheduled_std_and_learning_leaves_it(alg
         np.testing.assert_allclose(runner.agent.actor_params["log_std"], expected, rtol=1e-6)
 
 
+def test_a_shorter_run_follows_the_reference_runs_schedule():
+    """action_std_anneal_steps: K of the reference run (here twice this run's steps); past K the std stays at b."""
+    from saferl.training.trainer import Trainer
+
+    cfg = config.resolve({**CFG, "algo": "trpo", "network": {**CFG["network"], "action_std_anneal_steps": 1200}})
+    learner = Trainer(cfg).learner
+    assert learner.total_iterations == 6
+    agent = learner.algo.init(jax.random.PRNGKey(0), learner.constraint)
+    for k, std in ((0, 0.509), (2, 0.499 * (1 - 2 / 6) + 0.01), (6, 0.01), (9, 0.01)):
+        np.testing.assert_allclose(learner.scheduled_actor(agent, k).actor_params["log_std"], np.log(std), rtol=1e-6)
+    with pytest.raises(config.ConfigError, match="network.action_std_anneal_steps must be null or a positive integer"):
+        config.resolve({**CFG, "algo": "trpo", "network": {"action_std_anneal_steps": 0}})
+
+
 def test_bad_anneal_is_named():
     for bad in ([0.5], [0.5, 0.0], [-0.1, 0.01], "0.5,0.01", [0.5, float("nan")]):
         with pytest.raises(config.ConfigError, match="network.action_std_anneal must be null or"):

@@ -56,6 +56,19 @@ _GRONAUER = {  # the settings every baseline shares (fig5's module docstring, wi
 }
 
 
+#: the length of the reference runs (RL-Safety-Algorithms ``experiments/benchmark_*_tasks.py``: epochs x 32,000
+#: steps; CartSafe: the target's full budget, the paper states none), over which the baselines' action std anneals
+#: (``network.action_std_anneal_steps``): a cpu-scale run follows that schedule to its own end, as the reference
+#: run is at that step, not a schedule squeezed into the shorter run
+REFERENCE_STEPS = {
+    "SafetyBallRun": 100 * 32_000,
+    "SafetyBallCircle": 500 * 32_000,
+    "SafetyBallGather": 500 * 32_000,
+    "SafetyBallReach": 500 * 32_000,
+    "CartSafe": 3_200_000,
+}
+
+
 def gronauer(**hparams) -> dict:
     """A baseline's config overrides: the shared RL-Safety-Algorithms settings with its own ``hparams``."""
     return configlib.merge(_GRONAUER, {"hparams": hparams})
@@ -106,6 +119,8 @@ def train_task(
     (row, cost curves, return curves) for the figure."""
     steps = scale["env_steps"][task]
     base = {"constraint": {"type": "expected", "limit": limit}, "total_steps": steps, "seeds": scale.seeds}
+    if task in REFERENCE_STEPS:  # the baselines' annealed std follows the reference run's schedule at any budget
+        base["network"] = {"action_std_anneal_steps": REFERENCE_STEPS[task]}
     shrink = scale.get("shrink", {})
     chosen = [(label, algo, configlib.merge(over, shrink)) for label, algo, over in deep_rl.methods_at(methods, scale)]
     result = deep_rl.compare_algorithms(chosen, task, out / task, base, show_progress=scale.name != "smoke")

@@ -62,8 +62,10 @@ Methods and their settings (what the paper ran: App. F.2.1, Gronauer's RL-Safety
   above.
 
 The baselines' fixed action std, annealed linearly from 0.509 to 0.01 over training (``use_exploration_noise_anneal``,
-``algs/core.py`` ``set_log_std``), is ``network.action_std_anneal: [0.499, 0.01]`` (the tables trained at 0e468fa,
-6878888 and 85842f7 learned it from 0.5).  Not reproduced: return scaling by a running return SD
+``algs/core.py`` ``set_log_std``), is ``network.action_std_anneal: [0.499, 0.01]`` over the reference run's length
+(``action_std_anneal_steps``, :data:`~saferl.reproduce.scpo.common.REFERENCE_STEPS`: a cpu-scale run ends at the
+std the reference run has at that step, not at 0.01); the tables trained at 0e468fa, 6878888 and 85842f7 learned it
+from 0.5.  Not reproduced: return scaling by a running return SD
 (``use_reward_scaling``, every baseline's ``iwpg.py`` default; saferl standardises advantages, except PDO's
 ``advantage_scale: return_std``: it matters for the Lagrangian TRPO-L as for PDO, and hardly for TRPO, CPO and PCPO,
 whose steps are normalised by the trust region), Kaiming-uniform initialisation, the 1.5 x target_kl
