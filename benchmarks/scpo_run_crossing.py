@@ -28,6 +28,7 @@ import numpy as np
 from saferl.analysis import verdicts
 from saferl.reproduce import deep_rl
 from saferl.reproduce.scpo.common import COST_LIMITS
+from saferl.reproduce.scpo.stats import final_window
 from saferl.training import run_directory
 
 TASK = "SafetyBallRun"
@@ -43,7 +44,7 @@ SMOOTH = 5
 
 def final_at(costs: np.ndarray, upto: int) -> tuple[float, float, float]:
     """Seeds' mean [95% bootstrap] of each seed's mean over the last 10% of the first ``upto`` iterations."""
-    window = max(1, int(round(0.1 * upto)))
+    window = final_window(upto)
     per_seed = np.nanmean(costs[:, upto - window : upto], axis=1)
     return verdicts.bootstrap_mean(per_seed.tolist())
 
