@@ -33,7 +33,7 @@ class:
 
 5. the advantages (``iwpg.py``: ``use_reward_scaling=True``, ``use_standardized_advantages=False``): GAE of
    the rewards divided by a running standard deviation of discounted returns, not standardised, and the
-   cost GAE raw (:mod:`saferl.core.return_scaling`, ``advantage_scale: return_std``).  lambda weighs A_c
+   cost GAE raw (:mod:`saferl.algos.return_scaled`, ``advantage_scale: return_std``).  lambda weighs A_c
    against these.  Adam at rate 1e-3 moves lambda by about 1e-3 an iteration whatever the constraint's
    violation, so lambda stays small for tens of iterations; against reward advantages divided by the
    spread of whole returns, which is far wider than the spread of advantages, a small lambda already
@@ -66,13 +66,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import jax.numpy as jnp
-
 from saferl.algos.base import register
 from saferl.algos.lagrangian import weighted_cost_advantage
+from saferl.algos.return_scaled import advantage_scale_param
 from saferl.algos.second_order import natural_step
 from saferl.algos.trpo_lag import TRPOLag
-from saferl.core import return_scaling
 from saferl.foundation.hparams import choice, declare, real
 
 _REF = "RL-Safety-Algorithms "
@@ -108,13 +106,7 @@ class PDO(TRPOLag):
         line_search_kl=real(
             1.5, "(0, inf)", "accept a step whose mean KL <= this * target_kl; " + _REF + "trpo/trpo.py: 1.5"
         ),
-        advantage_scale=choice(
-            "return_std",
-            ("return_std", "standardised"),
-            "the advantages the step and the multiplier weigh: return_std (A_r over a running std of discounted "
-            "returns, A_c raw; " + _REF + "iwpg.py use_reward_scaling=True, use_standardized_advantages=False) or "
-            "standardised (A_r standardised, A_c centred: saferl's trust-region family)",
-        ),
+        advantage_scale=advantage_scale_param("return_std", _REF + "iwpg.py"),
         line_search_surrogate=choice(
             "reward",
             ("reward", "lagrangian"),
@@ -124,28 +116,6 @@ class PDO(TRPOLag):
             "(E[ratio (A_r - lambda A_c)], as TRPO-Lag)",
         ),
     )
-
-    def init_extra(self, constraint):
-        extra = super().init_extra(constraint)
-        if self.hp["advantage_scale"] == "return_std":  # only then: standardised runs keep their checkpoint layout
-            extra = {**extra, "return_stats": return_scaling.init()}
-        return extra
-
-    def scaled_advantages(self, agent, batch):
-        """(A_r, A_c) as ``advantage_scale`` says: A_r / (std + 1e-5) by the statistics of earlier batches and A_c
-        raw (step 5), or the family's standardised A_r and centred A_c."""
-        if "return_stats" not in agent.extra:
-            return self.advantages(batch)
-        return batch.advantages[:, 0] * return_scaling.scale(agent.extra["return_stats"]), batch.advantages[:, 1:]
-
-    def with_batch_returns(self, agent, batch):
-        """The running statistics with this batch's discounted returns folded in, after the update (step 5)."""
-        if "return_stats" not in agent.extra:
-            return agent, {}
-        done = batch.terminated | batch.truncated
-        returns = return_scaling.discounted_returns(batch.reward, done, self.hp["gamma"], batch.rollout_shape)
-        stats = return_scaling.update(agent.extra["return_stats"], returns)
-        return agent.replace(extra={**agent.extra, "return_stats": stats}), {"return_std": jnp.sqrt(stats["var"])}
 
     def reward_advantage(self, agent, batch, adv_r, adv_c):
         """A_r - sum_i lambda_i A_c,i: the advantage whose gradient is pdo.py's p = g - lambda b."""

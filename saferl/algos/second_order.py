@@ -139,6 +139,15 @@ class TrustRegionAlgorithm(RiskConstrained, Algorithm):
         adv_c = adv_c - jnp.mean(adv_c, axis=0)
         return normalize(batch.advantages[:, 0]), adv_c
 
+    def scaled_advantages(self, agent, batch):
+        """(A_r, A_c) the step weighs: :meth:`advantages` here; :mod:`saferl.algos.return_scaled` may scale A_r by a
+        running return SD instead."""
+        return self.advantages(batch)
+
+    def with_batch_returns(self, agent, batch):
+        """The agent after the step's bookkeeping of the batch's returns (nothing here) and its metrics."""
+        return agent, {}
+
     def surrogate_scale(self, batch, gamma_c=1.0):
         """s: the cost surrogate is ``s * mean(ratio * A_c)`` (module docstring); ``gamma_c`` is the constraint's
         own discount (``agent.constraint.gamma_c``), read by ``cost_scale: length`` only."""

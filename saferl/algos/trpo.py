@@ -26,7 +26,7 @@ class TRPO(TrustRegionAlgorithm):
 
     def policy_step(self, agent, batch):
         delta = self.hp["target_kl"]
-        adv_r, adv_c = self.advantages(batch)
+        adv_r, adv_c = self.scaled_advantages(agent, batch)
         adv = self.reward_advantage(agent, batch, adv_r, adv_c)
         grads = self.gradients(agent, batch, adv, adv_c[:, :0])  # no cost rows needed
         hinv_g = self.solve(self.fisher_matvec(agent, batch), grads.g[None])[0]
@@ -36,4 +36,5 @@ class TRPO(TrustRegionAlgorithm):
             return (m["kl"] <= delta) & (m["reward"] >= m0["reward"])
 
         params, metrics = self.line_search(agent, batch, adv, adv_c[:, :0], grads.scale, step, accept)
-        return agent.replace(actor_params=params), metrics
+        agent, stats_metrics = self.with_batch_returns(agent.replace(actor_params=params), batch)
+        return agent, {**metrics, **stats_metrics}

@@ -225,47 +225,6 @@ def test_trains_on_cartsafe_end_to_end():
     assert np.all(m["episode_length"] <= 300) and np.all(np.isfinite(m["critic_loss"]))
 
 
-def _with_rewards(batch, rewards, done, shape):
-    return batch.replace(
-        reward=jnp.asarray(rewards, jnp.float32),
-        terminated=jnp.asarray(done, bool),
-        truncated=jnp.zeros(len(done), bool),
-        rollout_shape=shape,
-    )
-
-
-def test_reference_advantages_are_scaled_by_the_running_return_std_of_earlier_batches():
-    """iwpg.py's use_reward_scaling: A_r divided by std + 1e-5 of the discounted returns of the batches before
-    (1 for the first), A_c raw (not centred); the statistics take the batch's returns after the step."""
-    algo = make_algo("pdo", cg_iters=20, target_kl=0.001)
-    agent = agent_for(algo, LIMIT)
-    assert set(agent.extra["return_stats"]) == {"count", "mean", "var"}
-    n = 256
-    rewards = np.tile([1.0, 2.0, 3.0, 4.0], n // 4)
-    done = np.tile([False, False, False, True], n // 4)  # 64 paths of 4 steps, one environment
-    batch = _with_rewards(make_batch(algo, agent.actor_params, cost=30.0, n=n), rewards, done, (n, 1))
-    adv_r, adv_c = algo.scaled_advantages(agent, batch)
-    raw = np.asarray(batch.advantages)
-    np.testing.assert_allclose(np.asarray(adv_r), raw[:, 0] / (1.0 + 1e-5), rtol=1e-6)
-    np.testing.assert_allclose(np.asarray(adv_c), raw[:, 1:], rtol=1e-6)  # raw: no centring
-    new, metrics = jax.jit(algo.policy_step)(agent, batch)
-    # each path's returns-to-go at gamma 0.99: 4, 3 + 0.99 * 4, 2 + 0.99 * 6.96, 1 + 0.99 * 8.8904
-    g4 = 4.0
-    g3 = 3.0 + 0.99 * g4
-    g2 = 2.0 + 0.99 * g3
-    g1 = 1.0 + 0.99 * g2
-    returns = np.array([g1, g2, g3, g4])
-    # from count 0 the update is the batch's own mean and variance (about the new mean, which is the batch mean)
-    stats = new.extra["return_stats"]
-    assert float(stats["count"]) == n
-    np.testing.assert_allclose(float(stats["mean"]), returns.mean(), rtol=1e-6)
-    np.testing.assert_allclose(float(stats["var"]), returns.var(), rtol=1e-5)
-    np.testing.assert_allclose(float(metrics["return_std"]), returns.std(), rtol=1e-5)
-    # the next batch is scaled by that std
-    adv_r2, _ = algo.scaled_advantages(new, batch)
-    np.testing.assert_allclose(np.asarray(adv_r2), raw[:, 0] / (returns.std() + 1e-5), rtol=1e-5)
-
-
 def test_a_pdo_config_written_before_the_reference_scaling_reads_as_standardised(tmp_path):
     """docs/decisions/009: a PDO run's config.yaml without ``advantage_scale`` was trained with the family's
     standardised advantages, and is read (resumed, reused) as such."""

@@ -86,7 +86,17 @@ AUTHORS_SCPO = {"network": {"init_log_std": 0.0}, "normalize_observations": Fals
 METHODS = [
     ("SCPO", "scpo", AUTHORS_SCPO),
     ("TRPO", "trpo", gronauer(target_kl=0.01)),
-    ("TRPO-L", "trpo_lag", gronauer(target_kl=0.01, lagrange_optimizer="sgd", lagrange_lr=0.05, lagrange_init=0.001)),
+    (
+        "TRPO-L",
+        "trpo_lag",
+        gronauer(
+            target_kl=0.01,
+            lagrange_optimizer="sgd",
+            lagrange_lr=0.05,
+            lagrange_init=0.001,
+            advantage_scale="return_std",  # iwpg.py's reward scaling, as PDO's default (saferl.algos.return_scaled)
+        ),
+    ),
     ("CPO", "cpo", gronauer(target_kl=1e-4, backtracks=20, cost_scale="length")),
     ("PDO", "pdo", gronauer()),
     ("PCPO", "pcpo", gronauer()),

@@ -65,10 +65,12 @@ The baselines' fixed action std, annealed linearly from 0.509 to 0.01 over train
 ``algs/core.py`` ``set_log_std``), is ``network.action_std_anneal: [0.499, 0.01]`` over the reference run's length
 (``action_std_anneal_steps``, :data:`~saferl.reproduce.scpo.common.REFERENCE_STEPS`: a cpu-scale run ends at the
 std the reference run has at that step, not at 0.01); the tables trained at 0e468fa, 6878888 and 85842f7 learned it
-from 0.5.  Not reproduced: return scaling by a running return SD
-(``use_reward_scaling``, every baseline's ``iwpg.py`` default; saferl standardises advantages, except PDO's
-``advantage_scale: return_std``: it matters for the Lagrangian TRPO-L as for PDO, and hardly for TRPO, CPO and PCPO,
-whose steps are normalised by the trust region), Kaiming-uniform initialisation, the 1.5 x target_kl
+from 0.5.  Return scaling by a running return SD (``use_reward_scaling``, every baseline's ``iwpg.py`` default) is
+``advantage_scale: return_std`` for PDO and TRPO-L, where the multiplier weighs A_c against the scaled A_r
+(:mod:`saferl.algos.return_scaled`; the tables trained at 85842f7 and d78b7ae standardised TRPO-L's advantages);
+TRPO, CPO and PCPO keep saferl's standardised advantages, a positive factor on A_r changing neither their natural step
+nor their line search (the mean subtracted does change the sample gradient: not reproduced).  Not reproduced either:
+Kaiming-uniform initialisation, the 1.5 x target_kl
 acceptance of TRPO / TRPO-L / CPO's line searches (saferl's accept KL <= target_kl; PDO has ``line_search_kl``
 1.5), and the hyper-parameter grid the paper searched (``experiments/safety_settings.py``: target_kl, lambda_lr,
 lam_c; "If an algorithm violates the safety constraint over all hyperparameters, we pick the hyperparameter with
