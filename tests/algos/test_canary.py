@@ -380,6 +380,8 @@ def _train_tail(algo, seeds=2, steps=150_000):
     )
 
 
+# a learning run (~40 s on 2 cores): make test-slow; the recovery switch and the constraint terms stay in make test
+@pytest.mark.slow
 def test_canary_learns_the_task_with_fewer_violations_than_ppo():
     """IcyLake (8x8, slippery), P(C >= 15) <= 0.05: the random initial policy breaches ~60% of the
     time.  In 150k steps Canary learns to reach the goal as reliably as PPO while spending less

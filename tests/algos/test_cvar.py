@@ -192,6 +192,8 @@ def _tail(metrics, key, n=10):  # per seed, the mean over the last n iterations
     return np.nanmean(np.asarray(metrics[key])[:, -n:], axis=1)
 
 
+# a learning run of four algorithms (~40 s on 2 cores): make test-slow; the CVaR terms' mathematics is tested above
+@pytest.mark.slow
 def test_cvar_baselines_bring_the_violation_rate_down_where_ppo_violates(toy_runs):
     ppo_cost = _tail(toy_runs["ppo"], "episode_cost")
     assert np.all(_tail(toy_runs["ppo"], "violation_probability") > 0.9) and np.all(ppo_cost > 2 * RHO)

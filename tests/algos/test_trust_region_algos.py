@@ -256,6 +256,7 @@ if "TwoCostReach" not in envs._REGISTRY:
     envs.register("TwoCostReach", "ToyReach with two cost channels (tests)")(TwoCostReach)
 
 
+@pytest.mark.slow  # two constraints' steps: tests/algos/test_ctrpo.py and test_vector_costs.py in make test
 def test_ctrpo_with_two_constraints_trains():
     metrics = _train("ctrpo", iterations=30, env="TwoCostReach", limit=[LIMIT, 5.0])
     print("ctrpo, two costs:", metrics["episode_cost"][:, -8:].mean(), metrics["episode_cost_1"][:, -8:].mean())
@@ -310,7 +311,11 @@ def _three_dim_algo(name, **hp):
 
 
 @pytest.mark.parametrize(
-    "name, scaled", [("trpo", ("target_kl", "cg_damping")), ("ctrpo", ("target_kl", "cg_damping", "beta"))]
+    "name, scaled",
+    [
+        ("trpo", ("target_kl", "cg_damping")),
+        pytest.param("ctrpo", ("target_kl", "cg_damping", "beta"), marks=pytest.mark.slow),  # TRPO's step, plus beta
+    ],
 )
 def test_the_per_dimension_kl_acts_as_delta_damping_and_beta_times_d_on_the_summed_one(name, scaled):
     """kl_reduction mean_over_action_dims (the C-TRPO authors' KL) divides the KL by d = 3: the Fisher, the line

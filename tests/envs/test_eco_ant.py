@@ -75,6 +75,7 @@ def test_reset_shapes_and_dtypes():
     assert int(state.time[0]) == 0
 
 
+@pytest.mark.slow  # EcoAnt's MJX compile (~12 s); its trajectory fixture runs in make test-slow too
 def test_vmapped_step_shapes_cost_and_energy():
     state, _ = reset()
     final, (obs, reward, cost, term, trunc, info, _) = ROLL(state, actions(ZERO, ZERO, FULL, FULL), PARAMS)

@@ -500,6 +500,7 @@ def cached_programs(tmp_path):
         warm.communicate()
 
 
+@pytest.mark.slow  # a Ray cluster killed and restarted (~20 s): the local grid's resume is tested in make test
 @pytest.mark.skipif(
     RAY_MISSING, reason="ray is not installed (pip install 'saferl[ray]'): this test runs a Ray cluster"
 )

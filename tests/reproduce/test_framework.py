@@ -32,7 +32,16 @@ def smoke_dir(tmp_path_factory):
 
 #: smoke runs that repeat a program kind another test compiles (SCPO on a ball task: scpo-fig5; Canary on IcyLake:
 #: test_canary; PPO-Lag: test_ppo), run by make test-slow (docs/decisions/020-slow-test-marker.md)
-SLOW_SMOKES = {"scpo-cartsafe", "scpo-fig15", "canary-fig5", "canary-theorem42", "safety-demo", "foundation-pointgoal"}
+SLOW_SMOKES = {
+    "scpo-cartsafe",
+    "scpo-fig15",
+    "canary-fig5",
+    "canary-theorem42",
+    "safety-demo",
+    "foundation-pointgoal",
+    "canary-table1",  # canary-fig2's machinery on more methods
+    "ctrpo-pointgoal",  # ctrpo-table1's, tested in its own file
+}
 # targets whose end-to-end smoke is their own test file's (a shared out dir, so that the second reuses the first's
 # runs): tests/reproduce/ctrpo/test_ctrpo_benchmark.py, tests/reproduce/ctrpo/test_ctrpo_ablations.py
 OWN_SMOKES = {"ctrpo-table1", "ctrpo-fig3", "ctrpo-beta", "ctrpo-hysteresis", "ctrpo-cost-noise", "ctrpo-phi"}

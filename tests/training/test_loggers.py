@@ -156,6 +156,7 @@ def resumed_run(tmp_path_factory):
     return run_dir, first_tb
 
 
+@pytest.mark.slow  # TensorBoard and W&B are extras; their shared resumed run trains twice (~20 s)
 def test_tensorboard_holds_progress_csv_per_seed_and_mean(resumed_run):
     run_dir, first_tb = resumed_run
     # the crashed sitting had written iteration 3 (1200 steps) already: it is what resuming must not duplicate
@@ -177,6 +178,7 @@ def test_tensorboard_holds_progress_csv_per_seed_and_mean(resumed_run):
                 assert _close(value, want, tol, FLOAT32_RTOL), (key, name, step, value, want)
 
 
+@pytest.mark.slow  # the shared resumed run above
 def test_wandb_offline_run_holds_progress_csv(resumed_run):
     run_dir, _ = resumed_run
     state = json.loads((run_dir / loggers.WANDB_STATE).read_text())

@@ -34,6 +34,8 @@ def test_mjx_names_the_collision_it_lacks_in_one_line(task, geoms):
     assert f"({geoms})" in message and message.endswith("use physics 'mujoco' (MuJoCo's C library on the host)")
 
 
+# MJX (an extra) compiles the navigation model (~30 s): make test-slow; test_velocity's MJX step against MuJoCo C stays
+@pytest.mark.slow
 def test_pointgoal1_mjx_steps_as_mujoco_c():
     """One env step (``frame_skip`` ``mjx.step``s, then ``mjx.forward``) against the host path (``mj_step`` x
     ``frame_skip``, ``mj_forward``) from the same states: reset states of two layouts, then random actions, outside
