@@ -164,8 +164,13 @@ def run_dir_name(method: str) -> str:
 
 
 def safety_checks(rows: list[dict]) -> dict:
-    """Each method's :func:`saferl.analysis.verdicts.safety_verdict`: ``{"safety": {method: verdict}}``."""
-    return {"safety": {row["method"]: row.get("safety") for row in rows}}
+    """Each method's :func:`saferl.analysis.verdicts.safety_verdict`: ``{"safety": {method: verdict}}`` on one task,
+    ``{"safety": {task: {method: verdict}}}`` where the rows span several (``env``)."""
+    envs = list(dict.fromkeys(row.get("env") for row in rows))
+    if len(envs) <= 1:
+        return {"safety": {row["method"]: row.get("safety") for row in rows}}
+    by_env = {env: {row["method"]: row.get("safety") for row in rows if row.get("env") == env} for env in envs}
+    return {"safety": by_env}
 
 
 def units_matter(cfg: dict) -> bool:

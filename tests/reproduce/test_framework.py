@@ -593,3 +593,17 @@ def test_git_commit_is_dirty_only_when_code_differs_not_results(tmp_path, monkey
     assert provenance.git_commit() == head
     (tmp_path / "saferl" / "__init__.py").write_text("x = 2\n")
     assert provenance.git_commit() == head + "-dirty"
+
+
+def test_safety_check_is_per_task_where_the_rows_span_several():
+    """One task: {method: verdict}; several: {task: {method: verdict}}, so that one task's verdict never stands for
+    another's (the last task's used to overwrite the others')."""
+    rows = [
+        {"env": "A", "method": "M", "safety": "probably_safe"},
+        {"env": "B", "method": "M", "safety": "probably_unsafe"},
+        {"env": "B", "method": "N", "safety": "undecided"},
+    ]
+    assert deep_rl.safety_checks(rows[:1]) == {"safety": {"M": "probably_safe"}}
+    assert deep_rl.safety_checks(rows) == {
+        "safety": {"A": {"M": "probably_safe"}, "B": {"M": "probably_unsafe", "N": "undecided"}}
+    }
