@@ -57,15 +57,14 @@ _GRONAUER = {  # the settings every baseline shares (fig5's module docstring, wi
 
 
 #: the length of the reference runs (RL-Safety-Algorithms ``experiments/benchmark_*_tasks.py``: epochs x 32,000
-#: steps; CartSafe: the target's full budget, the paper states none), over which the baselines' action std anneals
-#: (``network.action_std_anneal_steps``): a cpu-scale run follows that schedule to its own end, as the reference
-#: run is at that step, not a schedule squeezed into the shorter run
+#: steps), over which the baselines' action std anneals (``network.action_std_anneal_steps``): a cpu-scale run
+#: follows that schedule to its own end, as the reference run is at that step, not a schedule squeezed into the
+#: shorter run.  CartSafe's actions are discrete: a categorical policy has no std (:func:`categorical`)
 REFERENCE_STEPS = {
     "SafetyBallRun": 100 * 32_000,
     "SafetyBallCircle": 500 * 32_000,
     "SafetyBallGather": 500 * 32_000,
     "SafetyBallReach": 500 * 32_000,
-    "CartSafe": 3_200_000,
 }
 
 
@@ -101,6 +100,24 @@ METHODS = [
     ("PDO", "pdo", gronauer()),
     ("PCPO", "pcpo", gronauer()),
 ]
+
+
+def categorical(methods: list[tuple]) -> list[tuple]:
+    """``methods`` for a task with discrete actions: without the baselines' fixed, annealed action std, which a
+    categorical policy does not have (RL-Safety-Algorithms' ``set_log_std`` acts on a Gaussian's log-std only)."""
+    out = []
+    for label, algo, over in methods:
+        network = {k: v for k, v in over.get("network", {}).items() if k != "action_std_anneal"}
+        out.append(
+            (
+                label,
+                algo,
+                {**over, "network": network} if network else {k: v for k, v in over.items() if k != "network"},
+            )
+        )
+    return out
+
+
 CONSTRAINED = ("TRPO-L", "CPO", "PDO", "PCPO")  # the labels SCPO's safety claims compare with, TRPO-L first
 
 #: smoke (tests only): SCPO alone, 2 seeds x 2 iterations of 4 x 250 steps (one episode each), minibatches 8
