@@ -268,6 +268,8 @@ def toy_runs():
     return {algo: train_toy(algo) for algo in ("focops", "ipo", "p3o")}
 
 
+# three learning runs (~35 s on 2 cores): make test-slow; each loss's definition and CUP's learning run stay
+@pytest.mark.slow
 @pytest.mark.parametrize("algo", ["focops", "ipo", "p3o"])
 def test_first_order_baselines_respect_the_limit_and_still_move(toy_runs, algo):
     metrics = toy_runs[algo]

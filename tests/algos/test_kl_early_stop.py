@@ -257,6 +257,7 @@ def test_focops_stops_on_the_full_batch_kl_of_the_new_policy_from_pi_k():
     np.testing.assert_allclose(float(metrics["approx_kl"]), forward[j - 1], rtol=1e-3)
 
 
+@pytest.mark.slow  # PPO's early stop on the same rule stays in make test
 def test_cup_stops_both_stages_on_the_full_batch_kl_from_their_reference():
     """Stage 1 from pi_k, stage 2 from pi_{k+1/2}: KL(pi_ref || pi_theta) over the batch, against target_kl."""
     # a wide clip and a small nu: the two stages' KLs grow at comparable rates, so one target_kl stops both inside

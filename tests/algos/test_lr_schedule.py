@@ -113,6 +113,7 @@ def test_update_counts_and_the_rate_stays_at_zero_after_n_updates():
         assert any(moved)
 
 
+@pytest.mark.slow  # the schedule's counting is tested on PPO above
 def test_cup_counts_one_update_for_its_two_stages():
     algo = _algo("cup", projection_epochs=1)
     agent = algo.init(jax.random.PRNGKey(1), CONSTRAINT)

@@ -75,6 +75,9 @@ def toy_runs():
     return {algo: train_toy(algo) for algo in ("ppo", "ppo_lag", "cppo_pid")}
 
 
+# the two learning tests share three training runs (~35 s on 2 cores): make test-slow; PPO-Lag's learning run in
+# tests/envs/test_gym_bridge.py and the PID multiplier's equations stay in make test
+@pytest.mark.slow
 def test_ppo_ignores_the_constraint_and_ppo_lag_respects_it(toy_runs):
     ppo_cost = np.nanmean(toy_runs["ppo"]["episode_cost"][:, -8:])
     lag_cost = np.nanmean(toy_runs["ppo_lag"]["episode_cost"][:, -8:])
@@ -87,6 +90,7 @@ def test_ppo_ignores_the_constraint_and_ppo_lag_respects_it(toy_runs):
     assert np.max(toy_runs["ppo_lag"]["lagrange_multiplier"]) > 0.1  # the constraint was active
 
 
+@pytest.mark.slow  # the runs above
 def test_cppo_pid_respects_the_limit_and_its_multiplier_reacts_at_once(toy_runs):
     pid = toy_runs["cppo_pid"]
     cost = np.nanmean(pid["episode_cost"][:, -8:])

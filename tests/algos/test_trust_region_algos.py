@@ -233,7 +233,9 @@ def test_constrained_trust_region_methods_meet_the_limit(algo, trpo_cost):
     assert cost < trpo_cost
 
 
-@pytest.mark.parametrize("algo", ["trpo_lag", "pcpo"])
+@pytest.mark.parametrize(
+    "algo", [pytest.param("trpo_lag", marks=pytest.mark.slow), "pcpo"]
+)  # TRPO-Lag: the Lagrangian's learning runs on PPO-Lag and PDO stay in make test
 def test_lagrangian_and_projection_reduce_cost_below_trpo(algo, trpo_cost):
     metrics = _train(algo)
     cost = float(np.mean(metrics["episode_cost"][:, -8:]))
