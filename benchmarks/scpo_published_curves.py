@@ -299,8 +299,11 @@ Each value is the mean over +-2% of the x range around that epoch (one-sided at 
 
 
 def published_at(curves: dict, task: str, panel: str, method: str, epoch: float, half: float = 2.0) -> float:
-    """The digitized curve's mean over ``epoch +- half`` (NaN where unreadable)."""
-    d = curves[f"{task}-v0"][panel][method]
+    """The digitized curve's mean over ``epoch +- half`` (NaN where unreadable or not plotted: CartSafe's panels hold
+    SCPO and PPO only)."""
+    d = curves[f"{task}-v0"][panel].get(method)
+    if d is None:
+        return float("nan")
     x = np.asarray(d["x"], float)
     y = np.asarray([np.nan if v is None else v for v in d["y"]], float)
     sel = (x >= epoch - half) & (x <= epoch + half) & np.isfinite(y)
@@ -308,8 +311,9 @@ def published_at(curves: dict, task: str, panel: str, method: str, epoch: float,
 
 
 def beside(results: Path, curves: dict, epoch_steps: int = 32_000) -> str:
-    """A Markdown table of a scpo-fig5 results.json's final return and cost beside the published curves' values at
-    the same budget (the runs' steps over RL-Safety-Algorithms' 32,000-step epoch), method by method."""
+    """A Markdown table of a scpo-fig5 (or scpo-cartsafe) results.json's final return and cost beside the published
+    curves' values at the same budget (the runs' steps over RL-Safety-Algorithms' 32,000-step epoch), method by
+    method."""
     result = json.loads(Path(results).read_text())
     fmt = lambda v: "n/a" if not np.isfinite(v) else f"{v:.0f}" if abs(v) >= 10 else f"{v:.2g}"  # noqa: E731
     lines = ["| task (epoch) | method | return: ours / published | cost: ours / published |", "|---|---|---|---|"]
@@ -328,7 +332,9 @@ def beside(results: Path, curves: dict, epoch_steps: int = 32_000) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("mirror", help="a git clone or mirror of SafeRL-Lab/SCPO")
-    parser.add_argument("--beside", type=Path, help="a scpo-fig5 results.json: print its rows beside the curves")
+    parser.add_argument(
+        "--beside", type=Path, help="a scpo-fig5 or scpo-cartsafe results.json: print its rows beside the curves"
+    )
     args = parser.parse_args()
     start = time.perf_counter()
     curves, calib = {}, {}

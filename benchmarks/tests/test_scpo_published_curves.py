@@ -37,6 +37,7 @@ def test_a_curve_is_averaged_around_an_epoch_and_unreadable_is_nan(script, digit
     want = [y for x, y in zip(run["x"], run["y"]) if 48 <= x <= 52 and y is not None]
     assert script.published_at(curves, "SafetyBallRun", "return", "TRPO", 50) == pytest.approx(sum(want) / len(want))
     assert math.isnan(script.published_at(curves, "SafetyBallRun", "return", "TRPO", 1000))
+    assert math.isnan(script.published_at(curves, "CartSafe", "return", "TRPO", 50))  # not plotted there
 
 
 def test_the_table_beside_scpo_fig5(script, digitized):
