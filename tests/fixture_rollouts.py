@@ -22,27 +22,25 @@ OUTPUTS = ("obs", "reward", "cost", "terminated", "truncated")
 FINGERPRINT_RTOL = 1e-6
 
 
+def host_array(x) -> np.ndarray:
+    """``x`` on the host, a PRNG key as its key data."""
+    return np.asarray(jax.random.key_data(x) if jnp.issubdtype(jnp.asarray(x).dtype, jax.dtypes.prng_key) else x)
+
+
 def digest(x) -> str:
-    x = jax.random.key_data(x) if jnp.issubdtype(jnp.asarray(x).dtype, jax.dtypes.prng_key) else x
-    a = np.asarray(x)
+    a = host_array(x)
     return hashlib.sha256(str(a.dtype).encode() + str(a.shape).encode() + a.tobytes()).hexdigest()
 
 
 def fingerprint(x) -> list[float] | None:
     """A float array's sum of magnitudes and its sum weighted by fixed pseudo-random weights in [-1, 1] (float64);
     ``None`` for other arrays, which must match bit for bit."""
-    x = jax.random.key_data(x) if jnp.issubdtype(jnp.asarray(x).dtype, jax.dtypes.prng_key) else x
-    a = np.asarray(x)
+    a = host_array(x)
     if not np.issubdtype(a.dtype, np.floating):
         return None
     a = a.astype(np.float64).ravel()
     weights = np.random.default_rng(a.size).uniform(-1.0, 1.0, a.size)
     return [float(np.sum(np.abs(a))), float(a @ weights)]
-
-
-def tree_digests(prefix: str, tree) -> dict[str, str]:
-    flat, _ = jax.tree_util.tree_flatten_with_path(tree)
-    return {prefix + jax.tree_util.keystr(path): digest(leaf) for path, leaf in flat}
 
 
 def rollout(env, params, keys, actions, *, params_per_env=False, nudge=None, nudge_every=0):
@@ -74,26 +72,25 @@ def rollout(env, params, keys, actions, *, params_per_env=False, nudge=None, nud
     return jax.jit(lambda keys, actions: run(keys, actions, params))(keys, actions)
 
 
-def outcome_digests(first, first_obs, final, outs, group: str = "") -> dict[str, str]:
-    """The digests of one group of environments' rollout: the reset observation, each output, every info entry
-    and every leaf of the reset and final states, under keys prefixed with ``group``."""
-    *arrays, info = outs
-    digests = {group + "reset_obs": digest(first_obs)}
-    digests.update({group + name: digest(array) for name, array in zip(OUTPUTS, arrays)})
-    digests.update(tree_digests(group + "info", info))
-    digests.update(tree_digests(group + "reset_state", first))
-    digests.update(tree_digests(group + "final_state", final))
-    return digests
-
-
-def outcome_fingerprints(first, first_obs, final, outs, group: str = "") -> dict[str, list[float]]:
-    """:func:`fingerprint` of every float array :func:`outcome_digests` digests, under the same keys."""
+def outcome_arrays(first, first_obs, final, outs, group: str = "") -> dict:
+    """A rollout's arrays by name, prefixed with ``group``: the reset observation, each output, every info entry and
+    every leaf of the reset and final states."""
     *arrays, info = outs
     named = {group + "reset_obs": first_obs, **{group + name: a for name, a in zip(OUTPUTS, arrays)}}
     for prefix, tree in (("info", info), ("reset_state", first), ("final_state", final)):
         flat, _ = jax.tree_util.tree_flatten_with_path(tree)
         named.update({group + prefix + jax.tree_util.keystr(path): leaf for path, leaf in flat})
-    prints = {key: fingerprint(value) for key, value in named.items()}
+    return named
+
+
+def outcome_digests(first, first_obs, final, outs, group: str = "") -> dict[str, str]:
+    """:func:`digest` of every array of :func:`outcome_arrays`."""
+    return {key: digest(value) for key, value in outcome_arrays(first, first_obs, final, outs, group).items()}
+
+
+def outcome_fingerprints(first, first_obs, final, outs, group: str = "") -> dict[str, list[float]]:
+    """:func:`fingerprint` of every float array :func:`outcome_digests` digests, under the same keys."""
+    prints = {key: fingerprint(value) for key, value in outcome_arrays(first, first_obs, final, outs, group).items()}
     return {key: value for key, value in prints.items() if value is not None}
 
 
